@@ -1,0 +1,49 @@
+//! Injects build identity (`version`, `git_tag`, `git_rev`, `build_time`) at compile time; the card
+//! and `/health` both read these so they are identical (spec §4.1 / §4.3).
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+fn main() {
+    let rev = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let tag = git(&["describe", "--tags", "--abbrev=0"]).unwrap_or_default();
+    // yyMMddHHmm in UTC, the format the spec's examples use ("2607241200").
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        });
+    println!("cargo:rustc-env=XAGENT_GIT_REV={rev}");
+    println!("cargo:rustc-env=XAGENT_GIT_TAG={tag}");
+    println!("cargo:rustc-env=XAGENT_BUILD_TIME={}", yymmddhhmm(secs));
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/refs");
+    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+}
+
+/// Civil date from Unix seconds (Howard Hinnant's days_from_civil inverse).
+fn yymmddhhmm(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{:02}{:02}{:02}{:02}{:02}", y % 100, m, d, rem / 3600, (rem % 3600) / 60)
+}
