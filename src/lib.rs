@@ -2,4 +2,5 @@
 //! `xagent.device.v1`) that lets agents observe and control Android phones over ADB.
 
 pub mod adb;
+pub mod device;
 pub mod sim;

@@ -1,0 +1,1 @@
+//! Parsers of real Android command output (placeholder, filled in by the parser work).

@@ -1,0 +1,129 @@
+//! A private real adb server for one test: its own port (`-P`), its own temporary `HOME` (so
+//! `~/.android/adbkey` is fresh), mDNS off, stopped by that port on drop.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Which adb build runs the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdbFlavor {
+    /// Google platform-tools 34.0.1 (PyPI `adbx`), unpacked by `.ci/install-test-deps`.
+    Google34,
+    /// Debian's `adb` 1:29.0.6.
+    Debian29,
+}
+
+impl AdbFlavor {
+    /// Path of the binary; `XAGENT_TEST_ADB34` / `XAGENT_TEST_ADB29` override the defaults.
+    /// Panics with the fix when the binary is missing (run `.ci/install-test-deps`).
+    pub fn binary(self) -> PathBuf {
+        let (var, default) = match self {
+            AdbFlavor::Google34 => (
+                "XAGENT_TEST_ADB34",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools/platform-tools/adb"),
+            ),
+            AdbFlavor::Debian29 => ("XAGENT_TEST_ADB29", PathBuf::from("/usr/bin/adb")),
+        };
+        let path = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
+        assert!(
+            path.exists(),
+            "{} not found at {}: run `bash .ci/install-test-deps` (or set {var})",
+            match self {
+                AdbFlavor::Google34 => "Google adb 34",
+                AdbFlavor::Debian29 => "Debian adb 29",
+            },
+            path.display()
+        );
+        path
+    }
+}
+
+/// A running private adb server.
+pub struct AdbServer {
+    /// Which build.
+    pub flavor: AdbFlavor,
+    /// The server's TCP port on 127.0.0.1.
+    pub port: u16,
+    home: PathBuf,
+}
+
+/// A free TCP port on 127.0.0.1 (bound then released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+impl AdbServer {
+    /// Starts `adb -P <port> start-server` with a temporary HOME.
+    pub fn start(flavor: AdbFlavor) -> Self {
+        let port = free_port();
+        let home = std::env::temp_dir().join(format!(
+            "xagent-adb-home-{}-{}",
+            std::process::id(),
+            port
+        ));
+        std::fs::create_dir_all(&home).expect("adb home");
+        let server = Self { flavor, port, home };
+        let out = server.run(&["start-server"]);
+        assert!(
+            out.status.success(),
+            "adb start-server failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        server
+    }
+
+    /// `host:port` of the server, as the connector's `--adb-server` takes it.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Runs `adb -P <port> ARGS…` against this server and returns its output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new(self.flavor.binary())
+            .arg("-P")
+            .arg(self.port.to_string())
+            .args(args)
+            .env("HOME", &self.home)
+            .env("ADB_MDNS", "0")
+            .env("ADB_EMU", "0")
+            .env("ADB_MDNS_AUTO_CONNECT", "0")
+            .env_remove("ANDROID_SERIAL")
+            .env_remove("ADB_SERVER_SOCKET")
+            .output()
+            .expect("run adb")
+    }
+
+    /// `adb connect host:port`, retried briefly until the output says `connected to` (adb exits 0
+    /// even on failure, so the text is what counts).
+    pub fn connect(&self, target: &str) {
+        let mut last = String::new();
+        for _ in 0..50 {
+            let out = self.run(&["connect", target]);
+            last = String::from_utf8_lossy(&out.stdout).to_string();
+            if last.contains("connected to") && !last.contains("failed") {
+                // Wait until the transport is `device`, not `offline`/`connecting`.
+                for _ in 0..100 {
+                    let state = self.run(&["-s", target, "get-state"]);
+                    if String::from_utf8_lossy(&state.stdout).trim() == "device" {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("adb connect {target} did not reach `device`: {last}");
+    }
+}
+
+impl Drop for AdbServer {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
