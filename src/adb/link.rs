@@ -1,0 +1,294 @@
+//! [`DeviceLink`]: how the connector reaches one phone — through an adb server by serial, or over
+//! a direct transport — and the device services on top: shell (v2 with exit code, or legacy),
+//! `exec:` for binary output, and sync pull/push. Every operation takes a deadline over the whole
+//! exchange; on expiry the stream is dropped (closing the service on the phone).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Mutex as AsyncMutex;
+
+use super::direct::DirectConnection;
+use super::error::{with_deadline, AdbError};
+use super::server_client::AdbServerClient;
+use super::shell_v2::{self, ShellV2Decoder};
+use super::stream::{FrameReader, ServiceStream};
+use super::sync_proto::{self as sp};
+
+/// Result of a shell command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellOutput {
+    /// Standard output bytes.
+    pub stdout: Vec<u8>,
+    /// Standard error bytes (empty on legacy shell, where stderr is merged into stdout).
+    pub stderr: Vec<u8>,
+    /// Exit status; `None` on legacy shell (no `shell_v2` feature).
+    pub exit_code: Option<u8>,
+}
+
+impl ShellOutput {
+    /// Stdout as (lossy) UTF-8.
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+/// How a phone is reached.
+#[derive(Clone, Debug)]
+pub enum LinkKind {
+    /// Through an adb server, addressing the transport by its adb serial.
+    Server {
+        /// The server.
+        client: AdbServerClient,
+        /// adb's serial of the transport (`R58N…`, `127.0.0.1:5555`).
+        adb_serial: String,
+    },
+    /// Direct adbd transport to `host:port`.
+    Direct {
+        /// Address.
+        addr: String,
+    },
+}
+
+/// A reachable phone. Cheap to clone; the direct connection is shared and re-dialled when it
+/// drops.
+#[derive(Clone)]
+pub struct DeviceLink {
+    kind: LinkKind,
+    direct: Arc<AsyncMutex<Option<DirectConnection>>>,
+    features: Arc<std::sync::OnceLock<Vec<String>>>,
+}
+
+impl std::fmt::Debug for DeviceLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceLink({:?})", self.kind)
+    }
+}
+
+impl DeviceLink {
+    /// A link through an adb server.
+    pub fn via_server(client: AdbServerClient, adb_serial: impl Into<String>) -> Self {
+        Self::new(LinkKind::Server {
+            client,
+            adb_serial: adb_serial.into(),
+        })
+    }
+
+    /// A direct link (connects lazily).
+    pub fn direct(addr: impl Into<String>) -> Self {
+        Self::new(LinkKind::Direct { addr: addr.into() })
+    }
+
+    fn new(kind: LinkKind) -> Self {
+        Self {
+            kind,
+            direct: Arc::new(AsyncMutex::new(None)),
+            features: Arc::new(std::sync::OnceLock::new()),
+        }
+    }
+
+    /// How this phone is reached.
+    pub fn kind(&self) -> &LinkKind {
+        &self.kind
+    }
+
+    async fn direct_conn(&self, addr: &str) -> Result<DirectConnection, AdbError> {
+        let mut guard = self.direct.lock().await;
+        if let Some(conn) = guard.as_ref().filter(|c| c.is_alive()) {
+            return Ok(conn.clone());
+        }
+        let conn = DirectConnection::connect(addr).await?;
+        *guard = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// For direct links: whether the TCP connection is up (no I/O). Server links: `true` (the
+    /// tracker reports their state).
+    pub async fn is_connected(&self) -> bool {
+        match &self.kind {
+            LinkKind::Server { .. } => true,
+            LinkKind::Direct { .. } => self.direct.lock().await.as_ref().is_some_and(|c| c.is_alive()),
+        }
+    }
+
+    /// The device's feature list (cached after the first success).
+    pub async fn features(&self) -> Result<Vec<String>, AdbError> {
+        if let Some(f) = self.features.get() {
+            return Ok(f.clone());
+        }
+        let list = match &self.kind {
+            LinkKind::Server { client, adb_serial } => client.features(adb_serial).await?,
+            LinkKind::Direct { addr } => self.direct_conn(addr).await?.features(),
+        };
+        let _ = self.features.set(list.clone());
+        Ok(list)
+    }
+
+    /// Opens a raw service stream (no deadline; callers wrap).
+    pub async fn open(&self, service: &str) -> Result<ServiceStream, AdbError> {
+        match &self.kind {
+            LinkKind::Server { client, adb_serial } => {
+                client.open_service(adb_serial, service).await
+            }
+            LinkKind::Direct { addr } => Ok(ServiceStream::Direct(
+                self.direct_conn(addr).await?.open(service).await?,
+            )),
+        }
+    }
+
+    /// Runs `command` (already quoted for the phone's `sh`) and collects output up to `limit`
+    /// bytes per stream, within `deadline`. Uses shell v2 when the phone has `shell_v2`
+    /// (exit code kept), legacy `shell:` otherwise.
+    pub async fn shell(
+        &self,
+        command: &str,
+        deadline: Duration,
+        limit: usize,
+    ) -> Result<ShellOutput, AdbError> {
+        let step = || format!("shell: {}", first_word(command));
+        with_deadline(step, deadline, async {
+            if self.features().await?.iter().any(|f| f == "shell_v2") {
+                let mut s = self.open(&format!("shell,v2,raw:{command}")).await?;
+                read_shell_v2(&mut s, limit).await
+            } else {
+                let mut s = self.open(&format!("shell:{command}")).await?;
+                Ok(ShellOutput {
+                    stdout: s.read_to_end(limit).await?,
+                    stderr: Vec::new(),
+                    exit_code: None,
+                })
+            }
+        })
+        .await
+    }
+
+    /// Runs `command` over `exec:` (raw, binary-safe stdout, no pty, no exit code) within
+    /// `deadline`, up to `limit` bytes.
+    pub async fn exec(
+        &self,
+        command: &str,
+        deadline: Duration,
+        limit: usize,
+    ) -> Result<Vec<u8>, AdbError> {
+        let step = || format!("exec: {}", first_word(command));
+        with_deadline(step, deadline, async {
+            let mut s = self.open(&format!("exec:{command}")).await?;
+            s.read_to_end(limit).await
+        })
+        .await
+    }
+
+    /// Pulls a file over sync `RECV`, up to `limit` bytes, within `deadline`.
+    pub async fn pull(
+        &self,
+        path: &str,
+        deadline: Duration,
+        limit: usize,
+    ) -> Result<Vec<u8>, AdbError> {
+        with_deadline(|| "sync pull".into(), deadline, async {
+            let mut s = self.open("sync:").await?;
+            let mut r = FrameReader::new(&mut s);
+            r.write_all(&sp::encode(sp::ID_RECV, path.as_bytes())).await?;
+            let mut out = Vec::new();
+            loop {
+                let head = r.read_exact(8).await?;
+                let id = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+                let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+                match id {
+                    sp::ID_DATA if len <= sp::SYNC_DATA_MAX => {
+                        if out.len() + len > limit {
+                            return Err(AdbError::OutputTooLarge { limit });
+                        }
+                        out.extend(r.read_exact(len).await?);
+                    }
+                    sp::ID_DONE => break,
+                    sp::ID_FAIL if len <= 4096 => {
+                        let msg = r.read_exact(len).await?;
+                        return Err(AdbError::Refused(String::from_utf8_lossy(&msg).into()));
+                    }
+                    _ => return Err(AdbError::Protocol("bad sync RECV reply".into())),
+                }
+            }
+            let _ = r.write_all(&sp::encode(sp::ID_QUIT, &[])).await;
+            Ok(out)
+        })
+        .await
+    }
+
+    /// Pushes `data` to `path` with `mode` (e.g. `0o644`) over sync `SEND`, within `deadline`.
+    pub async fn push(
+        &self,
+        path: &str,
+        mode: u32,
+        data: &[u8],
+        deadline: Duration,
+    ) -> Result<(), AdbError> {
+        with_deadline(|| "sync push".into(), deadline, async {
+            let mut s = self.open("sync:").await?;
+            let mut r = FrameReader::new(&mut s);
+            let spec = format!("{path},{mode}");
+            let mut out = sp::encode(sp::ID_SEND, spec.as_bytes());
+            for chunk in data.chunks(sp::SYNC_DATA_MAX) {
+                out.extend(sp::encode(sp::ID_DATA, chunk));
+            }
+            let mtime = (crate::protocol::now_ms() / 1000) as u32;
+            out.extend(sp::encode_word(sp::ID_DONE, mtime));
+            r.write_all(&out).await?;
+            let head = r.read_exact(8).await?;
+            let id = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+            let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+            match id {
+                sp::ID_OKAY => {
+                    let _ = r.write_all(&sp::encode(sp::ID_QUIT, &[])).await;
+                    Ok(())
+                }
+                sp::ID_FAIL if len <= 4096 => {
+                    let msg = r.read_exact(len).await?;
+                    Err(AdbError::Refused(String::from_utf8_lossy(&msg).into()))
+                }
+                _ => Err(AdbError::Protocol("bad sync SEND reply".into())),
+            }
+        })
+        .await
+    }
+}
+
+/// The program name of a command line, for error messages (never the arguments: they may be
+/// user text).
+fn first_word(command: &str) -> &str {
+    command.split_whitespace().next().unwrap_or("")
+}
+
+async fn read_shell_v2(s: &mut ServiceStream, limit: usize) -> Result<ShellOutput, AdbError> {
+    // Non-interactive: close stdin at once, as adb does (research notes §5.2).
+    s.write_all(&shell_v2::encode(shell_v2::ID_CLOSE_STDIN, &[]))
+        .await?;
+    let mut dec = ShellV2Decoder::default();
+    let mut out = ShellOutput {
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        exit_code: None,
+    };
+    while let Some(chunk) = s.read_chunk().await? {
+        dec.push(&chunk);
+        while let Some((id, data)) = dec.next_packet() {
+            let sink = match id {
+                shell_v2::ID_STDOUT => &mut out.stdout,
+                shell_v2::ID_STDERR => &mut out.stderr,
+                shell_v2::ID_EXIT => {
+                    out.exit_code = data.first().copied();
+                    continue;
+                }
+                _ => continue,
+            };
+            if sink.len() + data.len() > limit {
+                return Err(AdbError::OutputTooLarge { limit });
+            }
+            sink.extend_from_slice(&data);
+        }
+        if out.exit_code.is_some() {
+            break;
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,97 @@
+//! A bidirectional byte stream to one device service (`shell,v2,raw:…`, `exec:…`, `sync:`),
+//! whichever way it was opened: through the adb server (a TCP socket after
+//! `host:transport:<serial>`) or over a direct adbd transport (OPEN/WRTE/CLSE).
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::direct::DirectStream;
+use super::error::AdbError;
+
+/// Read chunk size for server-backed streams (bytes).
+const READ_CHUNK: usize = 64 * 1024;
+
+/// An open device service stream. Dropping it closes the service (the device sees EOF/CLSE).
+pub enum ServiceStream {
+    /// Through the adb server.
+    Server(TcpStream),
+    /// Over a direct transport.
+    Direct(DirectStream),
+}
+
+impl ServiceStream {
+    /// Next chunk of bytes from the device; `None` when the service closed the stream.
+    pub async fn read_chunk(&mut self) -> Result<Option<Vec<u8>>, AdbError> {
+        match self {
+            ServiceStream::Server(tcp) => {
+                let mut buf = vec![0u8; READ_CHUNK];
+                let n = tcp.read(&mut buf).await?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                buf.truncate(n);
+                Ok(Some(buf))
+            }
+            ServiceStream::Direct(d) => d.read_chunk().await,
+        }
+    }
+
+    /// Writes all bytes to the service.
+    pub async fn write_all(&mut self, data: &[u8]) -> Result<(), AdbError> {
+        match self {
+            ServiceStream::Server(tcp) => {
+                tcp.write_all(data).await?;
+                Ok(())
+            }
+            ServiceStream::Direct(d) => d.write_all(data).await,
+        }
+    }
+
+    /// Reads until EOF, failing with [`AdbError::OutputTooLarge`] past `limit` bytes.
+    pub async fn read_to_end(&mut self, limit: usize) -> Result<Vec<u8>, AdbError> {
+        let mut out = Vec::new();
+        while let Some(chunk) = self.read_chunk().await? {
+            if out.len() + chunk.len() > limit {
+                return Err(AdbError::OutputTooLarge { limit });
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+}
+
+/// Buffered exact reads over a [`ServiceStream`] (sync protocol frames span chunks).
+pub struct FrameReader<'a> {
+    stream: &'a mut ServiceStream,
+    buf: Vec<u8>,
+}
+
+impl<'a> FrameReader<'a> {
+    /// Wraps a stream.
+    pub fn new(stream: &'a mut ServiceStream) -> Self {
+        Self {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads exactly `n` bytes; EOF first is a protocol error.
+    pub async fn read_exact(&mut self, n: usize) -> Result<Vec<u8>, AdbError> {
+        while self.buf.len() < n {
+            match self.stream.read_chunk().await? {
+                Some(chunk) => self.buf.extend_from_slice(&chunk),
+                None => {
+                    return Err(AdbError::Protocol(
+                        "device closed the stream mid-frame".into(),
+                    ))
+                }
+            }
+        }
+        Ok(self.buf.drain(..n).collect())
+    }
+
+    /// Writes through to the stream.
+    pub async fn write_all(&mut self, data: &[u8]) -> Result<(), AdbError> {
+        self.stream.write_all(data).await
+    }
+}

@@ -1,0 +1,142 @@
+//! Process assembly: `serve` (the connector) and `demo` (two simulated phones + the connector).
+//! Every task hangs off one [`CancellationToken`]; shutdown drains the HTTP server.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use crate::adb::AdbServerClient;
+use crate::config::{ClaimPolicy, Secret, ServeConfig, DEFAULT_FILE_TTL};
+use crate::connector::Connector;
+use crate::device::inventory::{self, Inventory};
+use crate::files::FileCache;
+use crate::server::{router, AppState};
+use crate::store::Store;
+
+/// How often expired files are removed.
+pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
+
+/// Runs the connector until `shutdown`. Prints `listening on http://ADDR` to stdout once bound
+/// (tests and the demo read it).
+pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let state = build_state(&config, shutdown.clone()).await?;
+    println!("listening on http://{addr}");
+    tracing::info!(%addr, "connector listening");
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+        .context("http server")?;
+    Ok(())
+}
+
+async fn build_state(config: &ServeConfig, shutdown: CancellationToken) -> anyhow::Result<AppState> {
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
+    let db = config.data_dir.join("connector.sqlite3");
+    let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
+    let files = FileCache::open(store.clone(), config.data_dir.join("files"), config.file_ttl).await?;
+    let inventory = Inventory::default();
+    if let Some(server) = &config.adb_server {
+        let client = AdbServerClient::new(server.clone());
+        tokio::spawn(inventory::run_adb_tracker(inventory.clone(), client, shutdown.clone()));
+    }
+    for addr in &config.direct_devices {
+        tokio::spawn(inventory::run_direct_watch(inventory.clone(), addr.clone(), shutdown.clone()));
+    }
+    let cleaner = files.clone();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(FILE_CLEAN_PERIOD) => {
+                    if let Err(e) = cleaner.clean_expired().await {
+                        tracing::warn!(error = %e, "file cache cleaning failed");
+                    }
+                }
+            }
+        }
+    });
+    let connector = Connector::load(
+        store,
+        files,
+        inventory,
+        config.claim_policy,
+        config.claim_codes.clone(),
+        config.lease_grace,
+    )
+    .await?;
+    let connector = Arc::new(connector);
+    if connector.has_channels() {
+        // Restored channels need an xAgent hello within the grace (spec §8.2).
+        connector.start_grace_timer();
+    }
+    Ok(AppState::new(connector, config.api_key.clone(), shutdown))
+}
+
+/// Options of `demo`.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
+    /// Connector listen address.
+    pub listen: SocketAddr,
+    /// Data dir (API key file is created here if absent).
+    pub data_dir: std::path::PathBuf,
+}
+
+/// Starts two simulated phones and the connector on them (direct transport, claim policy open).
+pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&opts.data_dir)?;
+    let key_path = opts.data_dir.join("api_key");
+    if !key_path.exists() {
+        std::fs::write(&key_path, format!("{}\n", crate::protocol::random_hex(24)))?;
+    }
+    let api_key = crate::config::read_api_key(&key_path)?;
+    let mut devices = Vec::new();
+    for (serial, model) in [("SIM0000000001", "Pixel 8"), ("SIM0000000002", "Pixel 8")] {
+        let handle = crate::sim::start(
+            crate::sim::SimOptions {
+                listen: "127.0.0.1:0".parse()?,
+                serial: serial.into(),
+                model: model.into(),
+                persona: "pixel-android14".into(),
+                control: None,
+            },
+            shutdown.clone(),
+        )
+        .await?;
+        devices.push(handle.adb_addr.to_string());
+        println!("simulated phone {serial} ({model}) on tcp:{}", handle.adb_addr);
+    }
+    let config = ServeConfig {
+        listen: opts.listen,
+        data_dir: opts.data_dir.clone(),
+        api_key: api_key.clone(),
+        adb_server: None,
+        direct_devices: devices,
+        claim_policy: ClaimPolicy::Open,
+        claim_codes: Default::default(),
+        file_ttl: DEFAULT_FILE_TTL,
+        lease_grace: crate::connector::lease::DEFAULT_LEASE_GRACE,
+    };
+    print_demo_help(&opts, &key_path, &api_key);
+    serve(config, shutdown).await
+}
+
+fn print_demo_help(opts: &DemoOptions, key_path: &std::path::Path, _key: &Secret) {
+    let base = format!("http://{}", opts.listen);
+    println!("base URL: {base}");
+    println!("API key file: {}", key_path.display());
+    println!(
+        "try: curl -s -H \"Authorization: Bearer $(cat {})\" {base}/health",
+        key_path.display()
+    );
+    println!("card: curl -s {base}/connector-card.json");
+    println!("phones to claim (flow adb_device_claim, field serial): SIM0000000001, SIM0000000002");
+}

@@ -1,0 +1,209 @@
+//! Auth flow `adb_device_claim` (type `form`, fields `serial`, `claim_code`): binds a channel to
+//! one attached phone by its `ro.serialno`. Policy `open`: any attached phone; policy `code`: only
+//! with the admin-issued code for that serial (compared as SHA-256, constant time). A phone is
+//! bound to at most one channel (SQLite UNIQUE). The claim code is never logged or echoed.
+
+use serde_json::{json, Value};
+use subtle::ConstantTimeEq;
+
+use super::{lock, Connector};
+use crate::config::{hash_claim_code, ClaimPolicy};
+use crate::device::parse::devices::DeviceState;
+use crate::protocol::card::CLAIM_FLOW_ID;
+use crate::protocol::payloads::AuthStartPayload;
+use crate::protocol::{now_ms, random_id, ErrorCode};
+use crate::store::BindingRecord;
+
+/// Status of an auth session (spec §8.8 / §8.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthStatus {
+    /// Bound.
+    Authenticated,
+    /// Refused.
+    Failed,
+    /// Canceled by xAgent.
+    Canceled,
+}
+
+impl AuthStatus {
+    /// Wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthStatus::Authenticated => "authenticated",
+            AuthStatus::Failed => "failed",
+            AuthStatus::Canceled => "unauthenticated",
+        }
+    }
+}
+
+/// A remembered auth session (claims finish at once; kept for `auth.status`).
+#[derive(Debug, Clone)]
+pub struct AuthSession {
+    /// Channel it belongs to.
+    pub channel_id: String,
+    /// Outcome.
+    pub status: AuthStatus,
+}
+
+/// A claim refusal: code + message (no secret, no full serial).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Message.
+    pub message: String,
+}
+
+fn refuse(code: ErrorCode, message: &str) -> ClaimError {
+    ClaimError {
+        code,
+        message: message.to_string(),
+    }
+}
+
+impl Connector {
+    /// Runs `auth.start` for `channel_id`. Returns `(auth_session_id, result)`.
+    pub async fn claim(
+        &self,
+        channel_id: &str,
+        payload: &AuthStartPayload,
+    ) -> (String, Result<(), ClaimError>) {
+        let session_id = random_id("auth");
+        let result = self.try_claim(channel_id, payload).await;
+        let status = if result.is_ok() {
+            AuthStatus::Authenticated
+        } else {
+            AuthStatus::Failed
+        };
+        lock(&self.auth_sessions).insert(
+            session_id.clone(),
+            AuthSession {
+                channel_id: channel_id.to_string(),
+                status,
+            },
+        );
+        (session_id, result)
+    }
+
+    async fn try_claim(&self, channel_id: &str, p: &AuthStartPayload) -> Result<(), ClaimError> {
+        if p.flow_id != CLAIM_FLOW_ID {
+            return Err(refuse(
+                ErrorCode::AuthFlowNotFound,
+                "unknown flow_id; this connector offers adb_device_claim",
+            ));
+        }
+        let serial = p
+            .input
+            .get("serial")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or("");
+        if serial.is_empty() || serial.len() > 128 {
+            return Err(refuse(ErrorCode::AuthFailed, "field `serial` is required"));
+        }
+        if let Some(existing) = self.binding(channel_id) {
+            return if existing.serial == serial {
+                Ok(())
+            } else {
+                Err(refuse(
+                    ErrorCode::AuthFailed,
+                    "this channel is already bound to another phone; auth.logout first",
+                ))
+            };
+        }
+        if self.claim_policy == ClaimPolicy::Code {
+            let code = p.input.get("claim_code").and_then(Value::as_str).unwrap_or("");
+            let ok = self
+                .claim_codes
+                .get(serial)
+                .is_some_and(|h| bool::from(h.ct_eq(&hash_claim_code(code))));
+            if !ok {
+                return Err(refuse(
+                    ErrorCode::AuthFailed,
+                    "the claim code does not match this phone (ask the administrator for its code)",
+                ));
+            }
+        }
+        let phone = self.inventory.get(serial).ok_or_else(|| {
+            refuse(
+                ErrorCode::AuthFailed,
+                "no attached phone has this serial (check the cable or `adb devices`)",
+            )
+        })?;
+        match phone.state {
+            DeviceState::Device => {}
+            DeviceState::Unauthorized => {
+                return Err(refuse(
+                    ErrorCode::DeviceUnauthorized,
+                    "the phone has not accepted this host: confirm the USB debugging prompt on the phone",
+                ))
+            }
+            _ => {
+                return Err(refuse(
+                    ErrorCode::DeviceOffline,
+                    "the phone is attached but not online; reconnect it and try again",
+                ))
+            }
+        }
+        let record = BindingRecord {
+            channel_id: channel_id.to_string(),
+            serial: serial.to_string(),
+            model: phone.model.clone(),
+            bound_ms: now_ms(),
+        };
+        let inserted = self
+            .store
+            .binding_insert(record.clone())
+            .await
+            .map_err(|_| refuse(ErrorCode::InternalError, "could not store the binding"))?;
+        if !inserted {
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                "this phone is already bound to another channel",
+            ));
+        }
+        tracing::info!(channel = channel_id, serial_hint = %crate::protocol::descriptor::mask_serial(serial), "phone bound");
+        lock(&self.bindings).insert(channel_id.to_string(), record);
+        Ok(())
+    }
+
+    /// `auth.status`: the remembered session, if it belongs to `channel_id`.
+    pub fn auth_session(&self, channel_id: &str, auth_session_id: &str) -> Option<AuthSession> {
+        lock(&self.auth_sessions)
+            .get(auth_session_id)
+            .filter(|s| s.channel_id == channel_id)
+            .cloned()
+    }
+
+    /// `auth.logout`: releases the channel's phone (spec §8.13). The phone is left as it is.
+    pub async fn logout(&self, channel_id: &str) -> Result<(), ClaimError> {
+        self.store
+            .binding_delete(channel_id.to_string())
+            .await
+            .map_err(|_| refuse(ErrorCode::InternalError, "could not remove the binding"))?;
+        lock(&self.bindings).remove(channel_id);
+        Ok(())
+    }
+
+    /// The `auth.start.ack` / `auth.status.ack` payload.
+    pub fn auth_payload(
+        &self,
+        channel_id: &str,
+        flow_id: &str,
+        auth_session_id: &str,
+        status: AuthStatus,
+        message: &str,
+    ) -> Value {
+        let mut p = json!({
+            "connector_channel_id": channel_id,
+            "flow_id": flow_id,
+            "auth_session_id": auth_session_id,
+            "status": status.as_str(),
+            "message": message,
+        });
+        if status == AuthStatus::Authenticated {
+            p["connection_descriptor"] = self.descriptor(channel_id).to_value();
+        }
+        p
+    }
+}

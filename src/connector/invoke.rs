@@ -1,0 +1,247 @@
+//! `tool.invoke` (spec §8.18–8.19, Device Profile §4–5): resolve the bound phone, validate the
+//! arguments against the tool's declared `input_schema` (with the `jsonschema` crate), serialise
+//! side-effecting tools per channel, run the tool.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use super::{lock, Connector};
+use crate::device::parse::devices::DeviceState;
+use crate::device::tools::{self, tool_decl, ToolCtx, ToolError, ToolId};
+use crate::protocol::card::tool_input_schema;
+use crate::protocol::payloads::ToolInvokePayload;
+use crate::protocol::{now_ms, ErrorCode};
+use crate::store::JournalEntry;
+
+/// Compiled input-schema validators, one per tool.
+pub struct Validators {
+    by_tool: HashMap<ToolId, jsonschema::Validator>,
+}
+
+impl Validators {
+    /// Compiles every tool's declared schema. The schemas are ours and compile; a failure is a
+    /// programming error caught by the unit test below.
+    pub fn build() -> Validators {
+        let by_tool = ToolId::ALL
+            .iter()
+            .filter_map(|t| {
+                jsonschema::validator_for(&tool_input_schema(tool_decl(*t)))
+                    .ok()
+                    .map(|v| (*t, v))
+            })
+            .collect();
+        Validators { by_tool }
+    }
+
+    /// Validates `args`; the error names the field and the rule, never the value (it may be
+    /// user text).
+    pub fn check(&self, tool: ToolId, args: &Value) -> Result<(), ToolError> {
+        let Some(v) = self.by_tool.get(&tool) else {
+            return Err(ToolError::new(ErrorCode::InternalError, "no validator for tool"));
+        };
+        match v.validate(args) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let path = e.instance_path().to_string();
+                let field = if path.is_empty() { "arguments".to_string() } else { path };
+                Err(ToolError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("invalid argument {field}: {}", e.masked()),
+                ))
+            }
+        }
+    }
+}
+
+impl Connector {
+    /// Runs one tool call for `channel_id` (already checked open on the calling session).
+    pub async fn invoke_tool(
+        &self,
+        channel_id: &str,
+        payload: &ToolInvokePayload,
+    ) -> Result<Value, ToolError> {
+        let tool = ToolId::from_wire(&payload.tool_id).ok_or_else(|| {
+            ToolError::new(ErrorCode::ToolNotFound, "tool_id is not in this connector's card")
+        })?;
+        let binding = self.binding(channel_id).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::ConnectionNotAuthenticated,
+                "no phone is bound to this channel; complete adb_device_claim first",
+            )
+        })?;
+        let phone = self.inventory.get(&binding.serial).ok_or_else(|| {
+            ToolError::new(ErrorCode::DeviceOffline, "the bound phone is not attached")
+        })?;
+        match &phone.state {
+            DeviceState::Device => {}
+            DeviceState::Unauthorized => {
+                return Err(ToolError::new(
+                    ErrorCode::DeviceUnauthorized,
+                    "the bound phone has not accepted this host's ADB key; confirm the prompt on the phone",
+                ))
+            }
+            DeviceState::NoPermissions { .. } => {
+                return Err(ToolError::new(
+                    ErrorCode::DeviceNoPermissions,
+                    "the host lacks USB permission for the bound phone (udev rule / plugdev group)",
+                ))
+            }
+            _ => {
+                return Err(ToolError::new(
+                    ErrorCode::DeviceOffline,
+                    "the bound phone is offline",
+                ))
+            }
+        }
+        // The model's copy of connector_channel_id is ignored: routing uses the envelope (§10).
+        let mut args = match &payload.arguments {
+            Value::Object(m) => Value::Object(m.clone()),
+            Value::Null => Value::Object(Default::default()),
+            _ => {
+                return Err(ToolError::new(
+                    ErrorCode::InvalidArguments,
+                    "arguments must be a JSON object",
+                ))
+            }
+        };
+        args["connector_channel_id"] = Value::String(channel_id.to_string());
+        self.validators.check(tool, &args)?;
+        let runtime = self.runtime(channel_id);
+        let ctx = ToolCtx {
+            link: &phone.link,
+            files: &self.files,
+            channel_id,
+            display: &runtime.display,
+        };
+        if !tool_decl(tool).side_effect {
+            return tools::invoke(tool, &args, &ctx).await;
+        }
+        let _guard = runtime.side_effects.lock().await;
+        match payload.context.as_ref().and_then(|c| c.tool_call_id.as_deref()) {
+            Some(call_id) if !call_id.is_empty() => {
+                self.run_journaled(channel_id, call_id, tool, &args, &ctx).await
+            }
+            // No tool_call_id: treated as a new call every time.
+            _ => tools::invoke(tool, &args, &ctx).await,
+        }
+    }
+
+    /// Runs a side-effecting call at most once per (channel, tool_call_id): a repeat of a finished
+    /// call returns the recorded outcome, a repeat while it runs waits for it, a repeat of a call
+    /// interrupted by a restart is refused with `tool_call_interrupted`.
+    async fn run_journaled(
+        &self,
+        channel_id: &str,
+        call_id: &str,
+        tool: ToolId,
+        args: &Value,
+        ctx: &ToolCtx<'_>,
+    ) -> Result<Value, ToolError> {
+        let key = (channel_id.to_string(), call_id.to_string());
+        let waiter = {
+            let mut inflight = lock(&self.inflight);
+            match inflight.get(&key) {
+                Some(tx) => Some(tx.subscribe()),
+                None => {
+                    inflight.insert(key.clone(), watch::channel(None).0);
+                    None
+                }
+            }
+        };
+        if let Some(mut rx) = waiter {
+            let outcome = rx.wait_for(Option::is_some).await.ok().and_then(|o| o.clone());
+            return match outcome {
+                Some(json) => outcome_from_json(&json),
+                None => Err(ToolError::new(ErrorCode::InternalError, "the first attempt vanished")),
+            };
+        }
+        let result = self.begin_and_run(channel_id, call_id, tool, args, ctx).await;
+        if let Some(tx) = lock(&self.inflight).remove(&key) {
+            tx.send_replace(Some(outcome_to_json(&result)));
+        }
+        result
+    }
+
+    async fn begin_and_run(
+        &self,
+        channel_id: &str,
+        call_id: &str,
+        tool: ToolId,
+        args: &Value,
+        ctx: &ToolCtx<'_>,
+    ) -> Result<Value, ToolError> {
+        let storage = |_| ToolError::new(ErrorCode::InternalError, "tool journal unavailable");
+        let entry = self
+            .store
+            .journal_begin(channel_id.into(), call_id.into(), tool.as_str().into(), now_ms())
+            .await
+            .map_err(storage)?;
+        match entry {
+            JournalEntry::New => {
+                let result = tools::invoke(tool, args, ctx).await;
+                self.store
+                    .journal_finish(channel_id.into(), call_id.into(), outcome_to_json(&result))
+                    .await
+                    .map_err(storage)?;
+                result
+            }
+            JournalEntry::Done(json) => outcome_from_json(&json),
+            JournalEntry::Running => Err(ToolError::new(
+                ErrorCode::ToolCallInterrupted,
+                "an earlier attempt of this tool_call_id was interrupted by a connector restart; its effect on the phone is unknown, so it is not run again — observe the phone, then call with a new tool_call_id",
+            )),
+            JournalEntry::OtherTool(_) => Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                "context.tool_call_id was already used for another tool",
+            )),
+        }
+    }
+}
+
+/// Journal form of an outcome: `{"result": …}` or `{"error": {"code", "message"}}`.
+fn outcome_to_json(result: &Result<Value, ToolError>) -> String {
+    match result {
+        Ok(v) => json!({"result": v}).to_string(),
+        Err(e) => json!({"error": {"code": e.code, "message": e.message}}).to_string(),
+    }
+}
+
+fn outcome_from_json(json: &str) -> Result<Value, ToolError> {
+    let v: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+    if let Some(r) = v.get("result") {
+        return Ok(r.clone());
+    }
+    let code = v
+        .pointer("/error/code")
+        .cloned()
+        .and_then(|c| serde_json::from_value(c).ok())
+        .unwrap_or(ErrorCode::ToolInvokeFailed);
+    let message = v
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .unwrap_or("recorded failure")
+        .to_string();
+    Err(ToolError::new(code, message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_tool_schema_compiles_and_names_the_bad_field() {
+        let v = Validators::build();
+        assert_eq!(v.by_tool.len(), ToolId::ALL.len());
+        let err = v
+            .check(ToolId::Tap, &json!({"connector_channel_id": "c", "x": "ten", "y": 1}))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArguments);
+        assert!(err.message.contains("/x"), "{}", err.message);
+        assert!(v
+            .check(ToolId::Tap, &json!({"connector_channel_id": "c", "x": 10, "y": 1}))
+            .is_ok());
+    }
+}

@@ -1,0 +1,237 @@
+//! The connector core: identity, channels and their routes, the claim flow binding a channel to a
+//! phone, descriptor projection, and tool dispatch. One [`Connector`] per process, shared by
+//! every WebSocket session ([`session`]).
+//!
+//! State that must survive restarts (connector id, channels, bindings, file refs) is written
+//! through to SQLite ([`crate::store`]) before it is acknowledged; the in-memory maps here are
+//! caches of it plus runtime-only routes.
+
+pub mod claim;
+pub mod invoke;
+pub mod lease;
+pub mod session;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+use crate::config::{ClaimPolicy, CodeHash};
+use crate::device::inventory::Inventory;
+use crate::device::parse::devices::DeviceState;
+use crate::device::tools::{DisplayCache, ToolId};
+use crate::files::FileCache;
+use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
+use crate::protocol::{random_id, Packet};
+use crate::store::{BindingRecord, Store, StoreError};
+
+/// Runtime state of one channel's phone: display cache and the lock serialising side effects.
+#[derive(Default)]
+pub struct ChannelRuntime {
+    /// Display size cache.
+    pub display: DisplayCache,
+    /// Held while a side-effecting tool runs (Device Profile §5: serialise per channel).
+    pub side_effects: tokio::sync::Mutex<()>,
+}
+
+/// (channel id, tool_call_id) of a journaled call.
+type CallKey = (String, String);
+/// Publishes the outcome JSON of a running journaled call to its waiters.
+type OutcomeSender = tokio::sync::watch::Sender<Option<String>>;
+
+/// A WebSocket route of an open channel.
+#[derive(Clone)]
+pub struct Route {
+    /// Session that opened the channel.
+    pub session_id: u64,
+    /// Outgoing packet queue of that session.
+    pub tx: mpsc::UnboundedSender<Packet>,
+}
+
+/// The connector; shared as `Arc<Connector>`.
+pub struct Connector {
+    connector_id: Mutex<String>,
+    lease: Mutex<lease::LeaseState>,
+    lease_grace: std::time::Duration,
+    store: Store,
+    files: FileCache,
+    inventory: Inventory,
+    claim_policy: ClaimPolicy,
+    claim_codes: HashMap<String, CodeHash>,
+    channels: Mutex<HashSet<String>>,
+    bindings: Mutex<HashMap<String, BindingRecord>>,
+    routes: Mutex<HashMap<String, Route>>,
+    runtimes: Mutex<HashMap<String, Arc<ChannelRuntime>>>,
+    auth_sessions: Mutex<HashMap<String, claim::AuthSession>>,
+    validators: invoke::Validators,
+    inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Meta key of the persisted connector id.
+pub(crate) const CONNECTOR_ID_META: &str = "connector_id";
+
+impl Connector {
+    /// Loads identity, channels and bindings from `store`.
+    pub async fn load(
+        store: Store,
+        files: FileCache,
+        inventory: Inventory,
+        claim_policy: ClaimPolicy,
+        claim_codes: HashMap<String, CodeHash>,
+        lease_grace: std::time::Duration,
+    ) -> Result<Connector, StoreError> {
+        let fresh = random_id("conn_device_adb").into_bytes();
+        let id = store.meta_get_or_init(CONNECTOR_ID_META, fresh).await?;
+        let connector_id = String::from_utf8_lossy(&id).into_owned();
+        let channels: HashSet<String> = store
+            .run(|c| {
+                let mut st = c.prepare(crate::store::sql::CHANNEL_ALL)?;
+                let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+                rows.collect()
+            })
+            .await?;
+        let bindings = store
+            .binding_all()
+            .await?
+            .into_iter()
+            .map(|b| (b.channel_id.clone(), b))
+            .collect();
+        Ok(Connector {
+            connector_id: Mutex::new(connector_id),
+            lease: Mutex::default(),
+            lease_grace,
+            store,
+            files,
+            inventory,
+            claim_policy,
+            claim_codes,
+            channels: Mutex::new(channels),
+            bindings: Mutex::new(bindings),
+            routes: Mutex::default(),
+            runtimes: Mutex::default(),
+            auth_sessions: Mutex::default(),
+            validators: invoke::Validators::build(),
+            inflight: Mutex::default(),
+        })
+    }
+
+    /// The persisted runtime-instance id (replaced when the lease expires).
+    pub fn connector_id(&self) -> String {
+        lock(&self.connector_id).clone()
+    }
+
+    /// Whether any channel exists (restored from disk or opened since).
+    pub fn has_channels(&self) -> bool {
+        !lock(&self.channels).is_empty()
+    }
+
+    /// The file cache.
+    pub fn files(&self) -> &FileCache {
+        &self.files
+    }
+
+    /// The phone inventory.
+    pub fn inventory(&self) -> &Inventory {
+        &self.inventory
+    }
+
+    /// Whether `channel_id` was issued by this connector.
+    pub fn channel_known(&self, channel_id: &str) -> bool {
+        lock(&self.channels).contains(channel_id)
+    }
+
+    /// Opens a channel for `session`: reuses `requested` when known, else issues a new id
+    /// (spec §8.3). Persists before returning.
+    pub async fn open_channel(
+        &self,
+        requested: Option<&str>,
+        route: Route,
+    ) -> Result<String, StoreError> {
+        let id = match requested.filter(|id| self.channel_known(id)) {
+            Some(id) => id.to_string(),
+            None => {
+                let id = random_id("cch");
+                self.store
+                    .channel_insert(id.clone(), self.connector_id(), crate::protocol::now_ms())
+                    .await?;
+                lock(&self.channels).insert(id.clone());
+                id
+            }
+        };
+        lock(&self.routes).insert(id.clone(), route);
+        Ok(id)
+    }
+
+    /// Removes the route of `channel_id` if `session_id` owns it (binding kept, spec §8.5).
+    pub fn close_channel(&self, channel_id: &str, session_id: u64) {
+        let mut routes = lock(&self.routes);
+        if routes.get(channel_id).is_some_and(|r| r.session_id == session_id) {
+            routes.remove(channel_id);
+        }
+    }
+
+    /// Drops every route of a closed session.
+    pub fn drop_session(&self, session_id: u64) {
+        lock(&self.routes).retain(|_, r| r.session_id != session_id);
+    }
+
+    /// Whether `channel_id` is open on `session_id`.
+    pub fn is_open_on(&self, channel_id: &str, session_id: u64) -> bool {
+        lock(&self.routes)
+            .get(channel_id)
+            .is_some_and(|r| r.session_id == session_id)
+    }
+
+    /// Channels open on `session_id`.
+    pub fn channels_of(&self, session_id: u64) -> Vec<String> {
+        lock(&self.routes)
+            .iter()
+            .filter(|(_, r)| r.session_id == session_id)
+            .map(|(c, _)| c.clone())
+            .collect()
+    }
+
+    /// The binding of a channel.
+    pub fn binding(&self, channel_id: &str) -> Option<BindingRecord> {
+        lock(&self.bindings).get(channel_id).cloned()
+    }
+
+    /// Runtime state of a channel (created on first use).
+    pub fn runtime(&self, channel_id: &str) -> Arc<ChannelRuntime> {
+        Arc::clone(lock(&self.runtimes).entry(channel_id.to_string()).or_default())
+    }
+
+    /// Current status of a channel (spec §9), from its binding and the inventory.
+    pub fn status(&self, channel_id: &str) -> ConnectionStatus {
+        let Some(binding) = self.binding(channel_id) else {
+            return ConnectionStatus::Created;
+        };
+        match self.inventory.get(&binding.serial).map(|p| p.state) {
+            Some(DeviceState::Device) => ConnectionStatus::Connected,
+            Some(DeviceState::Unauthorized) => ConnectionStatus::Revoked,
+            Some(DeviceState::NoPermissions { .. }) => ConnectionStatus::Error,
+            _ => ConnectionStatus::Offline,
+        }
+    }
+
+    /// The descriptor of a channel.
+    pub fn descriptor(&self, channel_id: &str) -> Descriptor {
+        let binding = self.binding(channel_id);
+        let view = binding.as_ref().map(|b| BoundPhoneView {
+            model: b.model.clone(),
+            serial_hint: mask_serial(&b.serial),
+        });
+        let ids: Vec<&str> = ToolId::ALL.iter().map(|t| t.as_str()).collect();
+        Descriptor::project(
+            &self.connector_id(),
+            channel_id,
+            self.status(channel_id),
+            view.as_ref(),
+            &ids,
+        )
+    }
+}

@@ -1,0 +1,241 @@
+//! The inventory of attached phones, keyed by `ro.serialno`, kept current without polling the
+//! adb server: `host:track-devices` pushes every change; direct-transport phones are re-probed
+//! every [`DIRECT_PROBE_PERIOD`]. Subscribers get a tick on every change (descriptor pushes).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::adb::{AdbError, AdbServerClient, DeviceLink};
+use crate::device::parse::devices::{parse_devices_l, DeviceState};
+use crate::device::parse::text::decode_output;
+
+/// How often direct-transport phones are checked (ms scale: pushes must follow within 2 s).
+pub const DIRECT_PROBE_PERIOD: Duration = Duration::from_millis(1000);
+/// Deadline of the identity probe (`getprop` ×3).
+pub const PROBE_DEADLINE: Duration = Duration::from_secs(5);
+/// Back-off between attempts to reach the adb server.
+pub const SERVER_RETRY: Duration = Duration::from_secs(2);
+
+/// One phone the connector can see.
+#[derive(Clone, Debug)]
+pub struct AttachedPhone {
+    /// `ro.serialno` (or the transport name while it has never been online).
+    pub serial: String,
+    /// `ro.product.model`.
+    pub model: String,
+    /// `ro.product.manufacturer`.
+    pub manufacturer: String,
+    /// Transport state.
+    pub state: DeviceState,
+    /// How to reach it.
+    pub link: DeviceLink,
+    /// adb serial (`R58N…`, `127.0.0.1:5555`) or `tcp:HOST:PORT` for direct phones.
+    pub transport: String,
+}
+
+/// Shared inventory; cheap to clone.
+#[derive(Clone)]
+pub struct Inventory {
+    phones: Arc<RwLock<HashMap<String, AttachedPhone>>>,
+    changes: Arc<watch::Sender<u64>>,
+}
+
+impl Default for Inventory {
+    fn default() -> Self {
+        Self {
+            phones: Arc::default(),
+            changes: Arc::new(watch::channel(0).0),
+        }
+    }
+}
+
+impl Inventory {
+    /// The phone with `ro.serialno == serial`.
+    pub fn get(&self, serial: &str) -> Option<AttachedPhone> {
+        self.read().get(serial).cloned()
+    }
+
+    /// Every known phone.
+    pub fn list(&self) -> Vec<AttachedPhone> {
+        self.read().values().cloned().collect()
+    }
+
+    /// A receiver ticking on every change.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, AttachedPhone>> {
+        self.phones.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, AttachedPhone>> {
+        self.phones.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Inserts or replaces a phone; ticks when anything visible changed.
+    fn upsert(&self, phone: AttachedPhone) {
+        let changed = {
+            let mut map = self.write();
+            let before = map.get(&phone.serial).map(|p| (p.state.clone(), p.transport.clone()));
+            let after = (phone.state.clone(), phone.transport.clone());
+            map.insert(phone.serial.clone(), phone);
+            before != Some(after)
+        };
+        if changed {
+            self.changes.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Marks every phone reached through `transport` as `state` (kept, so bindings survive).
+    fn set_state_by_transport(&self, transport: &str, state: DeviceState) {
+        let changed = {
+            let mut map = self.write();
+            let mut changed = false;
+            for p in map.values_mut().filter(|p| p.transport == transport) {
+                if p.state != state {
+                    p.state = state.clone();
+                    changed = true;
+                }
+            }
+            changed
+        };
+        if changed {
+            self.changes.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+/// Identity of an online phone.
+async fn probe(link: &DeviceLink) -> Result<(String, String, String), AdbError> {
+    let out = link
+        .shell(
+            "getprop ro.serialno; getprop ro.product.model; getprop ro.product.manufacturer",
+            PROBE_DEADLINE,
+            64 * 1024,
+        )
+        .await?;
+    let text = decode_output(&out.stdout);
+    let mut lines = text.lines().map(|l| l.trim().to_string());
+    let serial = lines.next().unwrap_or_default();
+    let model = lines.next().unwrap_or_default();
+    let manufacturer = lines.next().unwrap_or_default();
+    if serial.is_empty() {
+        return Err(AdbError::Protocol("phone reported an empty ro.serialno".into()));
+    }
+    Ok((serial, model, manufacturer))
+}
+
+/// Follows `host:track-devices` of one adb server until `shutdown`, reconnecting with back-off.
+pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: CancellationToken) {
+    // adb serial → ro.serialno learned while online.
+    let mut known: HashMap<String, String> = HashMap::new();
+    while !shutdown.is_cancelled() {
+        match client.track_devices().await {
+            Ok(mut tracker) => loop {
+                let list = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    l = tracker.next_list() => l,
+                };
+                let Ok(list) = list else { break };
+                reconcile(&inv, &client, &mut known, &list).await;
+            },
+            Err(e) => tracing::debug!(error = %e, "adb server not reachable; retrying"),
+        }
+        // Server gone: everything it carried is offline until it returns.
+        for adb_serial in known.keys() {
+            inv.set_state_by_transport(adb_serial, DeviceState::Offline);
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(SERVER_RETRY) => {}
+        }
+    }
+}
+
+async fn reconcile(
+    inv: &Inventory,
+    client: &AdbServerClient,
+    known: &mut HashMap<String, String>,
+    list: &str,
+) {
+    let entries = parse_devices_l(list);
+    for e in &entries {
+        let link = DeviceLink::via_server(client.clone(), e.serial.clone());
+        if e.state == DeviceState::Device {
+            match probe(&link).await {
+                Ok((serial, model, manufacturer)) => {
+                    known.insert(e.serial.clone(), serial.clone());
+                    inv.upsert(AttachedPhone {
+                        serial,
+                        model,
+                        manufacturer,
+                        state: DeviceState::Device,
+                        link,
+                        transport: e.serial.clone(),
+                    });
+                }
+                Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
+            }
+        } else if known.contains_key(&e.serial) {
+            inv.set_state_by_transport(&e.serial, e.state.clone());
+        } else {
+            // Never online: its adb serial is the best name we have (USB serials equal ro.serialno).
+            inv.upsert(AttachedPhone {
+                serial: e.serial.clone(),
+                model: e.model.clone().unwrap_or_default(),
+                manufacturer: String::new(),
+                state: e.state.clone(),
+                link,
+                transport: e.serial.clone(),
+            });
+        }
+    }
+    let present: Vec<&str> = entries.iter().map(|e| e.serial.as_str()).collect();
+    for adb_serial in known.keys().filter(|s| !present.contains(&s.as_str())) {
+        inv.set_state_by_transport(adb_serial, DeviceState::Offline);
+    }
+}
+
+/// Keeps one direct-transport phone's state current until `shutdown`.
+pub async fn run_direct_watch(inv: Inventory, addr: String, shutdown: CancellationToken) {
+    let transport = format!("tcp:{addr}");
+    let link = DeviceLink::direct(addr);
+    let mut online = false;
+    loop {
+        let ok = if online {
+            link.is_connected().await
+        } else {
+            match probe(&link).await {
+                Ok((serial, model, manufacturer)) => {
+                    inv.upsert(AttachedPhone {
+                        serial,
+                        model,
+                        manufacturer,
+                        state: DeviceState::Device,
+                        link: link.clone(),
+                        transport: transport.clone(),
+                    });
+                    true
+                }
+                Err(AdbError::DeviceUnauthorized) => {
+                    inv.set_state_by_transport(&transport, DeviceState::Unauthorized);
+                    false
+                }
+                Err(_) => false,
+            }
+        };
+        if online && !ok {
+            inv.set_state_by_transport(&transport, DeviceState::Offline);
+        }
+        online = ok;
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(DIRECT_PROBE_PERIOD) => {}
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Observation tools: `android_device_status`, `android_screenshot`, `android_ui_tree`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{ToolCtx, ToolError};
+use crate::device::parse::{battery, getprop, png_check, power, text, uiautomator, window, wm};
+use crate::protocol::ErrorCode;
+
+/// Deadline of `android_device_status` (one compound shell command).
+pub const STATUS_DEADLINE: Duration = Duration::from_secs(10);
+/// Deadline of `android_screenshot` (`exec:screencap -p`).
+pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);
+/// Deadline of `android_ui_tree` (`uiautomator dump` can take seconds on busy screens).
+pub const UI_TREE_DEADLINE: Duration = Duration::from_secs(20);
+/// Cap of text output of observation commands (bytes).
+pub const TEXT_LIMIT: usize = 8 * 1024 * 1024;
+/// Cap of screenshot bytes (a 1440x3120 PNG is ~2–6 MB).
+pub const SCREENSHOT_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Separator line between the parts of the compound status command.
+const SEP: &str = "__XAGENT_SECTION__";
+
+/// One shell round trip: getprop, battery, wm size, power, window focus.
+pub async fn device_status(ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
+    let cmd = format!(
+        "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window windows"
+    );
+    let out = ctx.link.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
+    let text = text::decode_output(&out.stdout);
+    let parts: Vec<&str> = text.split(&format!("{SEP}\n")).collect();
+    let part = |i: usize| parts.get(i).copied().unwrap_or("");
+    let props = getprop::parse_getprop(part(0));
+    let prop = |k: &str| props.get(k).cloned().unwrap_or_default();
+    let battery = battery::parse_dumpsys_battery(part(1));
+    let size = wm::parse_wm_size(part(2));
+    let effective = size.as_ref().and_then(|s| s.effective());
+    if let Some(s) = effective {
+        ctx.display.set(s);
+    }
+    let focus = window::parse_current_focus(part(4));
+    Ok(json!({
+        "model": prop("ro.product.model"),
+        "manufacturer": prop("ro.product.manufacturer"),
+        "android_release": prop("ro.build.version.release"),
+        "sdk": prop("ro.build.version.sdk").parse::<u32>().ok(),
+        "battery_percent": battery.as_ref().and_then(|b| b.percent),
+        "screen_on": power::parse_screen_on(part(3)),
+        "display": {
+            "width": effective.map(|s| s.0),
+            "height": effective.map(|s| s.1),
+            "physical": size.as_ref().and_then(|s| s.physical).map(|(w, h)| json!({"width": w, "height": h})),
+            "override": size.as_ref().and_then(|s| s.override_size).map(|(w, h)| json!({"width": w, "height": h})),
+        },
+        "foreground_package": focus.and_then(|f| f.package),
+    }))
+}
+
+/// `exec:screencap -p` (binary-safe: never the text-mode shell, field bug 6); verifies the PNG
+/// signature and IHDR, stores the image and returns its `file_ref`.
+pub async fn screenshot(ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
+    let bytes = ctx
+        .link
+        .exec("screencap -p", SCREENSHOT_DEADLINE, SCREENSHOT_LIMIT)
+        .await?;
+    let (offset, info) = png_check::find_png(&bytes).map_err(|e| {
+        ToolError::new(
+            ErrorCode::InvalidScreenshot,
+            format!("screencap did not return a valid PNG: {e}"),
+        )
+    })?;
+    let png = bytes[offset..].to_vec();
+    let issued = ctx
+        .files
+        .put(ctx.channel_id, png, "image/png", "png")
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
+    Ok(json!({
+        "file_ref": issued.file_ref,
+        "download_url": issued.download_url,
+        "mime_type": issued.mime_type,
+        "width": info.width,
+        "height": info.height,
+        "byte_size": issued.byte_size,
+        "expires_at": issued.expires_at,
+    }))
+}
+
+/// Default and maximum of `max_nodes`.
+const DEFAULT_MAX_NODES: usize = 300;
+
+/// `uiautomator dump /dev/tty` → flat list of meaningful elements.
+pub async fn ui_tree(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
+    let max_nodes = args
+        .get("max_nodes")
+        .and_then(Value::as_u64)
+        .map(|n| n as usize)
+        .unwrap_or(DEFAULT_MAX_NODES);
+    let out = ctx
+        .link
+        .shell("uiautomator dump /dev/tty", UI_TREE_DEADLINE, TEXT_LIMIT)
+        .await?;
+    let output = text::decode_output(&out.stdout);
+    let dump = uiautomator::parse_uiautomator_dump(&output)
+        .map_err(|e| ToolError::new(ErrorCode::UiDumpFailed, e.to_string()))?;
+    let meaningful: Vec<&uiautomator::UiNode> = dump
+        .nodes
+        .iter()
+        .filter(|n| {
+            !n.text.is_empty()
+                || !n.content_desc.is_empty()
+                || !n.resource_id.is_empty()
+                || n.clickable
+                || n.focusable
+                || n.scrollable
+        })
+        .collect();
+    let total = meaningful.len();
+    let elements: Vec<Value> = meaningful
+        .into_iter()
+        .take(max_nodes)
+        .enumerate()
+        .map(|(i, n)| {
+            let (cx, cy) = n.bounds.center();
+            json!({
+                "element_id": format!("e{i}"),
+                "class": n.class,
+                "text": n.text,
+                "content_desc": n.content_desc,
+                "resource_id": n.resource_id,
+                "package": n.package,
+                "bounds": [n.bounds.left, n.bounds.top, n.bounds.right, n.bounds.bottom],
+                "center": [cx, cy],
+                "clickable": n.clickable,
+                "focusable": n.focusable,
+                "focused": n.focused,
+                "enabled": n.enabled,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "rotation": dump.rotation,
+        "element_count": total,
+        "truncated": total > elements.len(),
+        "elements": elements,
+    }))
+}

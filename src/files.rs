@@ -1,0 +1,180 @@
+//! The local file cache behind `GET /files/refs/{file_ref}` (spec §5.2, Device Profile §6).
+//!
+//! A `file_ref` is `<file_id>.<sig>`: `file_id` is 128 random bits (hex), `sig` is the first
+//! 128 bits of HMAC-SHA256(key, `file_id \n channel_id \n expires_ms`) in base64url. The key is
+//! random per data dir, kept in SQLite, never logged. Files expire after a finite TTL and a
+//! cleaner removes them. Lookup answers: unknown or expired → 404, bad signature or other
+//! channel → 403.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine;
+use ring::hmac;
+use serde::Serialize;
+
+use crate::protocol::{now_ms, random_hex};
+use crate::store::{FileRecord, Store, StoreError};
+
+/// A stored file as reported to the agent.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct IssuedFile {
+    /// Opaque signed reference.
+    pub file_ref: String,
+    /// Relative URL (`/files/refs/{file_ref}`), resolved by xAgent against the base URL.
+    pub download_url: String,
+    /// MIME type.
+    pub mime_type: String,
+    /// Size, bytes.
+    pub byte_size: u64,
+    /// Expiry, Unix ms.
+    pub expires_at: i64,
+}
+
+/// Why a ref cannot be served.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FileRefError {
+    /// Unknown or expired (404).
+    #[error("file_ref does not exist or expired")]
+    NotFound,
+    /// Tampered signature or another channel's file (403).
+    #[error("file_ref does not match its signature or channel")]
+    Forbidden,
+    /// Storage failed (500).
+    #[error("storage failure")]
+    Storage,
+}
+
+impl From<StoreError> for FileRefError {
+    fn from(_: StoreError) -> Self {
+        FileRefError::Storage
+    }
+}
+
+/// The file cache; cheap to clone.
+#[derive(Clone)]
+pub struct FileCache {
+    store: Store,
+    key: hmac::Key,
+    dir: PathBuf,
+    ttl: Duration,
+}
+
+const KEY_META: &str = "file_ref_hmac_key";
+
+impl FileCache {
+    /// Opens the cache under `dir` with `ttl`, creating the signing key on first use.
+    pub async fn open(store: Store, dir: PathBuf, ttl: Duration) -> Result<FileCache, StoreError> {
+        use ring::rand::SecureRandom;
+        let mut fresh = [0u8; 32];
+        ring::rand::SystemRandom::new()
+            .fill(&mut fresh)
+            .map_err(|_| StoreError::Stopped)?;
+        let key = store.meta_get_or_init(KEY_META, fresh.to_vec()).await?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+        })?;
+        Ok(FileCache {
+            store,
+            key: hmac::Key::new(hmac::HMAC_SHA256, &key),
+            dir,
+            ttl,
+        })
+    }
+
+    /// The TTL of new files.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn sign(&self, file_id: &str, channel_id: &str, expires_ms: i64) -> String {
+        let msg = format!("{file_id}\n{channel_id}\n{expires_ms}");
+        let tag = hmac::sign(&self.key, msg.as_bytes());
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&tag.as_ref()[..16])
+    }
+
+    /// Stores `bytes` for `channel_id` and returns the signed reference.
+    pub async fn put(
+        &self,
+        channel_id: &str,
+        bytes: Vec<u8>,
+        mime: &str,
+        extension: &str,
+    ) -> Result<IssuedFile, FileRefError> {
+        let file_id = random_hex(16);
+        let path = self.dir.join(format!("{file_id}.{extension}"));
+        let byte_size = bytes.len() as u64;
+        tokio::fs::write(&path, bytes)
+            .await
+            .map_err(|_| FileRefError::Storage)?;
+        let now = now_ms();
+        let expires_ms = now + self.ttl.as_millis() as i64;
+        self.store
+            .file_insert(FileRecord {
+                file_id: file_id.clone(),
+                channel_id: channel_id.to_string(),
+                path: path.to_string_lossy().into_owned(),
+                mime: mime.to_string(),
+                filename: format!("{file_id}.{extension}"),
+                byte_size: byte_size as i64,
+                created_ms: now,
+                expires_ms,
+            })
+            .await?;
+        let file_ref = format!("{file_id}.{}", self.sign(&file_id, channel_id, expires_ms));
+        Ok(IssuedFile {
+            download_url: format!("/files/refs/{file_ref}"),
+            file_ref,
+            mime_type: mime.to_string(),
+            byte_size,
+            expires_at: expires_ms,
+        })
+    }
+
+    /// Resolves a ref; `channel` is the caller's `X-XAgent-Connector-Channel-ID`, if sent.
+    pub async fn resolve(
+        &self,
+        file_ref: &str,
+        channel: Option<&str>,
+    ) -> Result<FileRecord, FileRefError> {
+        let (file_id, sig) = file_ref.split_once('.').ok_or(FileRefError::NotFound)?;
+        if file_id.len() != 32 || !file_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(FileRefError::NotFound);
+        }
+        let rec = self
+            .store
+            .file_get(file_id.to_string())
+            .await?
+            .ok_or(FileRefError::NotFound)?;
+        if rec.expires_ms <= now_ms() {
+            return Err(FileRefError::NotFound);
+        }
+        let msg = format!("{}\n{}\n{}", rec.file_id, rec.channel_id, rec.expires_ms);
+        let tag = hmac::sign(&self.key, msg.as_bytes());
+        let expected = &tag.as_ref()[..16];
+        let given = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(sig)
+            .map_err(|_| FileRefError::Forbidden)?;
+        if !ring_eq(expected, &given) {
+            return Err(FileRefError::Forbidden);
+        }
+        if channel.is_some_and(|c| c != rec.channel_id) {
+            return Err(FileRefError::Forbidden);
+        }
+        Ok(rec)
+    }
+
+    /// Deletes expired files (records and bytes); returns how many.
+    pub async fn clean_expired(&self) -> Result<usize, StoreError> {
+        let paths = self.store.file_take_expired(now_ms()).await?;
+        for p in &paths {
+            let _ = tokio::fs::remove_file(p).await;
+        }
+        Ok(paths.len())
+    }
+}
+
+fn ring_eq(a: &[u8], b: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    a.len() == b.len() && bool::from(a.ct_eq(b))
+}

@@ -1,0 +1,136 @@
+//! The Connector Card `xagent.connector/v1` (spec §4.1, §10) and the one helper that injects the
+//! reserved `connector_channel_id` argument into every tool's input schema.
+
+use serde_json::{json, Value};
+
+use super::{
+    BuildInfo, CARD_ID, CONNECTOR_VERSION, DEVICE_PROFILE, PROTOCOL_VERSION, PROVIDER, SKILL_ID,
+    TARGET_TYPE,
+};
+
+/// Card `schema` value.
+pub const CARD_SCHEMA: &str = "xagent.connector/v1";
+/// Id of the claim flow (form: `serial`, `claim_code`).
+pub const CLAIM_FLOW_ID: &str = "adb_device_claim";
+
+/// A tool as declared in the card, before the channel argument is injected.
+#[derive(Debug, Clone)]
+pub struct ToolDecl {
+    /// Model function name (`^[A-Za-z0-9_.-]{1,256}$`).
+    pub tool_id: &'static str,
+    /// Short title.
+    pub title: &'static str,
+    /// What it does, units and contract, for the model.
+    pub description: &'static str,
+    /// `true` when calling it changes the phone (journaled, serialised per channel).
+    pub side_effect: bool,
+    /// Object schema of the model arguments, without `connector_channel_id`.
+    pub input_schema: Value,
+    /// Schema of the result object.
+    pub output_schema: Value,
+}
+
+/// Returns `schema` with the reserved `connector_channel_id` string property added and listed
+/// first in `required` (spec §10: injected by a protocol helper, never hand-written per tool).
+pub fn with_connector_channel_id(mut schema: Value) -> Value {
+    if !schema.is_object() {
+        schema = json!({});
+    }
+    let obj = schema.as_object_mut().expect("object ensured above");
+    obj.insert("type".into(), json!("object"));
+    let props = obj.entry("properties").or_insert_with(|| json!({}));
+    if let Some(props) = props.as_object_mut() {
+        props.insert(
+            "connector_channel_id".into(),
+            json!({
+                "type": "string",
+                "description": "Target user-level Connector channel ID. Pass the opaque ID returned by connector_channels_list unchanged."
+            }),
+        );
+    }
+    let required = obj.entry("required").or_insert_with(|| json!([]));
+    if let Some(list) = required.as_array_mut() {
+        list.retain(|v| v != "connector_channel_id");
+        list.insert(0, json!("connector_channel_id"));
+    }
+    schema
+}
+
+/// The full input schema of a declared tool (with the channel argument).
+pub fn tool_input_schema(tool: &ToolDecl) -> Value {
+    with_connector_channel_id(tool.input_schema.clone())
+}
+
+/// Builds the card. No secret, serial or base URL appears in it (spec §4.1 "Forbidden").
+pub fn build_card(build: &BuildInfo, tools: &[ToolDecl]) -> Value {
+    json!({
+        "schema": CARD_SCHEMA,
+        "protocol_version": PROTOCOL_VERSION,
+        "build": build,
+        "connector_card_id": CARD_ID,
+        "connector": {
+            "name": "Android ADB Connector",
+            "version": CONNECTOR_VERSION,
+            "vendor": "xagent-adb-connector",
+            "description": "Observe and control Android phones attached to this edge box over ADB (USB or wireless debugging)."
+        },
+        "supports": {
+            "user_channel_mode": "multiple",
+            "target_types": [TARGET_TYPE],
+            "targets": [{"target_type": TARGET_TYPE, "provider": PROVIDER, "label": "Android Device"}],
+            "profiles": [DEVICE_PROFILE]
+        },
+        "tools": tools.iter().map(|t| json!({
+            "tool_id": t.tool_id,
+            "profile": DEVICE_PROFILE,
+            "title": t.title,
+            "description": t.description,
+            "related_skill_ids": [SKILL_ID],
+            "input_schema": tool_input_schema(t),
+            "output_schema": t.output_schema,
+        })).collect::<Vec<_>>(),
+        "auth_flows": [{
+            "id": CLAIM_FLOW_ID,
+            "target_type": TARGET_TYPE,
+            "type": "form",
+            "title": "Claim an Android phone",
+            "description": "Bind this channel to one phone attached to the edge box. The phone must be attached and authorized (USB debugging accepted).",
+            "fields": [
+                {
+                    "name": "serial",
+                    "label": "Phone serial",
+                    "input_type": "text",
+                    "required": true,
+                    "placeholder": "e.g. R58N12ABCDEF",
+                    "help_text": "The phone's serial number (Settings → About phone, or the label on the device farm slot)."
+                },
+                {
+                    "name": "claim_code",
+                    "label": "Claim code",
+                    "input_type": "password",
+                    "required": false,
+                    "secret": true,
+                    "help_text": "The code the administrator issued for this phone (not needed when the claim policy is open)."
+                }
+            ]
+        }],
+        "security": {
+            "trust_level": "local",
+            "api_key_required": true,
+            "data_classes": ["device_state", "screenshot", "ui_text"]
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helper_injects_channel_argument_once() {
+        let s = with_connector_channel_id(json!({"properties": {"x": {"type": "integer"}}, "required": ["x", "connector_channel_id"]}));
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["properties"]["connector_channel_id"]["type"], "string");
+        assert_eq!(s["required"], json!(["connector_channel_id", "x"]));
+    }
+}

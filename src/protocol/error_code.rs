@@ -1,0 +1,154 @@
+//! Stable error codes (spec §8.23 table, plus this connector's device codes documented in
+//! `docs/protocol.md`). The wire form is the snake_case string.
+
+use serde::{Deserialize, Serialize};
+
+/// A stable, machine-readable error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Invalid JSON or envelope (spec §8.23).
+    InvalidPacket,
+    /// User-level packet before hello completed.
+    HelloRequired,
+    /// Hello names another card id.
+    ConnectorCardIdMismatch,
+    /// Hello names another connector id on an already-identified socket.
+    ConnectorIdMismatch,
+    /// Hello `protocol_version` missing or below 3.0.
+    UnsupportedProtocolVersion,
+    /// Hello `supported_profiles` missing or without `xagent.device.v1`.
+    UnsupportedProfile,
+    /// User-level packet on a channel that is not open.
+    ChannelNotOpen,
+    /// User-level packet without envelope `connector_channel_id`.
+    ConnectorChannelIdRequired,
+    /// Channel id unknown to this connector.
+    ConnectorChannelNotOwned,
+    /// Channel or tool unavailable.
+    ConnectorChannelUnavailable,
+    /// Channel does not exist or is not bound.
+    ConnectionNotFound,
+    /// The channel has no bound phone.
+    ConnectionNotAuthenticated,
+    /// Unknown auth session.
+    AuthSessionNotFound,
+    /// Unknown auth flow id.
+    AuthFlowNotFound,
+    /// Claim refused (bad code, unknown phone, already bound).
+    AuthFailed,
+    /// Tool invocation failed for a reason without a more specific code.
+    ToolInvokeFailed,
+    /// Tool id not in the card.
+    ToolNotFound,
+    /// Tool exists but is not available in the current descriptor.
+    ToolUnavailable,
+    /// Arguments do not match the tool's `input_schema`.
+    InvalidArguments,
+    /// The packet type is not supported.
+    UnsupportedPacket,
+    /// The bound phone is not attached or its transport is offline.
+    DeviceOffline,
+    /// The bound phone has not accepted this host's ADB key.
+    DeviceUnauthorized,
+    /// The host lacks permission to open the USB device (udev).
+    DeviceNoPermissions,
+    /// A device command exceeded its deadline.
+    DeviceTimeout,
+    /// The phone refused the operation (SecurityException, permission denied).
+    DevicePermissionDenied,
+    /// A device command failed (non-zero exit or error output).
+    DeviceCommandFailed,
+    /// The adb server is not reachable.
+    AdbServerUnavailable,
+    /// Coordinates outside the display.
+    OutOfBounds,
+    /// Text cannot be typed by the available input method.
+    UnsupportedText,
+    /// `uiautomator dump` failed (reason in the message).
+    UiDumpFailed,
+    /// The screenshot bytes were not a valid PNG.
+    InvalidScreenshot,
+    /// Too many packets/tool calls in a period.
+    RateLimited,
+    /// Packet larger than the limit.
+    PacketTooLarge,
+    /// A repeated side-effecting call whose first attempt was interrupted by a restart: its
+    /// effect is unknown and it is not run again.
+    ToolCallInterrupted,
+    /// Internal failure (storage).
+    InternalError,
+    /// A code this build does not know (received from a peer).
+    #[serde(other)]
+    Unknown,
+}
+
+impl ErrorCode {
+    /// The wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidPacket => "invalid_packet",
+            Self::HelloRequired => "hello_required",
+            Self::ConnectorCardIdMismatch => "connector_card_id_mismatch",
+            Self::ConnectorIdMismatch => "connector_id_mismatch",
+            Self::UnsupportedProtocolVersion => "unsupported_protocol_version",
+            Self::UnsupportedProfile => "unsupported_profile",
+            Self::ChannelNotOpen => "channel_not_open",
+            Self::ConnectorChannelIdRequired => "connector_channel_id_required",
+            Self::ConnectorChannelNotOwned => "connector_channel_not_owned",
+            Self::ConnectorChannelUnavailable => "connector_channel_unavailable",
+            Self::ConnectionNotFound => "connection_not_found",
+            Self::ConnectionNotAuthenticated => "connection_not_authenticated",
+            Self::AuthSessionNotFound => "auth_session_not_found",
+            Self::AuthFlowNotFound => "auth_flow_not_found",
+            Self::AuthFailed => "auth_failed",
+            Self::ToolInvokeFailed => "tool_invoke_failed",
+            Self::ToolNotFound => "tool_not_found",
+            Self::ToolUnavailable => "tool_unavailable",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::UnsupportedPacket => "unsupported_packet",
+            Self::DeviceOffline => "device_offline",
+            Self::DeviceUnauthorized => "device_unauthorized",
+            Self::DeviceNoPermissions => "device_no_permissions",
+            Self::DeviceTimeout => "device_timeout",
+            Self::DevicePermissionDenied => "device_permission_denied",
+            Self::DeviceCommandFailed => "device_command_failed",
+            Self::AdbServerUnavailable => "adb_server_unavailable",
+            Self::OutOfBounds => "out_of_bounds",
+            Self::UnsupportedText => "unsupported_text",
+            Self::UiDumpFailed => "ui_dump_failed",
+            Self::InvalidScreenshot => "invalid_screenshot",
+            Self::RateLimited => "rate_limited",
+            Self::PacketTooLarge => "packet_too_large",
+            Self::ToolCallInterrupted => "tool_call_interrupted",
+            Self::InternalError => "internal_error",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_form_matches_as_str() {
+        for code in [
+            ErrorCode::InvalidPacket,
+            ErrorCode::ConnectorCardIdMismatch,
+            ErrorCode::DeviceTimeout,
+            ErrorCode::UnsupportedText,
+        ] {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+        let unknown: ErrorCode = serde_json::from_str("\"something_new\"").unwrap();
+        assert_eq!(unknown, ErrorCode::Unknown);
+    }
+}

@@ -1,0 +1,33 @@
+//! System API key check (`Authorization: Bearer <api_key>`, spec §3). Both sides are hashed
+//! with SHA-256 and compared in constant time, so neither content nor length leaks by timing.
+
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+use subtle::ConstantTimeEq;
+
+use crate::config::{hash_claim_code, Secret};
+
+/// Whether `headers` carry the right Bearer key.
+pub fn bearer_ok(headers: &HeaderMap, key: &Secret) -> bool {
+    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let Some(token) = value.strip_prefix("Bearer ") else {
+        return false;
+    };
+    let given = hash_claim_code(token.trim());
+    let expected = hash_claim_code(key.expose());
+    bool::from(given.ct_eq(&expected))
+}
+
+/// 401 with a JSON body and `WWW-Authenticate: Bearer`.
+pub fn unauthorized() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        Json(json!({"error": {"code": "unauthorized", "message": "missing or wrong Bearer API key"}})),
+    )
+        .into_response()
+}

@@ -1,0 +1,121 @@
+//! HTTP control plane, transfer plane and the WebSocket data-plane endpoint (axum).
+//!
+//! | route | auth | spec |
+//! |---|---|---|
+//! | `GET /connector-card.json` | public | §4.1 |
+//! | `GET /skill.md` | public | §4.2 |
+//! | `GET /health` | Bearer | §4.3 |
+//! | `GET /ws` | Bearer + subprotocol `xagent.connector.packet.v1` | §6 |
+//! | `GET /files/refs/{file_ref}` | the signed ref itself | §5.2 |
+
+pub mod auth;
+pub mod files;
+
+use std::sync::Arc;
+
+use axum::extract::{State, WebSocketUpgrade};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Secret;
+use crate::connector::{session, Connector};
+use crate::device::tools::catalog;
+use crate::protocol::card::build_card;
+use crate::protocol::{BUILD, CARD_ID, CONNECTOR_VERSION, PROTOCOL_VERSION, WS_SUBPROTOCOL};
+
+/// The connector's primary skill, served as `/skill.md`.
+pub const SKILL_MD: &str = include_str!("../../skills/connector-device-adb/SKILL.md");
+/// Largest accepted WebSocket message (bytes); larger frames close the socket with 1009.
+pub const MAX_PACKET_BYTES: usize = 1024 * 1024;
+
+/// Shared state of the HTTP handlers.
+#[derive(Clone)]
+pub struct AppState {
+    /// The connector core.
+    pub connector: Arc<Connector>,
+    /// System API key.
+    pub api_key: Secret,
+    /// The card, built once.
+    pub card: Arc<Value>,
+    /// Process shutdown.
+    pub shutdown: CancellationToken,
+}
+
+impl AppState {
+    /// Builds the state and the card.
+    pub fn new(connector: Arc<Connector>, api_key: Secret, shutdown: CancellationToken) -> Self {
+        Self {
+            connector,
+            api_key,
+            card: Arc::new(build_card(&BUILD, catalog())),
+            shutdown,
+        }
+    }
+}
+
+/// The router with every route.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/connector-card.json", get(card))
+        .route("/skill.md", get(skill))
+        .route("/health", get(health))
+        .route("/ws", get(ws))
+        .route("/files/refs/{file_ref}", get(files::download))
+        .with_state(state)
+}
+
+async fn card(State(st): State<AppState>) -> Json<Value> {
+    Json((*st.card).clone())
+}
+
+async fn skill() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+        SKILL_MD,
+    )
+        .into_response()
+}
+
+async fn health(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    if !auth::bearer_ok(&headers, &st.api_key) {
+        return auth::unauthorized();
+    }
+    Json(json!({
+        "status": "ok",
+        "connector_card_id": CARD_ID,
+        "connector_card_version": CONNECTOR_VERSION,
+        "protocol_version": PROTOCOL_VERSION,
+        "build": BUILD,
+    }))
+    .into_response()
+}
+
+async fn ws(State(st): State<AppState>, headers: HeaderMap, upgrade: WebSocketUpgrade) -> Response {
+    if !auth::bearer_ok(&headers, &st.api_key) {
+        return auth::unauthorized();
+    }
+    let offered = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == WS_SUBPROTOCOL);
+    if !offered {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"code": "subprotocol_required", "message": "Sec-WebSocket-Protocol must offer xagent.connector.packet.v1"}})),
+        )
+            .into_response();
+    }
+    let connector = Arc::clone(&st.connector);
+    let shutdown = st.shutdown.clone();
+    upgrade
+        .protocols([WS_SUBPROTOCOL])
+        .max_message_size(MAX_PACKET_BYTES)
+        .max_frame_size(MAX_PACKET_BYTES)
+        .on_upgrade(move |socket| session::run(connector, socket, shutdown))
+}

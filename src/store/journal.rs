@@ -1,0 +1,78 @@
+//! The tool-call journal: every side-effecting call is recorded by
+//! (`connector_channel_id`, `context.tool_call_id`) *before* it touches the phone, and its outcome
+//! after, so a repeated call is answered from the journal instead of running twice — across
+//! reconnects and `kill -9` alike (Device Profile §4: a network retry is not permission to
+//! execute again).
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{sql, Store, StoreError};
+
+/// What the journal says about a call when it is begun.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JournalEntry {
+    /// First time: the caller must run it and then call [`Store::journal_finish`].
+    New,
+    /// Already started and not finished (running now, or interrupted by a crash).
+    Running,
+    /// Finished: the recorded outcome JSON (`{"result": …}` or `{"error": …}`).
+    Done(String),
+    /// The id was used for another tool (refused: ids are per call).
+    OtherTool(String),
+}
+
+impl Store {
+    /// Begins a journaled call atomically.
+    pub async fn journal_begin(
+        &self,
+        channel_id: String,
+        tool_call_id: String,
+        tool_id: String,
+        now_ms: i64,
+    ) -> Result<JournalEntry, StoreError> {
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let inserted = tx.execute(
+                sql::JOURNAL_BEGIN,
+                params![channel_id, tool_call_id, tool_id, now_ms],
+            )?;
+            let entry = if inserted == 1 {
+                JournalEntry::New
+            } else {
+                let row: Option<(String, String, Option<String>)> = tx
+                    .query_row(sql::JOURNAL_GET, params![channel_id, tool_call_id], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })
+                    .optional()?;
+                match row {
+                    Some((t, _, _)) if t != tool_id => JournalEntry::OtherTool(t),
+                    Some((_, state, Some(outcome))) if state == "done" => JournalEntry::Done(outcome),
+                    _ => JournalEntry::Running,
+                }
+            };
+            tx.commit()?;
+            Ok(entry)
+        })
+        .await
+    }
+
+    /// Records the outcome JSON of a call begun with [`Store::journal_begin`].
+    pub async fn journal_finish(
+        &self,
+        channel_id: String,
+        tool_call_id: String,
+        outcome: String,
+    ) -> Result<(), StoreError> {
+        self.run(move |c| {
+            c.execute(sql::JOURNAL_FINISH, params![channel_id, tool_call_id, outcome])
+                .map(|_| ())
+        })
+        .await
+    }
+
+    /// Deletes entries created before `cutoff_ms`.
+    pub async fn journal_prune(&self, cutoff_ms: i64) -> Result<usize, StoreError> {
+        self.run(move |c| c.execute(sql::JOURNAL_PRUNE, params![cutoff_ms]))
+            .await
+    }
+}

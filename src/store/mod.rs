@@ -1,0 +1,72 @@
+//! Persistence (SQLite via rusqlite, bundled): connector identity, channels, bindings, file refs.
+//!
+//! SQLite is blocking, so one dedicated thread owns the connection and async code reaches it over
+//! a channel ([`Store::run`]); nothing blocks a tokio worker. SQL lives in named constants in
+//! [`sql`]. The database is opened in WAL mode with `synchronous=FULL` so a `kill -9` never
+//! loses a committed binding.
+
+pub mod journal;
+pub mod records;
+pub mod sql;
+
+use std::path::Path;
+use std::sync::mpsc as std_mpsc;
+
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+pub use journal::JournalEntry;
+pub use records::{BindingRecord, FileRecord};
+
+/// Storage failures.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error.
+    #[error("storage error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The storage thread is gone (process shutting down).
+    #[error("storage thread stopped")]
+    Stopped,
+}
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// Handle on the storage thread; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    jobs: std_mpsc::Sender<Job>,
+}
+
+impl Store {
+    /// Opens (creating if needed) `path`, applies the schema, and starts the owner thread.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let mut conn = Connection::open(path)?;
+        conn.execute_batch(sql::PRAGMAS)?;
+        conn.execute_batch(sql::SCHEMA)?;
+        let (tx, rx) = std_mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("sqlite".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job(&mut conn);
+                }
+            })
+            .map_err(|e| StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
+        Ok(Store { jobs: tx })
+    }
+
+    /// Runs `f` on the storage thread and awaits its result.
+    pub async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        self.jobs
+            .send(Box::new(move |conn| {
+                let _ = tx.send(f(conn));
+            }))
+            .map_err(|_| StoreError::Stopped)?;
+        Ok(rx.await.map_err(|_| StoreError::Stopped)??)
+    }
+}

@@ -1,0 +1,208 @@
+//! Typed records and the queries that read/write them.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{sql, Store, StoreError};
+
+/// A channel ↔ phone binding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindingRecord {
+    /// Channel id.
+    pub channel_id: String,
+    /// The phone's `ro.serialno` (never leaves the connector).
+    pub serial: String,
+    /// `ro.product.model` at claim time.
+    pub model: String,
+    /// When bound, Unix ms.
+    pub bound_ms: i64,
+}
+
+/// A stored file served under `/files/refs/{file_ref}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    /// Random id (the unguessable part of the ref).
+    pub file_id: String,
+    /// Owning channel.
+    pub channel_id: String,
+    /// Absolute path on disk.
+    pub path: String,
+    /// MIME type.
+    pub mime: String,
+    /// Suggested download name.
+    pub filename: String,
+    /// Size, bytes.
+    pub byte_size: i64,
+    /// Created, Unix ms.
+    pub created_ms: i64,
+    /// Expiry, Unix ms.
+    pub expires_ms: i64,
+}
+
+fn binding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BindingRecord> {
+    Ok(BindingRecord {
+        channel_id: r.get(0)?,
+        serial: r.get(1)?,
+        model: r.get(2)?,
+        bound_ms: r.get(3)?,
+    })
+}
+
+impl Store {
+    /// Returns the meta value for `key`, inserting `init()` first if absent (atomic).
+    pub async fn meta_get_or_init(
+        &self,
+        key: &'static str,
+        init: Vec<u8>,
+    ) -> Result<Vec<u8>, StoreError> {
+        self.run(move |c| {
+            c.execute(sql::META_INSERT, params![key, init])?;
+            c.query_row(sql::META_GET, params![key], |r| r.get(0))
+        })
+        .await
+    }
+
+    /// Sets a meta value.
+    pub async fn meta_set(&self, key: &'static str, value: Vec<u8>) -> Result<(), StoreError> {
+        self.run(move |c| c.execute(sql::META_SET, params![key, value]).map(|_| ()))
+            .await
+    }
+
+    /// Persists a channel id.
+    pub async fn channel_insert(
+        &self,
+        channel_id: String,
+        connector_id: String,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.run(move |c| {
+            c.execute(sql::CHANNEL_INSERT, params![channel_id, connector_id, now_ms])
+                .map(|_| ())
+        })
+        .await
+    }
+
+    /// Whether a channel id is known.
+    pub async fn channel_exists(&self, channel_id: String) -> Result<bool, StoreError> {
+        self.run(move |c| {
+            c.query_row(sql::CHANNEL_EXISTS, params![channel_id], |_| Ok(()))
+                .optional()
+                .map(|o| o.is_some())
+        })
+        .await
+    }
+
+    /// Binds; `Ok(false)` when the serial is already bound to another channel.
+    pub async fn binding_insert(&self, b: BindingRecord) -> Result<bool, StoreError> {
+        self.run(move |c| {
+            match c.execute(
+                sql::BINDING_INSERT,
+                params![b.channel_id, b.serial, b.model, b.bound_ms],
+            ) {
+                Ok(_) => Ok(true),
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+                {
+                    Ok(false)
+                }
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    /// The binding of a channel.
+    pub async fn binding_by_channel(
+        &self,
+        channel_id: String,
+    ) -> Result<Option<BindingRecord>, StoreError> {
+        self.run(move |c| {
+            c.query_row(sql::BINDING_BY_CHANNEL, params![channel_id], binding_row)
+                .optional()
+        })
+        .await
+    }
+
+    /// The channel a serial is bound to.
+    pub async fn binding_channel_of(&self, serial: String) -> Result<Option<String>, StoreError> {
+        self.run(move |c| {
+            c.query_row(sql::BINDING_BY_SERIAL, params![serial], |r| r.get(0))
+                .optional()
+        })
+        .await
+    }
+
+    /// Every binding.
+    pub async fn binding_all(&self) -> Result<Vec<BindingRecord>, StoreError> {
+        self.run(|c| {
+            let mut st = c.prepare(sql::BINDING_ALL)?;
+            let rows = st.query_map([], binding_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// Removes a channel's binding.
+    pub async fn binding_delete(&self, channel_id: String) -> Result<(), StoreError> {
+        self.run(move |c| c.execute(sql::BINDING_DELETE, params![channel_id]).map(|_| ()))
+            .await
+    }
+
+    /// Records a stored file.
+    pub async fn file_insert(&self, f: FileRecord) -> Result<(), StoreError> {
+        self.run(move |c| {
+            c.execute(
+                sql::FILE_INSERT,
+                params![
+                    f.file_id,
+                    f.channel_id,
+                    f.path,
+                    f.mime,
+                    f.filename,
+                    f.byte_size,
+                    f.created_ms,
+                    f.expires_ms
+                ],
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
+    /// Looks up a file by id.
+    pub async fn file_get(&self, file_id: String) -> Result<Option<FileRecord>, StoreError> {
+        self.run(move |c| {
+            c.query_row(sql::FILE_GET, params![file_id], |r| {
+                Ok(FileRecord {
+                    file_id: r.get(0)?,
+                    channel_id: r.get(1)?,
+                    path: r.get(2)?,
+                    mime: r.get(3)?,
+                    filename: r.get(4)?,
+                    byte_size: r.get(5)?,
+                    created_ms: r.get(6)?,
+                    expires_ms: r.get(7)?,
+                })
+            })
+            .optional()
+        })
+        .await
+    }
+
+    /// Deletes expired file records and returns their paths (the caller removes the files).
+    pub async fn file_take_expired(&self, now_ms: i64) -> Result<Vec<String>, StoreError> {
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let expired: Vec<(String, String)> = {
+                let mut st = tx.prepare(sql::FILE_EXPIRED)?;
+                let rows = st.query_map(params![now_ms], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            for (id, _) in &expired {
+                tx.execute(sql::FILE_DELETE, params![id])?;
+            }
+            tx.commit()?;
+            Ok(expired.into_iter().map(|(_, p)| p).collect())
+        })
+        .await
+    }
+}

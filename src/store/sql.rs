@@ -1,0 +1,88 @@
+//! SQL text, one named constant per statement.
+
+/// Connection settings: WAL, full fsync on commit, foreign keys.
+pub const PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;";
+
+/// Schema (idempotent).
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS channels (
+    channel_id TEXT PRIMARY KEY,
+    connector_id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bindings (
+    channel_id TEXT PRIMARY KEY REFERENCES channels(channel_id) ON DELETE CASCADE,
+    serial TEXT NOT NULL UNIQUE,
+    model TEXT NOT NULL,
+    bound_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS file_refs (
+    file_id TEXT PRIMARY KEY,
+    channel_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    byte_size INTEGER NOT NULL,
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS file_refs_expiry ON file_refs(expires_ms);
+CREATE TABLE IF NOT EXISTS tool_journal (
+    channel_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    tool_id TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('running', 'done')),
+    outcome TEXT,
+    created_ms INTEGER NOT NULL,
+    PRIMARY KEY (channel_id, tool_call_id)
+);
+";
+
+/// Read a meta value.
+pub const META_GET: &str = "SELECT value FROM meta WHERE key = ?1";
+/// Insert a meta value unless present.
+pub const META_INSERT: &str = "INSERT OR IGNORE INTO meta (key, value) VALUES (?1, ?2)";
+/// Upsert a meta value.
+pub const META_SET: &str = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value";
+
+/// Insert a channel.
+pub const CHANNEL_INSERT: &str = "INSERT OR IGNORE INTO channels (channel_id, connector_id, created_ms) VALUES (?1, ?2, ?3)";
+/// Does a channel exist?
+pub const CHANNEL_EXISTS: &str = "SELECT 1 FROM channels WHERE channel_id = ?1";
+/// All channels.
+pub const CHANNEL_ALL: &str = "SELECT channel_id FROM channels";
+
+/// Bind a phone to a channel (fails on a second channel for the same serial: UNIQUE).
+pub const BINDING_INSERT: &str = "INSERT INTO bindings (channel_id, serial, model, bound_ms) VALUES (?1, ?2, ?3, ?4)";
+/// Binding of a channel.
+pub const BINDING_BY_CHANNEL: &str = "SELECT channel_id, serial, model, bound_ms FROM bindings WHERE channel_id = ?1";
+/// Channel holding a serial.
+pub const BINDING_BY_SERIAL: &str = "SELECT channel_id FROM bindings WHERE serial = ?1";
+/// All bindings.
+pub const BINDING_ALL: &str = "SELECT channel_id, serial, model, bound_ms FROM bindings";
+/// Remove a channel's binding.
+pub const BINDING_DELETE: &str = "DELETE FROM bindings WHERE channel_id = ?1";
+
+/// Record a stored file.
+pub const FILE_INSERT: &str = "INSERT INTO file_refs (file_id, channel_id, path, mime, filename, byte_size, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+/// Look up a file.
+pub const FILE_GET: &str = "SELECT file_id, channel_id, path, mime, filename, byte_size, created_ms, expires_ms FROM file_refs WHERE file_id = ?1";
+/// Expired files (for the cleaner).
+pub const FILE_EXPIRED: &str = "SELECT file_id, path FROM file_refs WHERE expires_ms <= ?1";
+/// Delete a file record.
+pub const FILE_DELETE: &str = "DELETE FROM file_refs WHERE file_id = ?1";
+
+/// Claim a side-effecting call before running it (no-op when already journaled).
+pub const JOURNAL_BEGIN: &str = "INSERT OR IGNORE INTO tool_journal (channel_id, tool_call_id, tool_id, state, outcome, created_ms) VALUES (?1, ?2, ?3, 'running', NULL, ?4)";
+/// Read a journaled call.
+pub const JOURNAL_GET: &str = "SELECT tool_id, state, outcome FROM tool_journal WHERE channel_id = ?1 AND tool_call_id = ?2";
+/// Record the outcome of a call.
+pub const JOURNAL_FINISH: &str = "UPDATE tool_journal SET state = 'done', outcome = ?3 WHERE channel_id = ?1 AND tool_call_id = ?2";
+/// Drop journal rows older than a cut-off.
+pub const JOURNAL_PRUNE: &str = "DELETE FROM tool_journal WHERE created_ms < ?1";
+/// Drop a channel's journal (channel deregistered).
+pub const JOURNAL_DELETE_CHANNEL: &str = "DELETE FROM tool_journal WHERE channel_id = ?1";
+
+/// Deregistration cascade: every channel (bindings cascade), the whole journal.
+pub const DEREGISTER_ALL: &str = "DELETE FROM tool_journal; DELETE FROM bindings; DELETE FROM channels;";

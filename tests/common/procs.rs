@@ -1,0 +1,206 @@
+//! The real binary as child processes: `serve` and `sim`. Each reads its own stdout for the bound
+//! address and is killed on drop. Connector logs (stderr) go to a file the test can read.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::API_KEY;
+
+/// Path of the binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_xagent-adb-connector")
+}
+
+/// A unique temporary directory (removed on drop).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// Creates `…/xagent-test-<tag>-<pid>-<n>`.
+    pub fn new(tag: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("xagent-test-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+    /// The path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Spawns `cmd` and waits (≤ 20 s) for a stdout line starting with `prefix`; returns the child and
+/// the rest of that line. Later stdout lines are drained in a thread.
+fn spawn_and_wait(mut cmd: Command, prefix: &str) -> (Child, String) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().expect("spawn binary");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    let wanted = prefix.to_string();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if !sent {
+                if let Some(rest) = line.strip_prefix(&wanted) {
+                    let _ = tx.send(rest.trim().to_string());
+                    sent = true;
+                }
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(rest) => (child, rest),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("process did not print {prefix:?} within 20 s");
+        }
+    }
+}
+
+/// A simulated phone process.
+pub struct SimPhone {
+    child: Child,
+    /// `HOST:PORT` of its ADB transport.
+    pub addr: String,
+    /// Its ro.serialno.
+    pub serial: String,
+}
+
+impl SimPhone {
+    /// `xagent-adb-connector sim --listen 127.0.0.1:0 --serial SERIAL`.
+    pub fn start(serial: &str) -> SimPhone {
+        let mut cmd = Command::new(bin());
+        cmd.args(["sim", "--listen", "127.0.0.1:0", "--serial", serial])
+            .stderr(Stdio::null());
+        let (child, rest) = spawn_and_wait(cmd, "simulated phone listening on tcp:");
+        SimPhone {
+            child,
+            addr: rest,
+            serial: serial.to_string(),
+        }
+    }
+}
+
+impl Drop for SimPhone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How the connector reaches phones in a test.
+#[derive(Clone, Debug)]
+pub enum Phones {
+    /// Through this adb server (`--adb-server`).
+    AdbServer(String),
+    /// Direct transport to these `HOST:PORT`s (`--device tcp:…`), adb server disabled.
+    Direct(Vec<String>),
+}
+
+/// A connector process (`serve`).
+pub struct ConnectorProc {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// Its data dir (kept across restarts by the test).
+    pub data_dir: PathBuf,
+    /// Where its stderr (logs) goes.
+    pub log_path: PathBuf,
+    phones: Phones,
+    extra: Vec<String>,
+}
+
+impl ConnectorProc {
+    /// Starts `serve` on a free port with the test API key and claim policy open.
+    pub fn start(data_dir: &Path, phones: Phones) -> ConnectorProc {
+        Self::start_with(data_dir, phones, &["--claim-policy", "open"])
+    }
+
+    /// Starts `serve` with extra flags.
+    pub fn start_with(data_dir: &Path, phones: Phones, extra: &[&str]) -> ConnectorProc {
+        let mut c = ConnectorProc {
+            child: None,
+            base: String::new(),
+            addr: String::new(),
+            data_dir: data_dir.to_path_buf(),
+            log_path: data_dir.join("connector.log"),
+            phones,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        c.spawn("127.0.0.1:0");
+        c
+    }
+
+    fn spawn(&mut self, listen: &str) {
+        let key_file = self.data_dir.join("api_key.txt");
+        std::fs::write(&key_file, format!("{API_KEY}\n")).expect("key file");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .expect("log file");
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
+            .args(["--listen", listen])
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .arg("--api-key-file")
+            .arg(&key_file)
+            .args(&self.extra)
+            .env("RUST_LOG", "debug")
+            .stderr(Stdio::from(log));
+        match &self.phones {
+            Phones::AdbServer(addr) => {
+                cmd.args(["--adb-server", addr]);
+            }
+            Phones::Direct(addrs) => {
+                cmd.args(["--adb-server", ""]);
+                for a in addrs {
+                    cmd.args(["--device", &format!("tcp:{a}")]);
+                }
+            }
+        }
+        let (child, rest) = spawn_and_wait(cmd, "listening on http://");
+        self.addr = rest.clone();
+        self.base = format!("http://{rest}");
+        self.child = Some(child);
+    }
+
+    /// Kills the process (SIGKILL) and starts it again on the same data dir and port.
+    pub fn restart(&mut self) {
+        self.kill();
+        let addr = self.addr.clone();
+        self.spawn(&addr);
+    }
+
+    /// SIGKILL.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Everything the process logged so far.
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+}
+
+impl Drop for ConnectorProc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

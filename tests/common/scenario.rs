@@ -1,0 +1,133 @@
+//! The walking-skeleton scenario, played by xAgent over the real wire against a connector that
+//! reaches a simulated phone (through an adb server or directly).
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::schemas::{assert_card, assert_descriptor};
+use super::xagent::{connect, http_get, XAgent};
+use super::API_KEY;
+
+/// Claims `serial`, retrying while the connector has not yet seen the phone (≤ 15 s).
+pub async fn claim_when_visible(x: &mut XAgent, channel: &str, serial: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let ack = x.claim(channel, serial).await;
+        if ack.get("error").is_none() || Instant::now() > deadline {
+            return ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Elements of an `android_ui_tree` result.
+pub fn elements(ack: &Value) -> Vec<Value> {
+    ack["payload"]["result"]["elements"].as_array().cloned().unwrap_or_default()
+}
+
+/// The element whose `text` equals `text`.
+pub fn find_text(elems: &[Value], text: &str) -> Option<Value> {
+    elems.iter().find(|e| e["text"] == text).cloned()
+}
+
+/// The first element of `class`.
+pub fn find_class(elems: &[Value], class: &str) -> Option<Value> {
+    elems.iter().find(|e| e["class"] == class).cloned()
+}
+
+/// Round-trip times measured by the scenario (ms).
+#[derive(Debug, Default)]
+pub struct Timings {
+    /// `android_screenshot` ack round trip.
+    pub screenshot_ms: f64,
+    /// `android_tap` ack round trip.
+    pub tap_ms: f64,
+}
+
+/// Plays the whole path: card/skill/health, hello, open, claim, status, screenshot (downloaded
+/// and decoded), UI tree → tap Notes → tap its EditText → type → UI tree shows the text.
+pub async fn walking_skeleton(addr: &str, serial: &str) -> Timings {
+    let base = format!("http://{addr}");
+    let (st, ctype, body) = http_get(&format!("{base}/connector-card.json"), None);
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/json"));
+    let card: Value = serde_json::from_slice(&body).unwrap();
+    assert_card(&card);
+    let (st, _, skill) = http_get(&format!("{base}/skill.md"), None);
+    assert_eq!(st, 200);
+    assert!(String::from_utf8_lossy(&skill).contains("name: connector-device-adb"));
+    let (st, _, health) = http_get(&format!("{base}/health"), Some(API_KEY));
+    assert_eq!(st, 200);
+    let health: Value = serde_json::from_slice(&health).unwrap();
+    assert_eq!(health["build"], card["build"]);
+
+    let mut x = connect(addr).await;
+    let hello = x.hello("").await;
+    assert!(hello["payload"]["connector_id"].as_str().is_some_and(|s| !s.is_empty()));
+    let (ch, open) = x.open(None).await;
+    assert_eq!(open["payload"]["connection_descriptor"]["connection"]["status"], "created");
+
+    let ack = claim_when_visible(&mut x, &ch, serial).await;
+    assert!(ack.get("error").is_none(), "claim failed: {ack}");
+    assert_eq!(ack["payload"]["status"], "authenticated");
+    let d = &ack["payload"]["connection_descriptor"];
+    assert_descriptor(d);
+    assert_eq!(d["connection"]["status"], "connected");
+    assert!(!d.to_string().contains(serial), "descriptor must not carry the full serial");
+    assert!(d["target"]["display_name"].as_str().unwrap().contains("Pixel"));
+    for t in d["tools"].as_array().unwrap() {
+        assert_eq!(t["status"], "available");
+    }
+
+    let status = x.tool(&ch, "android_device_status", json!({})).await;
+    let r = &status["payload"]["result"];
+    assert!(status.get("error").is_none(), "{status}");
+    assert!(r["model"].as_str().unwrap().contains("Pixel"), "{r}");
+    assert!(r["display"]["width"].as_u64().unwrap() > 0, "{r}");
+
+    let t0 = Instant::now();
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    let screenshot_ms = t0.elapsed().as_secs_f64() * 1e3;
+    assert!(shot.get("error").is_none(), "{shot}");
+    let r = &shot["payload"]["result"];
+    assert_eq!(r["mime_type"], "image/png");
+    let url = format!("{base}{}", r["download_url"].as_str().unwrap());
+    let (st, ctype, png_bytes) = http_get(&url, None);
+    assert_eq!(st, 200);
+    assert_eq!(ctype, "image/png");
+    assert_eq!(png_bytes.len() as u64, r["byte_size"].as_u64().unwrap());
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let reader = decoder.read_info().expect("valid PNG");
+    assert_eq!(u64::from(reader.info().width), r["width"].as_u64().unwrap());
+    assert_eq!(u64::from(reader.info().height), r["height"].as_u64().unwrap());
+
+    let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
+    assert!(tree.get("error").is_none(), "{tree}");
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon on the launcher");
+    let t0 = Instant::now();
+    let tap = x
+        .tool(&ch, "android_tap", json!({"x": notes["center"][0], "y": notes["center"][1]}))
+        .await;
+    let tap_ms = t0.elapsed().as_secs_f64() * 1e3;
+    assert!(tap.get("error").is_none(), "{tap}");
+    let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
+    let edit = find_class(&elements(&tree), "android.widget.EditText").expect("EditText in Notes");
+    let tap = x
+        .tool(&ch, "android_tap", json!({"x": edit["center"][0], "y": edit["center"][1]}))
+        .await;
+    assert!(tap.get("error").is_none(), "{tap}");
+    let typed = "Hello, it's 100%sure; $HOME `id`";
+    let ack = x.tool(&ch, "android_input_text", json!({"text": typed})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
+    let edit = find_class(&elements(&tree), "android.widget.EditText").expect("EditText");
+    assert_eq!(edit["text"], typed, "the field holds exactly what was typed");
+    let key = x.tool(&ch, "android_press_key", json!({"key": "home"})).await;
+    assert!(key.get("error").is_none(), "{key}");
+    let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
+    assert!(find_text(&elements(&tree), "Notes").is_some(), "home shows the launcher");
+    x.close().await;
+    Timings { screenshot_ms, tap_ms }
+}

@@ -1,0 +1,243 @@
+//! Data plane over a real WebSocket against the real binary (spec §6–8): hello gate and refusals,
+//! routing errors, bad input keeps the socket usable, reconnect and restart restore the channel,
+//! file refs are signed and channel-bound, secrets never reach logs.
+
+mod common;
+
+use serde_json::{json, Value};
+
+use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::claim_when_visible;
+use common::xagent::{connect, http_get};
+use common::API_KEY;
+
+fn code(p: &Value) -> &str {
+    p["error"]["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn hello_gate_and_refusals() {
+    let dir = TempDir::new("hello");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    // First packet must be hello.
+    let e = x.request("ping", None, json!({})).await;
+    assert_eq!((e["type"].as_str(), code(&e)), (Some("error"), "hello_required"));
+    let e = x.request("channel.open", None, json!({})).await;
+    assert_eq!(code(&e), "hello_required");
+    // Wrong card id, missing/old version, missing profiles: refused, socket stays open.
+    let bad = [
+        (json!({"connector_card_id": "im.wechat", "protocol_version": "3.0", "supported_profiles": ["xagent.device.v1"]}), "connector_card_id_mismatch"),
+        (json!({"connector_card_id": "device.adb", "supported_profiles": ["xagent.device.v1"]}), "unsupported_protocol_version"),
+        (json!({"connector_card_id": "device.adb", "protocol_version": "2.9", "supported_profiles": ["xagent.device.v1"]}), "unsupported_protocol_version"),
+        (json!({"connector_card_id": "device.adb", "protocol_version": "3.0"}), "unsupported_profile"),
+        (json!({"connector_card_id": "device.adb", "protocol_version": "3.0", "supported_profiles": ["xagent.im.v2"]}), "unsupported_profile"),
+    ];
+    for (payload, want) in bad {
+        let e = x.request("connector.hello", None, payload).await;
+        assert_eq!(e["type"], "error");
+        assert_eq!(code(&e), want, "{e}");
+    }
+    let ack = x.hello("").await;
+    let id = ack["payload"]["connector_id"].as_str().unwrap().to_string();
+    assert_eq!(ack["payload"]["connector_card_id"], "device.adb");
+    assert_eq!(ack["payload"]["protocol_version"], "3.0");
+    let pong = x.request("ping", None, json!({})).await;
+    assert_eq!(pong["type"], "pong");
+    // The id is stable for a new socket.
+    let mut y = connect(&conn.addr).await;
+    assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
+}
+
+#[tokio::test]
+async fn bad_input_gets_documented_errors_and_the_socket_stays_usable() {
+    let dir = TempDir::new("badinput");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    for garbage in ["{", "[]", "null", "{\"schema\":\"nope\",\"packet_id\":\"p\",\"type\":\"ping\"}",
+                    "{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":\"\",\"type\":\"ping\"}",
+                    "{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":1,\"type\":\"ping\"}"] {
+        x.send_text(garbage).await;
+        let e = x.recv_within(5).await.expect("an error packet");
+        assert_eq!((e["type"].as_str(), code(&e)), (Some("error"), "invalid_packet"), "{garbage}: {e}");
+    }
+    let e = x.request("message.push", None, json!({})).await;
+    assert_eq!(code(&e), "unsupported_packet");
+    let e = x.request("connection.descriptor.get", None, json!({})).await;
+    assert_eq!(code(&e), "connector_channel_id_required");
+    let e = x.request("connection.descriptor.get", Some("cch_not_mine"), json!({})).await;
+    assert_eq!(code(&e), "connector_channel_not_owned");
+    let (ch, _) = x.open(None).await;
+    let d = x.request("connection.descriptor.get", Some(&ch), json!({})).await;
+    assert_eq!(d["type"], "connection.descriptor.get.ack");
+    assert_eq!(d["payload"]["connection_descriptor"]["connection"]["status"], "created");
+    // Tool before claim.
+    let ack = x.tool(&ch, "android_screenshot", json!({})).await;
+    assert_eq!(code(&ack), "connection_not_authenticated");
+    // Unknown tool; wrong argument types.
+    let ack = x.tool(&ch, "android_teleport", json!({})).await;
+    assert_eq!(code(&ack), "tool_not_found");
+    // A channel opened on another socket is not open here.
+    let mut y = connect(&conn.addr).await;
+    y.hello("").await;
+    let e = y.request("connection.descriptor.get", Some(&ch), json!({})).await;
+    assert_eq!(code(&e), "channel_not_open");
+    let pong = x.request("ping", None, json!({})).await;
+    assert_eq!(pong["type"], "pong", "socket still usable");
+}
+
+#[tokio::test]
+async fn http_auth_and_card_rules() {
+    let dir = TempDir::new("http");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    assert_eq!(http_get(&format!("{}/health", conn.base), None).0, 401);
+    assert_eq!(http_get(&format!("{}/health", conn.base), Some("wrong-key-wrong-key")).0, 401);
+    let (st, _, body) = http_get(&format!("{}/health", conn.base), Some(API_KEY));
+    assert_eq!(st, 200);
+    let health: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(health["connector_card_id"], "device.adb");
+    assert_eq!(health["protocol_version"], "3.0");
+    let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
+    let card: Value = serde_json::from_slice(&card).unwrap();
+    common::schemas::assert_card(&card);
+    assert_eq!(health["build"], card["build"]);
+    assert_eq!(health["connector_card_version"], card["connector"]["version"]);
+    assert_eq!(card["supports"]["user_channel_mode"], "multiple");
+    assert_eq!(card["supports"]["targets"][0]["provider"], "adb");
+    for t in card["tools"].as_array().unwrap() {
+        assert_eq!(t["input_schema"]["properties"]["connector_channel_id"]["type"], "string");
+        assert_eq!(t["input_schema"]["required"][0], "connector_channel_id");
+        assert_eq!(t["related_skill_ids"], json!(["connector-device-adb"]));
+    }
+    let flow = &card["auth_flows"][0];
+    assert_eq!(flow["id"], "adb_device_claim");
+    assert_eq!(flow["fields"][1]["secret"], true);
+    assert!(!card.to_string().contains(API_KEY));
+    // WebSocket upgrade without the key is refused.
+    let req = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+        format!("ws://{}/ws", conn.addr),
+    )
+    .unwrap();
+    assert!(tokio_tungstenite::connect_async(req).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnect_and_restart_restore_the_bound_channel() {
+    let sim = SimPhone::start("SIMRESTORE0007");
+    let dir = TempDir::new("restore");
+    let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello("").await["payload"]["connector_id"].as_str().unwrap().to_string();
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    let file_url = format!("{}{}", conn.base, shot["payload"]["result"]["download_url"].as_str().unwrap());
+    x.close().await;
+
+    // New socket, same connector id and channel: same channel, still connected, tools work.
+    let mut y = connect(&conn.addr).await;
+    assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
+    let (ch2, open) = y.open(Some(&ch)).await;
+    assert_eq!(ch2, ch);
+    assert_eq!(open["payload"]["connection_descriptor"]["connection"]["status"], "connected");
+    assert!(y.tool(&ch, "android_device_status", json!({})).await.get("error").is_none());
+    y.close().await;
+
+    // kill -9 and restart on the same data dir.
+    conn.restart();
+    let mut z = connect(&conn.addr).await;
+    assert_eq!(z.hello(&id).await["payload"]["connector_id"], json!(id), "connector id persisted");
+    let (ch3, _) = z.open(Some(&ch)).await;
+    assert_eq!(ch3, ch, "channel persisted");
+    // Connected once the phone is verified reachable again.
+    let mut status = String::new();
+    for _ in 0..50 {
+        let d = z.request("connection.descriptor.get", Some(&ch), json!({})).await;
+        status = d["payload"]["connection_descriptor"]["connection"]["status"].as_str().unwrap().to_string();
+        if status == "connected" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(status, "connected");
+    let st = z.tool(&ch, "android_device_status", json!({})).await;
+    assert!(st.get("error").is_none(), "{st}");
+    assert_eq!(http_get(&file_url, None).0, 200, "file refs survive a restart");
+    // A second channel cannot claim the same phone.
+    let (other, _) = z.open(None).await;
+    let e = z.claim(&other, &sim.serial).await;
+    assert_eq!(code(&e), "auth_failed", "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("already bound"));
+    // Unknown old channel id gets a fresh one.
+    let (fresh, _) = z.open(Some("cch_unknown_old")).await;
+    assert_ne!(fresh, "cch_unknown_old");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_refs_are_signed_and_bound_to_their_channel() {
+    let sim = SimPhone::start("SIMFILEREF0009");
+    let dir = TempDir::new("fileref");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    claim_when_visible(&mut x, &ch, &sim.serial).await;
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    let r = &shot["payload"]["result"];
+    let file_ref = r["file_ref"].as_str().unwrap();
+    assert!(r["expires_at"].as_i64().unwrap() > 1_700_000_000_000);
+    let url = format!("{}/files/refs/{file_ref}", conn.base);
+    assert_eq!(http_get(&url, None).0, 200);
+    // Tampered signature → 403; unknown id → 404; garbage → 404.
+    let (id, sig) = file_ref.split_once('.').unwrap();
+    let mut bad_sig: Vec<char> = sig.chars().collect();
+    bad_sig[0] = if bad_sig[0] == 'A' { 'B' } else { 'A' };
+    let tampered = format!("{}/files/refs/{id}.{}", conn.base, bad_sig.iter().collect::<String>());
+    assert_eq!(http_get(&tampered, None).0, 403);
+    let unknown = format!("{}/files/refs/{}.{sig}", conn.base, "0".repeat(32));
+    assert_eq!(http_get(&unknown, None).0, 404);
+    assert_eq!(http_get(&format!("{}/files/refs/nonsense", conn.base), None).0, 404);
+    // Another channel's header → 403.
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let resp = agent.get(&url).header("X-XAgent-Connector-Channel-ID", "cch_other").call().unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
+    let resp = agent.get(&url).header("X-XAgent-Connector-Channel-ID", ch.as_str()).call().unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_never_reach_logs_cards_or_errors() {
+    let sim = SimPhone::start("SIMSECRET00011");
+    let dir = TempDir::new("secrets");
+    let codes = dir.path().join("codes.toml");
+    let claim_code = "claim-CODE-493817";
+    std::fs::write(&codes, format!("[claim_codes]\n{} = \"{claim_code}\"\n", sim.serial)).unwrap();
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &["--claim-policy", "code", "--config", codes.to_str().unwrap()],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    // Wrong code refused without echoing it; right code binds.
+    let wrong = "guess-000000";
+    let mut e = Value::Null;
+    for _ in 0..50 {
+        e = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": wrong}})).await;
+        if code(&e) == "auth_failed" { break; }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(code(&e), "auth_failed", "{e}");
+    assert!(!e.to_string().contains(wrong));
+    let ok = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": claim_code}})).await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    assert!(!ok.to_string().contains(claim_code));
+    let logs = conn.logs();
+    assert!(logs.contains("phone bound"), "the log is captured");
+    for secret in [API_KEY, claim_code, wrong, sim.serial.as_str()] {
+        assert!(!logs.contains(secret), "log leaks a secret: {secret}");
+    }
+}
