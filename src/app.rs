@@ -78,7 +78,12 @@ async fn build_state(config: &ServeConfig, shutdown: CancellationToken) -> anyho
         // Restored channels need an xAgent hello within the grace (spec §8.2).
         connector.start_grace_timer();
     }
-    Ok(AppState::new(connector, config.api_key.clone(), shutdown))
+    Ok(AppState::new(
+        connector,
+        config.api_key.clone(),
+        shutdown,
+        config.upload_max_bytes,
+    ))
 }
 
 /// Options of `demo`.
@@ -124,6 +129,7 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
         claim_codes: Default::default(),
         file_ttl: DEFAULT_FILE_TTL,
         lease_grace: crate::connector::lease::DEFAULT_LEASE_GRACE,
+        upload_max_bytes: crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES,
     };
     print_demo_help(&opts, &key_path, &api_key);
     serve(config, shutdown).await

@@ -80,6 +80,8 @@ pub struct ConfigFile {
     pub file_ttl_secs: Option<u64>,
     /// Connector lease grace, e.g. `"1h"` (humantime syntax).
     pub lease_grace: Option<String>,
+    /// Largest accepted upload, bytes.
+    pub upload_max_bytes: Option<u64>,
 }
 
 /// Validated settings of `serve`.
@@ -103,6 +105,8 @@ pub struct ServeConfig {
     pub file_ttl: Duration,
     /// Connector lease grace after the last authenticated socket closes (spec §8.2).
     pub lease_grace: Duration,
+    /// Largest accepted `POST /files/uploads` body file, bytes.
+    pub upload_max_bytes: u64,
 }
 
 /// Default listen address.
@@ -220,6 +224,7 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. F
 # devices = ["tcp:192.168.1.20:5555"] # phones reached by the direct transport
 # claim_policy = "code"               # or "open"
 # file_ttl_secs = 900
+# upload_max_bytes = 268435456        # 256 MiB
 # lease_grace = "1h"                  # channels are removed after this long with no xAgent connected
 #
 # [claim_codes]                       # serial = code; prefer the hashed form:

@@ -101,27 +101,54 @@ impl FileCache {
         mime: &str,
         extension: &str,
     ) -> Result<IssuedFile, FileRefError> {
-        let file_id = random_hex(16);
-        let path = self.dir.join(format!("{file_id}.{extension}"));
+        let (file_id, path) = self.reserve(extension);
         let byte_size = bytes.len() as u64;
         tokio::fs::write(&path, bytes)
             .await
             .map_err(|_| FileRefError::Storage)?;
+        let filename = format!("{file_id}.{extension}");
+        self.commit(channel_id, &file_id, &path, mime, &filename, byte_size)
+            .await
+    }
+
+    /// A fresh file id and the path its bytes go to (the caller writes them, then calls
+    /// [`FileCache::commit`]).
+    pub fn reserve(&self, extension: &str) -> (String, PathBuf) {
+        let file_id = random_hex(16);
+        let ext: String = extension
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .take(8)
+            .collect();
+        let path = self.dir.join(format!("{file_id}.{}", if ext.is_empty() { "bin" } else { &ext }));
+        (file_id, path)
+    }
+
+    /// Records a written file and returns its signed reference.
+    pub async fn commit(
+        &self,
+        channel_id: &str,
+        file_id: &str,
+        path: &std::path::Path,
+        mime: &str,
+        filename: &str,
+        byte_size: u64,
+    ) -> Result<IssuedFile, FileRefError> {
         let now = now_ms();
         let expires_ms = now + self.ttl.as_millis() as i64;
         self.store
             .file_insert(FileRecord {
-                file_id: file_id.clone(),
+                file_id: file_id.to_string(),
                 channel_id: channel_id.to_string(),
                 path: path.to_string_lossy().into_owned(),
                 mime: mime.to_string(),
-                filename: format!("{file_id}.{extension}"),
+                filename: filename.to_string(),
                 byte_size: byte_size as i64,
                 created_ms: now,
                 expires_ms,
             })
             .await?;
-        let file_ref = format!("{file_id}.{}", self.sign(&file_id, channel_id, expires_ms));
+        let file_ref = format!("{file_id}.{}", self.sign(file_id, channel_id, expires_ms));
         Ok(IssuedFile {
             download_url: format!("/files/refs/{file_ref}"),
             file_ref,

@@ -45,6 +45,9 @@ enum Command {
         /// Connector lease grace after the last xAgent socket closes (e.g. `1h`, `5s`).
         #[arg(long)]
         lease_grace: Option<String>,
+        /// Largest accepted upload in bytes (default 256 MiB).
+        #[arg(long)]
+        upload_max_bytes: Option<u64>,
     },
     /// Run one simulated Android phone (device side of the ADB transport over TCP).
     Sim {
@@ -117,6 +120,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             claim_policy,
             config: config_path,
             lease_grace,
+            upload_max_bytes,
         } => {
             let file = match &config_path {
                 Some(p) => config::read_config_file(p)?,
@@ -156,6 +160,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     Some(text) => config::parse_duration(&text)?,
                     None => xagent_adb_connector::connector::lease::DEFAULT_LEASE_GRACE,
                 },
+                upload_max_bytes: upload_max_bytes
+                    .or(file.upload_max_bytes)
+                    .unwrap_or(xagent_adb_connector::server::upload::DEFAULT_MAX_UPLOAD_BYTES),
             };
             block_on(|shutdown| app::serve(cfg, shutdown))
         }

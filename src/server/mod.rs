@@ -7,9 +7,11 @@
 //! | `GET /health` | Bearer | §4.3 |
 //! | `GET /ws` | Bearer + subprotocol `xagent.connector.packet.v1` | §6 |
 //! | `GET /files/refs/{file_ref}` | the signed ref itself | §5.2 |
+//! | `POST /files/uploads` | Bearer + `X-XAgent-Connector-Channel-ID` | §5.1 |
 
 pub mod auth;
 pub mod files;
+pub mod upload;
 
 use std::sync::Arc;
 
@@ -43,16 +45,24 @@ pub struct AppState {
     pub card: Arc<Value>,
     /// Process shutdown.
     pub shutdown: CancellationToken,
+    /// Largest accepted upload (bytes).
+    pub upload_max_bytes: u64,
 }
 
 impl AppState {
     /// Builds the state and the card.
-    pub fn new(connector: Arc<Connector>, api_key: Secret, shutdown: CancellationToken) -> Self {
+    pub fn new(
+        connector: Arc<Connector>,
+        api_key: Secret,
+        shutdown: CancellationToken,
+        upload_max_bytes: u64,
+    ) -> Self {
         Self {
             connector,
             api_key,
             card: Arc::new(build_card(&BUILD, catalog())),
             shutdown,
+            upload_max_bytes,
         }
     }
 }
@@ -65,6 +75,12 @@ pub fn router(state: AppState) -> Router {
         .route("/health", get(health))
         .route("/ws", get(ws))
         .route("/files/refs/{file_ref}", get(files::download))
+        .route(
+            "/files/uploads",
+            axum::routing::post(upload::upload)
+                // The handler streams and enforces its own limit.
+                .layer(axum::extract::DefaultBodyLimit::disable()),
+        )
         .with_state(state)
 }
 
