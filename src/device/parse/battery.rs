@@ -92,7 +92,9 @@ pub struct Battery {
 /// `powered` line is found (e.g. `Can't find service: battery`).
 pub fn parse_dumpsys_battery(text: &str) -> Option<Battery> {
     let mut lines = text.lines();
-    let had_header = text.lines().any(|l| l.trim() == "Current Battery Service state:");
+    let had_header = text
+        .lines()
+        .any(|l| l.trim() == "Current Battery Service state:");
     if had_header {
         for line in lines.by_ref() {
             if line.trim() == "Current Battery Service state:" {
@@ -224,7 +226,8 @@ mod tests {
 
     #[test]
     fn headerless_scaled_and_malformed() {
-        let b = parse_dumpsys_battery("level: 3\nscale: 4\nstatus: 9\ntemperature: -50").expect("b");
+        let b =
+            parse_dumpsys_battery("level: 3\nscale: 4\nstatus: 9\ntemperature: -50").expect("b");
         assert_eq!(b.percent, Some(75));
         assert_eq!(b.status, Some(BatteryStatus::Other(9)));
         assert_eq!(b.temperature_deci_c, Some(-50));

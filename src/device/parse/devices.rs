@@ -44,7 +44,9 @@ impl DeviceState {
     pub fn from_adb(state: &str) -> Self {
         let state = state.trim();
         if let Some(rest) = state.strip_prefix("no permissions") {
-            return Self::NoPermissions { hint: rest.trim().to_string() };
+            return Self::NoPermissions {
+                hint: rest.trim().to_string(),
+            };
         }
         match state {
             "device" => Self::Device,
@@ -142,7 +144,9 @@ fn parse_line(line: &str) -> Option<DeviceEntry> {
     let (serial, rest) = match line.strip_prefix(NO_SERIAL) {
         Some(rest) => (NO_SERIAL, rest),
         // The short form separates with a TAB, which no serial contains; prefer it.
-        None => line.split_once('\t').or_else(|| line.split_once(char::is_whitespace))?,
+        None => line
+            .split_once('\t')
+            .or_else(|| line.split_once(char::is_whitespace))?,
     };
     let serial = serial.trim();
     let rest = rest.trim();
@@ -162,7 +166,9 @@ fn parse_line(line: &str) -> Option<DeviceEntry> {
     };
     while fields.len() > 1 {
         let Some(last) = fields.last() else { break };
-        let Some((key, value)) = last.split_once(':') else { break };
+        let Some((key, value)) = last.split_once(':') else {
+            break;
+        };
         match key {
             "usb" => entry.usb = Some(value.to_string()),
             "product" => entry.product = Some(value.to_string()),
@@ -183,7 +189,11 @@ mod tests {
 
     macro_rules! fixture {
         ($name:literal) => {
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/devices/", $name))
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/devices/",
+                $name
+            ))
         };
     }
 
@@ -196,15 +206,30 @@ mod tests {
     #[test]
     fn short_form_states() {
         let e = one(fixture!("emulator-offline-tab.txt"));
-        assert_eq!((e.serial.as_str(), &e.state), ("emulator-5554", &DeviceState::Offline));
+        assert_eq!(
+            (e.serial.as_str(), &e.state),
+            ("emulator-5554", &DeviceState::Offline)
+        );
         let list = parse_devices_l(fixture!("emulators-device-and-offline-spaces.txt"));
         assert_eq!(list.len(), 2);
-        assert_eq!((list[0].serial.as_str(), &list[0].state), ("emulator-5564", &DeviceState::Device));
-        assert_eq!((list[1].serial.as_str(), &list[1].state), ("emulator-5574", &DeviceState::Offline));
+        assert_eq!(
+            (list[0].serial.as_str(), &list[0].state),
+            ("emulator-5564", &DeviceState::Device)
+        );
+        assert_eq!(
+            (list[1].serial.as_str(), &list[1].state),
+            ("emulator-5574", &DeviceState::Offline)
+        );
         let e = one(fixture!("tcpip-device-offline.txt"));
-        assert_eq!((e.serial.as_str(), &e.state), ("203.0.113.160:5555", &DeviceState::Offline));
+        assert_eq!(
+            (e.serial.as_str(), &e.state),
+            ("203.0.113.160:5555", &DeviceState::Offline)
+        );
         let e = one(fixture!("unauthorized-2015.txt"));
-        assert_eq!((e.serial.as_str(), &e.state), ("XXXXXXXXXXXXXXXX", &DeviceState::Unauthorized));
+        assert_eq!(
+            (e.serial.as_str(), &e.state),
+            ("XXXXXXXXXXXXXXXX", &DeviceState::Unauthorized)
+        );
         assert!(e.state.remedy().is_some_and(|r| r.contains("RSA")));
         assert_eq!(e.transport_id, None);
     }
@@ -234,10 +259,20 @@ mod tests {
         // The issue author redacted the serial to `<ID removed>` (with a space): the TAB decides.
         let e = one(fixture!("linux-no-permissions-missing-udev-rules.txt"));
         assert_eq!(e.serial, "<ID removed>");
-        assert_eq!(e.state, DeviceState::NoPermissions { hint: HINT.to_string() });
+        assert_eq!(
+            e.state,
+            DeviceState::NoPermissions {
+                hint: HINT.to_string()
+            }
+        );
         let e = one(fixture!("linux-no-permissions-quest3-line.txt"));
         assert_eq!(e.serial, "XXXXXXXXXXXXXX");
-        assert_eq!(e.state, DeviceState::NoPermissions { hint: HINT.to_string() });
+        assert_eq!(
+            e.state,
+            DeviceState::NoPermissions {
+                hint: HINT.to_string()
+            }
+        );
         assert_eq!(e.state.as_str(), "no permissions");
         assert!(e.state.remedy().is_some_and(|r| r.contains("udev")));
     }
@@ -258,8 +293,13 @@ mod tests {
         assert_eq!(list[1].state, DeviceState::Unauthorized);
         assert_eq!(list[1].usb.as_deref(), Some("1-2"));
         assert_eq!(list[2].serial, "ZY22XXXXXX");
-        assert!(matches!(&list[2].state, DeviceState::NoPermissions { hint } if hint.ends_with("device.html]")));
-        assert_eq!((list[2].usb.as_deref(), list[2].transport_id), (Some("1-3"), Some(3)));
+        assert!(
+            matches!(&list[2].state, DeviceState::NoPermissions { hint } if hint.ends_with("device.html]"))
+        );
+        assert_eq!(
+            (list[2].usb.as_deref(), list[2].transport_id),
+            (Some("1-3"), Some(3))
+        );
         assert_eq!(list[3].serial, "(no serial number)");
         assert_eq!(list[3].state, DeviceState::Unknown("rescue".into()));
         assert_eq!(list[3].state.as_str(), "rescue");

@@ -41,7 +41,11 @@ fn parse_package_line(line: &str) -> Option<PackageLine> {
     let version_code = tokens
         .find_map(|t| t.strip_prefix("versionCode:"))
         .and_then(|v| v.parse().ok());
-    Some(PackageLine { package: package.to_string(), apk_path, version_code })
+    Some(PackageLine {
+        package: package.to_string(),
+        apk_path,
+        version_code,
+    })
 }
 
 /// Parses `cmd package resolve-activity --brief …`: the last non-blank line, when it is a
@@ -65,7 +69,11 @@ pub fn parse_component(component: &str) -> Option<(String, String)> {
     if !valid(package) || !valid(class) || class.contains('/') {
         return None;
     }
-    let class = if class.starts_with('.') { format!("{package}{class}") } else { class.to_string() };
+    let class = if class.starts_with('.') {
+        format!("{package}{class}")
+    } else {
+        class.to_string()
+    };
     Some((package.to_string(), class))
 }
 
@@ -81,8 +89,10 @@ mod tests {
     #[test]
     fn show_versioncode_capture() {
         let list = parse_pm_list_packages(VERSIONCODE);
-        let got: Vec<(&str, Option<u64>)> =
-            list.iter().map(|p| (p.package.as_str(), p.version_code)).collect();
+        let got: Vec<(&str, Option<u64>)> = list
+            .iter()
+            .map(|p| (p.package.as_str(), p.version_code))
+            .collect();
         assert_eq!(
             got,
             [
@@ -102,10 +112,19 @@ mod tests {
         let list = parse_pm_list_packages(text);
         assert_eq!(list.len(), 3);
         assert_eq!(list[0].package, "com.foo");
-        assert_eq!(list[0].apk_path.as_deref(), Some("/data/app/~~4f3Q==/com.foo-Zx9_Ab==/base.apk"));
+        assert_eq!(
+            list[0].apk_path.as_deref(),
+            Some("/data/app/~~4f3Q==/com.foo-Zx9_Ab==/base.apk")
+        );
         assert_eq!(list[0].version_code, Some(12));
-        assert_eq!(list[1].apk_path.as_deref(), Some("/system/priv-app/Settings/Settings.apk"));
-        assert_eq!((list[2].package.as_str(), list[2].version_code), ("com.bar", None));
+        assert_eq!(
+            list[1].apk_path.as_deref(),
+            Some("/system/priv-app/Settings/Settings.apk")
+        );
+        assert_eq!(
+            (list[2].package.as_str(), list[2].version_code),
+            ("com.bar", None)
+        );
     }
 
     #[test]
@@ -114,7 +133,10 @@ mod tests {
                    com.android.settings/.Settings\n";
         assert_eq!(
             parse_resolve_activity_brief(out),
-            Some(("com.android.settings".into(), "com.android.settings.Settings".into()))
+            Some((
+                "com.android.settings".into(),
+                "com.android.settings.Settings".into()
+            ))
         );
         let full = "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\r\n\
                     com.google.android.youtube/com.google.android.apps.youtube.app.watchwhile.WatchWhileActivity\r\n";
@@ -126,6 +148,9 @@ mod tests {
         assert_eq!(parse_resolve_activity_brief(""), None);
         assert_eq!(parse_resolve_activity_brief("/.X"), None);
         assert_eq!(parse_component("a/./b"), None);
-        assert_eq!(parse_component("com.x/.Main}"), Some(("com.x".into(), "com.x.Main".into())));
+        assert_eq!(
+            parse_component("com.x/.Main}"),
+            Some(("com.x".into(), "com.x.Main".into()))
+        );
     }
 }

@@ -111,8 +111,26 @@ mod tests {
 
     #[test]
     fn real_screencaps() {
-        assert_eq!(find_png(PHONE), Ok((0, PngInfo { width: 720, height: 1612 })));
-        assert_eq!(find_png(TVBOX), Ok((0, PngInfo { width: 1280, height: 720 })));
+        assert_eq!(
+            find_png(PHONE),
+            Ok((
+                0,
+                PngInfo {
+                    width: 720,
+                    height: 1612
+                }
+            ))
+        );
+        assert_eq!(
+            find_png(TVBOX),
+            Ok((
+                0,
+                PngInfo {
+                    width: 1280,
+                    height: 720
+                }
+            ))
+        );
     }
 
     #[test]
@@ -139,7 +157,10 @@ mod tests {
             }
             lf_to_crlf.push(b);
         }
-        assert_eq!(&lf_to_crlf[..8], &[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0D, 0x0A, 0x1A]);
+        assert_eq!(
+            &lf_to_crlf[..8],
+            &[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0D, 0x0A, 0x1A]
+        );
         assert_eq!(find_png(&lf_to_crlf), Err(PngError::CrlfMangled));
         let crlf_to_lf: Vec<u8> = PHONE
             .iter()
@@ -153,9 +174,15 @@ mod tests {
     #[test]
     fn broken_inputs() {
         assert_eq!(find_png(&[]), Err(PngError::Empty));
-        assert_eq!(find_png(b"Error: Capture failed"), Err(PngError::BadSignature));
+        assert_eq!(
+            find_png(b"Error: Capture failed"),
+            Err(PngError::BadSignature)
+        );
         assert_eq!(find_png(&PHONE[..20]), Err(PngError::Truncated));
-        assert_eq!(find_png(&PHONE[..PHONE.len() - 100]), Err(PngError::Truncated));
+        assert_eq!(
+            find_png(&PHONE[..PHONE.len() - 100]),
+            Err(PngError::Truncated)
+        );
         let mut bad_crc = PHONE.to_vec();
         bad_crc[20] ^= 1; // height byte changed, CRC no longer matches
         assert_eq!(find_png(&bad_crc), Err(PngError::BadIhdr));
@@ -165,6 +192,9 @@ mod tests {
         let mut trailing = PHONE.to_vec();
         trailing.extend_from_slice(b"\n");
         assert!(find_png(&trailing).is_ok());
-        assert_eq!(PngError::CrlfMangled.to_string(), "PNG mangled by CRLF translation (use exec-out / a raw stream)");
+        assert_eq!(
+            PngError::CrlfMangled.to_string(),
+            "PNG mangled by CRLF translation (use exec-out / a raw stream)"
+        );
     }
 }

@@ -78,22 +78,34 @@ mod tests {
         let asleep = SAMSUNG.replace("mWakefulness=Awake", "mWakefulness=Asleep");
         assert_eq!(parse_screen_on(&asleep), Some(false));
         // `mWakefulnessChanging=false` must not be read as the wakefulness.
-        assert_eq!(parse_screen_on("  mWakefulnessChanging=false\n  mScreenOn=true"), Some(true));
+        assert_eq!(
+            parse_screen_on("  mWakefulnessChanging=false\n  mScreenOn=true"),
+            Some(true)
+        );
     }
 
     #[test]
     fn android_44_screen_on_flag() {
         assert_eq!(parse_screen_on(ANDROID_44), Some(true));
-        assert_eq!(parse_screen_on(&ANDROID_44.replace("mScreenOn=true", "mScreenOn=false")), Some(false));
+        assert_eq!(
+            parse_screen_on(&ANDROID_44.replace("mScreenOn=true", "mScreenOn=false")),
+            Some(false)
+        );
     }
 
     #[test]
     fn other_forms() {
         assert_eq!(parse_screen_on("  mWakefulness=Dozing"), Some(false));
         assert_eq!(parse_screen_on("  mWakefulness: Dreaming"), Some(true));
-        assert_eq!(parse_screen_on("Display Power: state=OFF\n  mScreenOn=true"), Some(false));
+        assert_eq!(
+            parse_screen_on("Display Power: state=OFF\n  mScreenOn=true"),
+            Some(false)
+        );
         assert_eq!(parse_screen_on("Display Power: state=ON"), Some(true));
-        assert_eq!(parse_screen_on("Display Power: com.android.server.power.PowerManagerService$1@1"), None);
+        assert_eq!(
+            parse_screen_on("Display Power: com.android.server.power.PowerManagerService$1@1"),
+            None
+        );
         assert_eq!(parse_screen_on("mWakefulness=Weird\nmScreenOn=maybe"), None);
         assert_eq!(parse_screen_on(""), None);
     }

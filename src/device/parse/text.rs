@@ -51,7 +51,13 @@ fn sniff_utf16(bytes: &[u8]) -> Option<bool> {
     if units < 8 {
         return None;
     }
-    let zeros = |offset: usize| head.iter().skip(offset).step_by(2).filter(|b| **b == 0).count();
+    let zeros = |offset: usize| {
+        head.iter()
+            .skip(offset)
+            .step_by(2)
+            .filter(|b| **b == 0)
+            .count()
+    };
     let (even, odd) = (zeros(0), zeros(1));
     if odd * 10 >= units * 9 && even == 0 {
         Some(false)

@@ -42,7 +42,12 @@ impl Bounds {
             .map(|p| p.trim().parse().ok())
             .collect::<Option<_>>()?;
         match nums[..] {
-            [left, top, right, bottom] => Some(Bounds { left, top, right, bottom }),
+            [left, top, right, bottom] => Some(Bounds {
+                left,
+                top,
+                right,
+                bottom,
+            }),
             _ => None,
         }
     }
@@ -56,7 +61,10 @@ impl Bounds {
     }
     /// Centre point `(x, y)` in px (rounded down).
     pub fn center(&self) -> (i32, i32) {
-        (self.left.saturating_add(self.width() / 2), self.top.saturating_add(self.height() / 2))
+        (
+            self.left.saturating_add(self.width() / 2),
+            self.top.saturating_add(self.height() / 2),
+        )
     }
     /// Whether `(x, y)` lies inside (left/top inclusive, right/bottom exclusive).
     pub fn contains(&self, x: i32, y: i32) -> bool {
@@ -180,13 +188,18 @@ fn classify_failure(output: &str) -> UiDumpError {
         while !trimmed.is_char_boundary(cut) {
             cut -= 1;
         }
-        UiDumpError::NoXml { output: trimmed[..cut].to_string() }
+        UiDumpError::NoXml {
+            output: trimmed[..cut].to_string(),
+        }
     }
 }
 
 fn parse_xml(xml: &str) -> Result<UiDump, UiDumpError> {
     let mut reader = Reader::from_str(xml);
-    let mut dump = UiDump { rotation: 0, nodes: Vec::new() };
+    let mut dump = UiDump {
+        rotation: 0,
+        nodes: Vec::new(),
+    };
     // Children seen so far per open element (hierarchy first), and the open nodes' positions.
     let mut child_counts: Vec<usize> = Vec::new();
     let mut path: Vec<usize> = Vec::new();
@@ -211,7 +224,9 @@ fn parse_xml(xml: &str) -> Result<UiDump, UiDumpError> {
         let attrs = attributes(&element)?;
         let Some(count) = child_counts.last_mut() else {
             // The <hierarchy> element itself.
-            dump.rotation = find_attr(&attrs, "rotation").and_then(parse_u32).unwrap_or(0);
+            dump.rotation = find_attr(&attrs, "rotation")
+                .and_then(parse_u32)
+                .unwrap_or(0);
             if is_start {
                 child_counts.push(0);
             }
@@ -222,7 +237,8 @@ fn parse_xml(xml: &str) -> Result<UiDump, UiDumpError> {
         let mut index_path: String = path.iter().map(|p| format!("{p}/")).collect();
         index_path.push_str(&position.to_string());
         let name = element.name().0;
-        dump.nodes.push(build_node(&attrs, name, index_path, path.len() as u32));
+        dump.nodes
+            .push(build_node(&attrs, name, index_path, path.len() as u32));
         if is_start {
             child_counts.push(0);
             path.push(position);
@@ -244,7 +260,10 @@ fn attributes(element: &BytesStart<'_>) -> Result<Attrs, UiDumpError> {
 }
 
 fn find_attr<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a str> {
-    attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    attrs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 fn build_node(attrs: &Attrs, element: &str, index_path: String, depth: u32) -> UiNode {
@@ -263,7 +282,9 @@ fn build_node(attrs: &Attrs, element: &str, index_path: String, depth: u32) -> U
         resource_id: s("resource-id"),
         content_desc: s("content-desc"),
         package: s("package"),
-        bounds: find_attr(attrs, "bounds").and_then(Bounds::parse).unwrap_or_default(),
+        bounds: find_attr(attrs, "bounds")
+            .and_then(Bounds::parse)
+            .unwrap_or_default(),
         clickable: b("clickable"),
         long_clickable: b("long-clickable"),
         focusable: b("focusable"),
@@ -331,7 +352,9 @@ fn unescape(raw: &str) -> String {
                 high = Some(c);
             }
             Some(c @ 0xDC00..=0xDFFF) => {
-                let ch = high.take().and_then(|h| char::from_u32(0x10000 + ((h - 0xD800) << 10) + (c - 0xDC00)));
+                let ch = high
+                    .take()
+                    .and_then(|h| char::from_u32(0x10000 + ((h - 0xD800) << 10) + (c - 0xDC00)));
                 out.push(ch.unwrap_or(char::REPLACEMENT_CHARACTER));
             }
             Some(c) => {

@@ -67,7 +67,11 @@ pub fn parse_current_focus(text: &str) -> Option<FocusedWindow> {
         let idx = match candidates.iter().position(|c| c.display_id == display_id) {
             Some(i) => i,
             None => {
-                candidates.push(Candidate { display_id, window: None, app: None });
+                candidates.push(Candidate {
+                    display_id,
+                    window: None,
+                    app: None,
+                });
                 candidates.len() - 1
             }
         };
@@ -119,15 +123,23 @@ fn parse_window_token(value: &str, display_id: Option<u32>) -> Option<FocusedWin
         None => {
             let name = title.strip_prefix("Splash Screen ").unwrap_or(&title);
             let looks_like_package = name.contains('.')
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_');
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_');
             (looks_like_package.then(|| name.to_string()), None)
         }
     };
-    Some(FocusedWindow { display_id, package, activity, title })
+    Some(FocusedWindow {
+        display_id,
+        package,
+        activity,
+        title,
+    })
 }
 
 fn is_user_token(t: &str) -> bool {
-    t.strip_prefix('u').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    t.strip_prefix('u')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Finds `ActivityRecord{hash [uN] pkg/cls [tN]}` anywhere in `value` →
@@ -174,17 +186,29 @@ mod tests {
 
     macro_rules! fixture {
         ($path:literal) => {
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $path))
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/",
+                $path
+            ))
         };
     }
 
     #[test]
     fn jelly_bean_window_dump_old_title_form() {
-        let w = parse_current_focus(fixture!("window/avc-dumpsys-window-windows-jb-emulator.txt"))
-            .expect("focus");
+        let w = parse_current_focus(fixture!(
+            "window/avc-dumpsys-window-windows-jb-emulator.txt"
+        ))
+        .expect("focus");
         assert_eq!(w.package.as_deref(), Some("com.dtmilano.android.sampleui"));
-        assert_eq!(w.activity.as_deref(), Some("com.dtmilano.android.sampleui.MainActivity"));
-        assert_eq!(w.title, "com.dtmilano.android.sampleui/com.dtmilano.android.sampleui.MainActivity");
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.dtmilano.android.sampleui.MainActivity")
+        );
+        assert_eq!(
+            w.title,
+            "com.dtmilano.android.sampleui/com.dtmilano.android.sampleui.MainActivity"
+        );
         assert_eq!(w.display_id, None);
     }
 
@@ -193,12 +217,18 @@ mod tests {
         let text = fixture!("window/android8-grep-mcurrentfocus-mfocusedapp-appwindowtoken.txt");
         let w = parse_current_focus(text).expect("focus");
         assert_eq!(w.package.as_deref(), Some("com.google.android.apps.photos"));
-        assert_eq!(w.activity.as_deref(), Some("com.google.android.apps.photos.home.HomeActivity"));
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.google.android.apps.photos.home.HomeActivity")
+        );
         // With the window line gone, mFocusedApp (inside AppWindowToken{…Token{…}}) answers.
         let app_only: String = text.lines().skip(1).collect();
         let w = parse_current_focus(&app_only).expect("fallback");
         assert_eq!(w.title, "com.google.android.apps.photos/.home.HomeActivity");
-        assert_eq!(w.activity.as_deref(), Some("com.google.android.apps.photos.home.HomeActivity"));
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.google.android.apps.photos.home.HomeActivity")
+        );
     }
 
     #[test]
@@ -207,19 +237,33 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(parse_current_focus(lines[0]), None);
         let w = parse_current_focus(lines[1]).expect("activity window");
-        assert_eq!(w.activity.as_deref(), Some("com.lookout.enterprise.ui.android.activity.StartActivity"));
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.lookout.enterprise.ui.android.activity.StartActivity")
+        );
         let last = parse_current_focus(lines[lines.len() - 1]).expect("popup window");
         assert_eq!(last.package.as_deref(), Some("com.lookout.enterprise"));
-        assert_eq!((last.activity, last.title.as_str()), (None, "com.lookout.enterprise"));
+        assert_eq!(
+            (last.activity, last.title.as_str()),
+            (None, "com.lookout.enterprise")
+        );
         // null focus falls back to the focused app of the same block.
-        let w = parse_current_focus(&format!("{}\n  mFocusedApp=ActivityRecord{{1 u0 a.b/.C t3}}", lines[0]))
-            .expect("fallback");
+        let w = parse_current_focus(&format!(
+            "{}\n  mFocusedApp=ActivityRecord{{1 u0 a.b/.C t3}}",
+            lines[0]
+        ))
+        .expect("fallback");
         assert_eq!(w.activity.as_deref(), Some("a.b.C"));
     }
 
     #[test]
     fn dumps_without_focus_lines() {
-        assert_eq!(parse_current_focus(fixture!("window/avc-dumpsys-window-lastanr-policy-fragment.txt")), None);
+        assert_eq!(
+            parse_current_focus(fixture!(
+                "window/avc-dumpsys-window-lastanr-policy-fragment.txt"
+            )),
+            None
+        );
         // Kodi's window block lists the window but the focus lines were cut from the capture.
         let kodi = fixture!("window/android-tv-kodi-window-windows-head-PARTIAL.txt");
         assert_eq!(parse_current_focus(kodi), None);
@@ -240,18 +284,29 @@ mod tests {
         assert_eq!((w.package, w.activity, w.display_id), (None, None, Some(0)));
         assert_eq!(
             parse_resumed_activity(text),
-            Some(("com.mediatek.camera".into(), "com.mediatek.camera.CameraLauncher".into()))
+            Some((
+                "com.mediatek.camera".into(),
+                "com.mediatek.camera.CameraLauncher".into()
+            ))
         );
     }
 
     #[test]
     fn resumed_activity_grep_line() {
         assert_eq!(
-            parse_resumed_activity(fixture!("activity/android8-9-grep-resumedactivity-line.txt")),
-            Some(("com.tencent.mobileqq".into(), "com.tencent.mobileqq.activity.SplashActivity".into()))
+            parse_resumed_activity(fixture!(
+                "activity/android8-9-grep-resumedactivity-line.txt"
+            )),
+            Some((
+                "com.tencent.mobileqq".into(),
+                "com.tencent.mobileqq.activity.SplashActivity".into()
+            ))
         );
         let t = "  mResumedActivity: ActivityRecord{1 u0 a.b/.Old t1}\n  topResumedActivity=ActivityRecord{2 u0 c.d/c.d.New t2}";
-        assert_eq!(parse_resumed_activity(t), Some(("c.d".into(), "c.d.New".into())));
+        assert_eq!(
+            parse_resumed_activity(t),
+            Some(("c.d".into(), "c.d.New".into()))
+        );
         assert_eq!(parse_resumed_activity("  mResumedActivity: null"), None);
     }
 
@@ -267,7 +322,11 @@ mod tests {
         let w = parse_current_focus(t).expect("focus");
         assert_eq!(w.display_id, Some(2));
         assert_eq!(w.activity.as_deref(), Some("org.video.Player"));
-        let splash = parse_current_focus("mCurrentFocus=Window{9 u0 Splash Screen com.x.y}").expect("s");
-        assert_eq!((splash.package.as_deref(), splash.title.as_str()), (Some("com.x.y"), "Splash Screen com.x.y"));
+        let splash =
+            parse_current_focus("mCurrentFocus=Window{9 u0 Splash Screen com.x.y}").expect("s");
+        assert_eq!(
+            (splash.package.as_deref(), splash.title.as_str()),
+            (Some("com.x.y"), "Splash Screen com.x.y")
+        );
     }
 }

@@ -106,7 +106,8 @@ mod tests {
 
     #[test]
     fn field_bug_15_override_size_wins() {
-        let size = parse_wm_size("Physical size: 1080x2340\nOverride size: 540x1170\n").expect("size");
+        let size =
+            parse_wm_size("Physical size: 1080x2340\nOverride size: 540x1170\n").expect("size");
         assert_eq!(size.physical, Some((1080, 2340)));
         assert_eq!(size.override_size, Some((540, 1170)));
         assert_eq!(size.effective(), Some((540, 1170)));
