@@ -48,6 +48,9 @@ pub fn parse_current_focus(text: &str) -> Option<FocusedWindow> {
     let mut display_id: Option<u32> = None;
     let mut top_display: Option<u32> = None;
     for line in text.lines() {
+        if line.starts_with("WINDOW MANAGER ") || line.starts_with("ACTIVITY MANAGER ") {
+            display_id = None; // a new top-level section: earlier display blocks are closed
+        }
         let line = line.trim();
         if let Some(id) = display_header(line) {
             display_id = Some(id);
