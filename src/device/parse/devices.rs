@@ -1,0 +1,307 @@
+//! `adb devices [-l]` and the adb server's `host:devices` / `host:devices-l` payloads.
+//!
+//! Output shape (AOSP `packages/modules/adb/transport.cpp`, `append_transport`): short form
+//! `<serial>\t<state>`; long form `%-22s %s` (serial padded with spaces to 22 columns, then the
+//! state) followed by ` usb:<devpath>` (when known), ` product:…`, ` model:…`, ` device:…` and
+//! always ` transport_id:<n>` last. The `no permissions` state is a whole sentence with spaces,
+//! parentheses and a URL (`UsbNoPermissionsShortHelpText()`); the serial can be
+//! `(no serial number)`. The `adb` client adds `List of devices attached` and `* daemon …` lines.
+//! Captures: every file under `tests/fixtures/devices/` (field bug 13).
+
+/// Connection state of a transport (AOSP `ConnectionState` / `to_string`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceState {
+    /// `device` — online and authorised.
+    Device,
+    /// `offline` — transport exists but does not answer.
+    Offline,
+    /// `unauthorized` — the phone has not accepted this host's RSA key.
+    Unauthorized,
+    /// `no permissions …` — the host user cannot open the USB device; `hint` is adb's text after
+    /// `no permissions`, e.g. `(missing udev rules? user is in the plugdev group); see [http://…]`.
+    NoPermissions {
+        /// adb's explanation, verbatim (may be empty).
+        hint: String,
+    },
+    /// `bootloader` (fastboot).
+    Bootloader,
+    /// `recovery`.
+    Recovery,
+    /// `sideload` (recovery's adb sideload mode).
+    Sideload,
+    /// `authorizing` — the key exchange is in progress.
+    Authorizing,
+    /// `connecting` — a TCP/IP transport being set up.
+    Connecting,
+    /// `host`.
+    Host,
+    /// Anything else (`rescue`, `detached`, vendor text), verbatim.
+    Unknown(String),
+}
+
+impl DeviceState {
+    /// Parses a state word as adb prints it (the `no permissions …` sentence included).
+    pub fn from_adb(state: &str) -> Self {
+        let state = state.trim();
+        if let Some(rest) = state.strip_prefix("no permissions") {
+            return Self::NoPermissions {
+                hint: rest.trim().to_string(),
+            };
+        }
+        match state {
+            "device" => Self::Device,
+            "offline" => Self::Offline,
+            "unauthorized" => Self::Unauthorized,
+            "bootloader" => Self::Bootloader,
+            "recovery" => Self::Recovery,
+            "sideload" => Self::Sideload,
+            "authorizing" => Self::Authorizing,
+            "connecting" => Self::Connecting,
+            "host" => Self::Host,
+            other => Self::Unknown(other.to_string()),
+        }
+    }
+
+    /// The state as adb names it (`no permissions` without the hint).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Device => "device",
+            Self::Offline => "offline",
+            Self::Unauthorized => "unauthorized",
+            Self::NoPermissions { .. } => "no permissions",
+            Self::Bootloader => "bootloader",
+            Self::Recovery => "recovery",
+            Self::Sideload => "sideload",
+            Self::Authorizing => "authorizing",
+            Self::Connecting => "connecting",
+            Self::Host => "host",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// What to tell the user to make the phone usable; `None` for a usable `device`.
+    pub fn remedy(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::Device | Self::Host => return None,
+            Self::Offline => {
+                "the transport is frozen: replug the cable or run `adb reconnect`; for TCP/IP devices \
+                 `adb disconnect` then `adb connect` again"
+            }
+            Self::Unauthorized => {
+                "unlock the phone and accept the \"Allow USB debugging?\" RSA fingerprint prompt \
+                 (tick \"Always allow\"); if no prompt shows, revoke USB debugging authorisations \
+                 in Developer options and replug"
+            }
+            Self::NoPermissions { .. } => {
+                "the host user may not open the USB device: install udev rules for Android \
+                 (e.g. the android-udev-rules package, or a rule with the vendor id and \
+                 MODE=\"0660\", GROUP=\"plugdev\"), add the user to the plugdev group, reload udev \
+                 and replug"
+            }
+            Self::Authorizing => "wait a moment and accept the RSA prompt on the phone if it appears",
+            Self::Connecting => "wait for the connection to finish; if it stays, `adb disconnect` and connect again",
+            Self::Bootloader => "the phone is in the bootloader (fastboot): reboot it to Android",
+            Self::Recovery | Self::Sideload => "the phone is in recovery: reboot it to Android",
+            Self::Unknown(_) => "unknown adb state: replug the phone or restart the adb server",
+        })
+    }
+}
+
+/// One line of `adb devices [-l]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceEntry {
+    /// Serial (`emulator-5554`, `192.168.1.5:5555`, `(no serial number)`).
+    pub serial: String,
+    /// Connection state.
+    pub state: DeviceState,
+    /// `product:` (long form only).
+    pub product: Option<String>,
+    /// `model:` (long form only; adb replaces spaces with `_`).
+    pub model: Option<String>,
+    /// `device:` (long form only).
+    pub device: Option<String>,
+    /// `transport_id:` (long form only).
+    pub transport_id: Option<u64>,
+    /// `usb:` devpath (long form, USB only), e.g. `1-1.5` or `1114112X`.
+    pub usb: Option<String>,
+}
+
+const NO_SERIAL: &str = "(no serial number)";
+
+/// Parses the device list. Blank lines, the `List of devices attached` header, `* daemon …`
+/// notices, `adb:`/`error:` messages and lines without a state are skipped; every other line
+/// yields an entry, so one odd line never hides the others (field bug 13).
+pub fn parse_devices_l(text: &str) -> Vec<DeviceEntry> {
+    text.lines().filter_map(parse_line).collect()
+}
+
+fn parse_line(line: &str) -> Option<DeviceEntry> {
+    let line = line.trim();
+    const NOISE: [&str; 5] = ["List of devices", "* ", "adb:", "error:", "adb server"];
+    if line.is_empty() || NOISE.iter().any(|p| line.starts_with(p)) {
+        return None;
+    }
+    let (serial, rest) = match line.strip_prefix(NO_SERIAL) {
+        Some(rest) => (NO_SERIAL, rest),
+        // The short form separates with a TAB, which no serial contains; prefer it.
+        None => line
+            .split_once('\t')
+            .or_else(|| line.split_once(char::is_whitespace))?,
+    };
+    let serial = serial.trim();
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    // Peel the known `key:value` fields off the end; what remains is the state.
+    let mut fields: Vec<&str> = rest.split_whitespace().collect();
+    let mut entry = DeviceEntry {
+        serial: serial.to_string(),
+        state: DeviceState::Unknown(String::new()),
+        product: None,
+        model: None,
+        device: None,
+        transport_id: None,
+        usb: None,
+    };
+    while fields.len() > 1 {
+        let Some(last) = fields.last() else { break };
+        let Some((key, value)) = last.split_once(':') else {
+            break;
+        };
+        match key {
+            "usb" => entry.usb = Some(value.to_string()),
+            "product" => entry.product = Some(value.to_string()),
+            "model" => entry.model = Some(value.to_string()),
+            "device" => entry.device = Some(value.to_string()),
+            "transport_id" => entry.transport_id = value.parse().ok(),
+            _ => break,
+        }
+        fields.pop();
+    }
+    entry.state = DeviceState::from_adb(&fields.join(" "));
+    Some(entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! fixture {
+        ($name:literal) => {
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/devices/",
+                $name
+            ))
+        };
+    }
+
+    fn one(text: &str) -> DeviceEntry {
+        let list = parse_devices_l(text);
+        assert_eq!(list.len(), 1, "{list:?}");
+        list.into_iter().next().expect("one entry")
+    }
+
+    #[test]
+    fn short_form_states() {
+        let e = one(fixture!("emulator-offline-tab.txt"));
+        assert_eq!(
+            (e.serial.as_str(), &e.state),
+            ("emulator-5554", &DeviceState::Offline)
+        );
+        let list = parse_devices_l(fixture!("emulators-device-and-offline-spaces.txt"));
+        assert_eq!(list.len(), 2);
+        assert_eq!(
+            (list[0].serial.as_str(), &list[0].state),
+            ("emulator-5564", &DeviceState::Device)
+        );
+        assert_eq!(
+            (list[1].serial.as_str(), &list[1].state),
+            ("emulator-5574", &DeviceState::Offline)
+        );
+        let e = one(fixture!("tcpip-device-offline.txt"));
+        assert_eq!(
+            (e.serial.as_str(), &e.state),
+            ("203.0.113.160:5555", &DeviceState::Offline)
+        );
+        let e = one(fixture!("unauthorized-2015.txt"));
+        assert_eq!(
+            (e.serial.as_str(), &e.state),
+            ("XXXXXXXXXXXXXXXX", &DeviceState::Unauthorized)
+        );
+        assert!(e.state.remedy().is_some_and(|r| r.contains("RSA")));
+        assert_eq!(e.transport_id, None);
+    }
+
+    #[test]
+    fn long_form_fields() {
+        let e = one(fixture!("huawei-mate10-devices-l-usb-transport-id.txt"));
+        assert_eq!(e.serial, "XXXXXXXXXXXXXXXX");
+        assert_eq!(e.state, DeviceState::Device);
+        assert_eq!(e.usb.as_deref(), Some("1114112X"));
+        assert_eq!(e.product.as_deref(), Some("ALP-AL00"));
+        assert_eq!(e.model.as_deref(), Some("ALP_AL00"));
+        assert_eq!(e.device.as_deref(), Some("HWALP"));
+        assert_eq!(e.transport_id, Some(23));
+        let e = one(fixture!("xiaomi-alioth-devices-l-line.txt"));
+        assert_eq!(e.serial, "XXXXXXXX");
+        assert_eq!(e.usb.as_deref(), Some("0-1.5"));
+        assert_eq!(e.model.as_deref(), Some("M2012K11AC"));
+        assert_eq!(e.transport_id, Some(58));
+        assert_eq!(e.state.remedy(), None);
+    }
+
+    #[test]
+    fn no_permissions_sentence() {
+        const HINT: &str = "(missing udev rules? user is in the plugdev group); see \
+                            [http://developer.android.com/tools/device.html]";
+        // The issue author redacted the serial to `<ID removed>` (with a space): the TAB decides.
+        let e = one(fixture!("linux-no-permissions-missing-udev-rules.txt"));
+        assert_eq!(e.serial, "<ID removed>");
+        assert_eq!(
+            e.state,
+            DeviceState::NoPermissions {
+                hint: HINT.to_string()
+            }
+        );
+        let e = one(fixture!("linux-no-permissions-quest3-line.txt"));
+        assert_eq!(e.serial, "XXXXXXXXXXXXXX");
+        assert_eq!(
+            e.state,
+            DeviceState::NoPermissions {
+                hint: HINT.to_string()
+            }
+        );
+        assert_eq!(e.state.as_str(), "no permissions");
+        assert!(e.state.remedy().is_some_and(|r| r.contains("udev")));
+    }
+
+    #[test]
+    fn field_bug_13_mixed_list_keeps_every_device() {
+        let text = "* daemon not running; starting now at tcp:5037\n* daemon started successfully\n\
+            List of devices attached\n\
+            R58M123ABC             device usb:1-1 product:beyond1 model:SM_G973F device:beyond1 transport_id:1\n\
+            0123456789ABCDEF       unauthorized usb:1-2 transport_id:2\n\
+            ZY22XXXXXX             no permissions (missing udev rules? user is in the plugdev group); see [http://developer.android.com/tools/device.html] usb:1-3 transport_id:3\n\
+            (no serial number)     rescue transport_id:4\n\
+            lonely\n\n";
+        let list = parse_devices_l(text);
+        assert_eq!(list.len(), 4, "{list:?}");
+        assert_eq!(list[0].state, DeviceState::Device);
+        assert_eq!(list[0].model.as_deref(), Some("SM_G973F"));
+        assert_eq!(list[1].state, DeviceState::Unauthorized);
+        assert_eq!(list[1].usb.as_deref(), Some("1-2"));
+        assert_eq!(list[2].serial, "ZY22XXXXXX");
+        assert!(
+            matches!(&list[2].state, DeviceState::NoPermissions { hint } if hint.ends_with("device.html]"))
+        );
+        assert_eq!(
+            (list[2].usb.as_deref(), list[2].transport_id),
+            (Some("1-3"), Some(3))
+        );
+        assert_eq!(list[3].serial, "(no serial number)");
+        assert_eq!(list[3].state, DeviceState::Unknown("rescue".into()));
+        assert_eq!(list[3].state.as_str(), "rescue");
+    }
+}

@@ -1,0 +1,335 @@
+//! The focused window (`dumpsys window` / `dumpsys window windows`) and the resumed activity
+//! (`dumpsys activity activities`).
+//!
+//! Window lines (AOSP `DisplayContent.dump`, `WindowState.toString`):
+//! `mCurrentFocus=Window{e615992 u0 com.pkg/com.pkg.Activity}`, `mCurrentFocus=null`, a window
+//! without an activity (`Window{43e887a8 u0 com.lookout.enterprise}`, `Window{… u0
+//! NotificationShade}`), the pre-4.2 form without user (`Window{b4d2a948 pkg/cls paused=false}`),
+//! and `mFocusedApp=` holding an `ActivityRecord{…}` (possibly wrapped in
+//! `AppWindowToken{… token=Token{… ActivityRecord{…}}}`). Since Android 10 each display prints
+//! its own block under `Display: mDisplayId=<n>` (or `Display #<n>`), and `mTopFocusedDisplayId=`
+//! names the display with the global focus.
+//!
+//! Activity lines (AOSP `ActivityTaskSupervisor`/`RootWindowContainer` dumps):
+//! `mResumedActivity: ActivityRecord{… u0 pkg/.Act t12}` (≤ Android 9), `ResumedActivity: …`
+//! (Android 10+), `topResumedActivity=ActivityRecord{…}`, `Resumed: ActivityRecord{…}`.
+//! Captures: files under `tests/fixtures/window/` and `tests/fixtures/activity/`.
+
+use super::package::parse_component;
+use super::text::parse_u32;
+
+/// The window that has input focus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FocusedWindow {
+    /// Display of the block the line came from (Android 10+ multi-display dumps).
+    pub display_id: Option<u32>,
+    /// Owning package, when the title names one.
+    pub package: Option<String>,
+    /// Fully qualified activity class, when the title is a component.
+    pub activity: Option<String>,
+    /// Window title as printed (`com.pkg/com.pkg.Act`, `NotificationShade`, `StatusBar`); for the
+    /// `mFocusedApp` fallback, the component from the `ActivityRecord`.
+    pub title: String,
+}
+
+#[derive(Debug)]
+struct Candidate {
+    display_id: Option<u32>,
+    window: Option<FocusedWindow>,
+    app: Option<FocusedWindow>,
+}
+
+/// Parses the focused window. Per display block, `mCurrentFocus` wins; when it is `null` (or
+/// absent) the block's `mFocusedApp` activity is used. With several displays the block of
+/// `mTopFocusedDisplayId` wins, else the first block that has a focus. `None` when no focus is
+/// found at all.
+pub fn parse_current_focus(text: &str) -> Option<FocusedWindow> {
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut display_id: Option<u32> = None;
+    let mut top_display: Option<u32> = None;
+    for line in text.lines() {
+        if line.starts_with("WINDOW MANAGER ") || line.starts_with("ACTIVITY MANAGER ") {
+            display_id = None; // a new top-level section: earlier display blocks are closed
+        }
+        let line = line.trim();
+        if let Some(id) = display_header(line) {
+            display_id = Some(id);
+            continue;
+        }
+        if let Some(v) = line.strip_prefix("mTopFocusedDisplayId=") {
+            top_display = parse_u32(v);
+            continue;
+        }
+        let (is_window, value) = if let Some(v) = line.strip_prefix("mCurrentFocus=") {
+            (true, v)
+        } else if let Some(v) = line.strip_prefix("mFocusedApp=") {
+            (false, v)
+        } else {
+            continue;
+        };
+        let idx = match candidates.iter().position(|c| c.display_id == display_id) {
+            Some(i) => i,
+            None => {
+                candidates.push(Candidate {
+                    display_id,
+                    window: None,
+                    app: None,
+                });
+                candidates.len() - 1
+            }
+        };
+        let slot = &mut candidates[idx];
+        if is_window && slot.window.is_none() {
+            slot.window = parse_window_token(value, display_id);
+        } else if !is_window && slot.app.is_none() {
+            slot.app = activity_record(value).map(|(package, activity, title)| FocusedWindow {
+                display_id,
+                package: Some(package),
+                activity: Some(activity),
+                title,
+            });
+        }
+    }
+    let pick = |c: &Candidate| c.window.clone().or_else(|| c.app.clone());
+    let top = top_display
+        .and_then(|top| candidates.iter().find(|c| c.display_id == Some(top)))
+        .and_then(pick);
+    top.or_else(|| candidates.iter().find_map(pick))
+}
+
+/// `Display: mDisplayId=0 …` or `Display #0 (…)` → 0.
+fn display_header(line: &str) -> Option<u32> {
+    let rest = line
+        .strip_prefix("Display: mDisplayId=")
+        .or_else(|| line.strip_prefix("Display #"))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    parse_u32(&digits)
+}
+
+/// `Window{hash [uN] title [paused=…]}` → window; `null` → `None`.
+fn parse_window_token(value: &str, display_id: Option<u32>) -> Option<FocusedWindow> {
+    let inner = value.trim().strip_prefix("Window{")?;
+    let inner = &inner[..inner.rfind('}')?];
+    let mut tokens: Vec<&str> = inner.split_whitespace().skip(1).collect();
+    if tokens.first().is_some_and(|t| is_user_token(t)) {
+        tokens.remove(0);
+    }
+    if tokens.last().is_some_and(|t| t.starts_with("paused=")) {
+        tokens.pop();
+    }
+    let title = tokens.join(" ");
+    if title.is_empty() {
+        return None;
+    }
+    let (package, activity) = match parse_component(&title) {
+        Some((p, a)) => (Some(p), Some(a)),
+        None => {
+            let name = title.strip_prefix("Splash Screen ").unwrap_or(&title);
+            let looks_like_package = name.contains('.')
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_');
+            (looks_like_package.then(|| name.to_string()), None)
+        }
+    };
+    Some(FocusedWindow {
+        display_id,
+        package,
+        activity,
+        title,
+    })
+}
+
+fn is_user_token(t: &str) -> bool {
+    t.strip_prefix('u')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Finds `ActivityRecord{hash [uN] pkg/cls [tN]}` anywhere in `value` →
+/// `(package, full class, component as printed)`.
+fn activity_record(value: &str) -> Option<(String, String, String)> {
+    let start = value.find("ActivityRecord{")? + "ActivityRecord{".len();
+    let body = &value[start..];
+    let body = &body[..body.find('}').unwrap_or(body.len())];
+    let component = body.split_whitespace().find(|t| t.contains('/'))?;
+    let (package, class) = parse_component(component)?;
+    Some((package, class, component.to_string()))
+}
+
+/// Parses the resumed (foreground) activity from `dumpsys activity activities` as
+/// `(package, fully qualified class)`. Preference: `topResumedActivity`, then
+/// `mResumedActivity`/`ResumedActivity`, then `Resumed:`; the first of each kind wins; `null`
+/// values are skipped.
+pub fn parse_resumed_activity(text: &str) -> Option<(String, String)> {
+    const KEYS: [(&str, usize); 5] = [
+        ("topResumedActivity=", 0),
+        ("mResumedActivity:", 1),
+        ("ResumedActivity:", 1),
+        ("mResumedActivity=", 1),
+        ("Resumed:", 2),
+    ];
+    let mut best: [Option<(String, String)>; 3] = [None, None, None];
+    for line in text.lines() {
+        let line = line.trim();
+        for (key, rank) in KEYS {
+            if let Some(value) = line.strip_prefix(key) {
+                if best[rank].is_none() {
+                    best[rank] = activity_record(value).map(|(p, c, _)| (p, c));
+                }
+                break;
+            }
+        }
+    }
+    best.into_iter().flatten().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! fixture {
+        ($path:literal) => {
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/",
+                $path
+            ))
+        };
+    }
+
+    #[test]
+    fn jelly_bean_window_dump_old_title_form() {
+        let w = parse_current_focus(fixture!(
+            "window/avc-dumpsys-window-windows-jb-emulator.txt"
+        ))
+        .expect("focus");
+        assert_eq!(w.package.as_deref(), Some("com.dtmilano.android.sampleui"));
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.dtmilano.android.sampleui.MainActivity")
+        );
+        assert_eq!(
+            w.title,
+            "com.dtmilano.android.sampleui/com.dtmilano.android.sampleui.MainActivity"
+        );
+        assert_eq!(w.display_id, None);
+    }
+
+    #[test]
+    fn android8_grep_with_app_window_token() {
+        let text = fixture!("window/android8-grep-mcurrentfocus-mfocusedapp-appwindowtoken.txt");
+        let w = parse_current_focus(text).expect("focus");
+        assert_eq!(w.package.as_deref(), Some("com.google.android.apps.photos"));
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.google.android.apps.photos.home.HomeActivity")
+        );
+        // With the window line gone, mFocusedApp (inside AppWindowToken{…Token{…}}) answers.
+        let app_only: String = text.lines().skip(1).collect();
+        let w = parse_current_focus(&app_only).expect("fallback");
+        assert_eq!(w.title, "com.google.android.apps.photos/.home.HomeActivity");
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.google.android.apps.photos.home.HomeActivity")
+        );
+    }
+
+    #[test]
+    fn android5_polling_null_and_package_only_windows() {
+        let text = fixture!("window/android5-mcurrentfocus-null-and-window-without-activity.txt");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(parse_current_focus(lines[0]), None);
+        let w = parse_current_focus(lines[1]).expect("activity window");
+        assert_eq!(
+            w.activity.as_deref(),
+            Some("com.lookout.enterprise.ui.android.activity.StartActivity")
+        );
+        let last = parse_current_focus(lines[lines.len() - 1]).expect("popup window");
+        assert_eq!(last.package.as_deref(), Some("com.lookout.enterprise"));
+        assert_eq!(
+            (last.activity, last.title.as_str()),
+            (None, "com.lookout.enterprise")
+        );
+        // null focus falls back to the focused app of the same block.
+        let w = parse_current_focus(&format!(
+            "{}\n  mFocusedApp=ActivityRecord{{1 u0 a.b/.C t3}}",
+            lines[0]
+        ))
+        .expect("fallback");
+        assert_eq!(w.activity.as_deref(), Some("a.b.C"));
+    }
+
+    #[test]
+    fn dumps_without_focus_lines() {
+        assert_eq!(
+            parse_current_focus(fixture!(
+                "window/avc-dumpsys-window-lastanr-policy-fragment.txt"
+            )),
+            None
+        );
+        // Kodi's window block lists the window but the focus lines were cut from the capture.
+        let kodi = fixture!("window/android-tv-kodi-window-windows-head-PARTIAL.txt");
+        assert_eq!(parse_current_focus(kodi), None);
+        assert_eq!(
+            parse_resumed_activity(kodi),
+            None,
+            "mActivityRecord= is not a resumed-activity key"
+        );
+        assert_eq!(parse_current_focus(""), None);
+        assert_eq!(parse_current_focus("mCurrentFocus=Window{"), None);
+    }
+
+    #[test]
+    fn android13_activity_dump_system_window_and_resumed() {
+        let text = fixture!("activity/mtk-tablet-android13-dumpsys-activity-activities.txt");
+        let w = parse_current_focus(text).expect("focus");
+        assert_eq!(w.title, "NotificationShade");
+        assert_eq!((w.package, w.activity, w.display_id), (None, None, Some(0)));
+        assert_eq!(
+            parse_resumed_activity(text),
+            Some((
+                "com.mediatek.camera".into(),
+                "com.mediatek.camera.CameraLauncher".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn resumed_activity_grep_line() {
+        assert_eq!(
+            parse_resumed_activity(fixture!(
+                "activity/android8-9-grep-resumedactivity-line.txt"
+            )),
+            Some((
+                "com.tencent.mobileqq".into(),
+                "com.tencent.mobileqq.activity.SplashActivity".into()
+            ))
+        );
+        let t = "  mResumedActivity: ActivityRecord{1 u0 a.b/.Old t1}\n  topResumedActivity=ActivityRecord{2 u0 c.d/c.d.New t2}";
+        assert_eq!(
+            parse_resumed_activity(t),
+            Some(("c.d".into(), "c.d.New".into()))
+        );
+        assert_eq!(parse_resumed_activity("  mResumedActivity: null"), None);
+    }
+
+    #[test]
+    fn multi_display_top_focus_wins() {
+        let t = "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n\
+                 \x20 Display: mDisplayId=0 rootTasks=3\n\
+                 \x20   mCurrentFocus=Window{aa u0 com.android.launcher3/com.android.launcher3.Launcher}\n\
+                 \x20 Display: mDisplayId=2 rootTasks=1\n\
+                 \x20   mCurrentFocus=null\n\
+                 \x20   mFocusedApp=ActivityRecord{bb u10 org.video/.Player t9}\n\
+                 \x20 mTopFocusedDisplayId=2\n";
+        let w = parse_current_focus(t).expect("focus");
+        assert_eq!(w.display_id, Some(2));
+        assert_eq!(w.activity.as_deref(), Some("org.video.Player"));
+        let splash =
+            parse_current_focus("mCurrentFocus=Window{9 u0 Splash Screen com.x.y}").expect("s");
+        assert_eq!(
+            (splash.package.as_deref(), splash.title.as_str()),
+            (Some("com.x.y"), "Splash Screen com.x.y")
+        );
+    }
+}
