@@ -45,5 +45,12 @@ fn yymmddhhmm(secs: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{:02}{:02}{:02}{:02}{:02}", y % 100, m, d, rem / 3600, (rem % 3600) / 60)
+    format!(
+        "{:02}{:02}{:02}{:02}{:02}",
+        y % 100,
+        m,
+        d,
+        rem / 3600,
+        (rem % 3600) / 60
+    )
 }

@@ -36,19 +36,35 @@ pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::
     Ok(())
 }
 
-async fn build_state(config: &ServeConfig, shutdown: CancellationToken) -> anyhow::Result<AppState> {
+async fn build_state(
+    config: &ServeConfig,
+    shutdown: CancellationToken,
+) -> anyhow::Result<AppState> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
     let db = config.data_dir.join("connector.sqlite3");
     let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
-    let files = FileCache::open(store.clone(), config.data_dir.join("files"), config.file_ttl).await?;
+    let files = FileCache::open(
+        store.clone(),
+        config.data_dir.join("files"),
+        config.file_ttl,
+    )
+    .await?;
     let inventory = Inventory::default();
     if let Some(server) = &config.adb_server {
         let client = AdbServerClient::new(server.clone());
-        tokio::spawn(inventory::run_adb_tracker(inventory.clone(), client, shutdown.clone()));
+        tokio::spawn(inventory::run_adb_tracker(
+            inventory.clone(),
+            client,
+            shutdown.clone(),
+        ));
     }
     for addr in &config.direct_devices {
-        tokio::spawn(inventory::run_direct_watch(inventory.clone(), addr.clone(), shutdown.clone()));
+        tokio::spawn(inventory::run_direct_watch(
+            inventory.clone(),
+            addr.clone(),
+            shutdown.clone(),
+        ));
     }
     let cleaner = files.clone();
     let stop = shutdown.clone();
@@ -117,7 +133,10 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
         )
         .await?;
         devices.push(handle.adb_addr.to_string());
-        println!("simulated phone {serial} ({model}) on tcp:{}", handle.adb_addr);
+        println!(
+            "simulated phone {serial} ({model}) on tcp:{}",
+            handle.adb_addr
+        );
     }
     let config = ServeConfig {
         listen: opts.listen,

@@ -173,7 +173,10 @@ pub fn parse_claim_code(serial: &str, value: &str) -> Result<CodeHash, ConfigErr
     if let Some(hex) = value.strip_prefix("sha256:") {
         let bytes: Option<Vec<u8>> = (0..hex.len())
             .step_by(2)
-            .map(|i| hex.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+            .map(|i| {
+                hex.get(i..i + 2)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+            })
             .collect();
         match bytes {
             Some(b) if b.len() == 32 => {
@@ -203,7 +206,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, ConfigError> {
 /// Parses a `--device` value `tcp:HOST:PORT` into `HOST:PORT`.
 pub fn parse_device_spec(spec: &str) -> Result<String, ConfigError> {
     let addr = spec.strip_prefix("tcp:").ok_or_else(|| {
-        ConfigError::Invalid(format!("--device must look like tcp:HOST:PORT, got {spec:?}"))
+        ConfigError::Invalid(format!(
+            "--device must look like tcp:HOST:PORT, got {spec:?}"
+        ))
     })?;
     match addr.rsplit_once(':') {
         Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
@@ -237,7 +242,10 @@ mod tests {
 
     #[test]
     fn secrets_do_not_print() {
-        assert_eq!(format!("{:?}", Secret::new("topsecret")), "Secret([redacted])");
+        assert_eq!(
+            format!("{:?}", Secret::new("topsecret")),
+            "Secret([redacted])"
+        );
     }
 
     #[test]
@@ -251,7 +259,10 @@ mod tests {
 
     #[test]
     fn device_specs() {
-        assert_eq!(parse_device_spec("tcp:127.0.0.1:5555").unwrap(), "127.0.0.1:5555");
+        assert_eq!(
+            parse_device_spec("tcp:127.0.0.1:5555").unwrap(),
+            "127.0.0.1:5555"
+        );
         assert!(parse_device_spec("127.0.0.1:5555").is_err());
         assert!(parse_device_spec("tcp:host:notaport").is_err());
     }

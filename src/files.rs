@@ -120,7 +120,10 @@ impl FileCache {
             .filter(|c| c.is_ascii_alphanumeric())
             .take(8)
             .collect();
-        let path = self.dir.join(format!("{file_id}.{}", if ext.is_empty() { "bin" } else { &ext }));
+        let path = self.dir.join(format!(
+            "{file_id}.{}",
+            if ext.is_empty() { "bin" } else { &ext }
+        ));
         (file_id, path)
     }
 

@@ -11,7 +11,11 @@ use xagent_adb_connector::config::{self, ClaimPolicy, ServeConfig};
 use xagent_adb_connector::{app, sim};
 
 #[derive(Parser)]
-#[command(name = "xagent-adb-connector", version, about = "xAgent connector for Android phones over ADB")]
+#[command(
+    name = "xagent-adb-connector",
+    version,
+    about = "xAgent connector for Android phones over ADB"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -150,7 +154,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 api_key: config::read_api_key(&key_file)?,
                 adb_server: (!adb_server.is_empty()).then_some(adb_server),
                 direct_devices: direct,
-                claim_policy: claim_policy.or(file.claim_policy).unwrap_or(ClaimPolicy::Code),
+                claim_policy: claim_policy
+                    .or(file.claim_policy)
+                    .unwrap_or(ClaimPolicy::Code),
                 claim_codes,
                 file_ttl: file
                     .file_ttl_secs

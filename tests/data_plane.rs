@@ -22,16 +22,34 @@ async fn hello_gate_and_refusals() {
     let mut x = connect(&conn.addr).await;
     // First packet must be hello.
     let e = x.request("ping", None, json!({})).await;
-    assert_eq!((e["type"].as_str(), code(&e)), (Some("error"), "hello_required"));
+    assert_eq!(
+        (e["type"].as_str(), code(&e)),
+        (Some("error"), "hello_required")
+    );
     let e = x.request("channel.open", None, json!({})).await;
     assert_eq!(code(&e), "hello_required");
     // Wrong card id, missing/old version, missing profiles: refused, socket stays open.
     let bad = [
-        (json!({"connector_card_id": "im.wechat", "protocol_version": "3.0", "supported_profiles": ["xagent.device.v1"]}), "connector_card_id_mismatch"),
-        (json!({"connector_card_id": "device.adb", "supported_profiles": ["xagent.device.v1"]}), "unsupported_protocol_version"),
-        (json!({"connector_card_id": "device.adb", "protocol_version": "2.9", "supported_profiles": ["xagent.device.v1"]}), "unsupported_protocol_version"),
-        (json!({"connector_card_id": "device.adb", "protocol_version": "3.0"}), "unsupported_profile"),
-        (json!({"connector_card_id": "device.adb", "protocol_version": "3.0", "supported_profiles": ["xagent.im.v2"]}), "unsupported_profile"),
+        (
+            json!({"connector_card_id": "im.wechat", "protocol_version": "3.0", "supported_profiles": ["xagent.device.v1"]}),
+            "connector_card_id_mismatch",
+        ),
+        (
+            json!({"connector_card_id": "device.adb", "supported_profiles": ["xagent.device.v1"]}),
+            "unsupported_protocol_version",
+        ),
+        (
+            json!({"connector_card_id": "device.adb", "protocol_version": "2.9", "supported_profiles": ["xagent.device.v1"]}),
+            "unsupported_protocol_version",
+        ),
+        (
+            json!({"connector_card_id": "device.adb", "protocol_version": "3.0"}),
+            "unsupported_profile",
+        ),
+        (
+            json!({"connector_card_id": "device.adb", "protocol_version": "3.0", "supported_profiles": ["xagent.im.v2"]}),
+            "unsupported_profile",
+        ),
     ];
     for (payload, want) in bad {
         let e = x.request("connector.hello", None, payload).await;
@@ -55,23 +73,41 @@ async fn bad_input_gets_documented_errors_and_the_socket_stays_usable() {
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
     let mut x = connect(&conn.addr).await;
     x.hello("").await;
-    for garbage in ["{", "[]", "null", "{\"schema\":\"nope\",\"packet_id\":\"p\",\"type\":\"ping\"}",
-                    "{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":\"\",\"type\":\"ping\"}",
-                    "{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":1,\"type\":\"ping\"}"] {
+    for garbage in [
+        "{",
+        "[]",
+        "null",
+        "{\"schema\":\"nope\",\"packet_id\":\"p\",\"type\":\"ping\"}",
+        "{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":\"\",\"type\":\"ping\"}",
+        "{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":1,\"type\":\"ping\"}",
+    ] {
         x.send_text(garbage).await;
         let e = x.recv_within(5).await.expect("an error packet");
-        assert_eq!((e["type"].as_str(), code(&e)), (Some("error"), "invalid_packet"), "{garbage}: {e}");
+        assert_eq!(
+            (e["type"].as_str(), code(&e)),
+            (Some("error"), "invalid_packet"),
+            "{garbage}: {e}"
+        );
     }
     let e = x.request("message.push", None, json!({})).await;
     assert_eq!(code(&e), "unsupported_packet");
-    let e = x.request("connection.descriptor.get", None, json!({})).await;
+    let e = x
+        .request("connection.descriptor.get", None, json!({}))
+        .await;
     assert_eq!(code(&e), "connector_channel_id_required");
-    let e = x.request("connection.descriptor.get", Some("cch_not_mine"), json!({})).await;
+    let e = x
+        .request("connection.descriptor.get", Some("cch_not_mine"), json!({}))
+        .await;
     assert_eq!(code(&e), "connector_channel_not_owned");
     let (ch, _) = x.open(None).await;
-    let d = x.request("connection.descriptor.get", Some(&ch), json!({})).await;
+    let d = x
+        .request("connection.descriptor.get", Some(&ch), json!({}))
+        .await;
     assert_eq!(d["type"], "connection.descriptor.get.ack");
-    assert_eq!(d["payload"]["connection_descriptor"]["connection"]["status"], "created");
+    assert_eq!(
+        d["payload"]["connection_descriptor"]["connection"]["status"],
+        "created"
+    );
     // Tool before claim.
     let ack = x.tool(&ch, "android_screenshot", json!({})).await;
     assert_eq!(code(&ack), "connection_not_authenticated");
@@ -81,7 +117,9 @@ async fn bad_input_gets_documented_errors_and_the_socket_stays_usable() {
     // A channel opened on another socket is not open here.
     let mut y = connect(&conn.addr).await;
     y.hello("").await;
-    let e = y.request("connection.descriptor.get", Some(&ch), json!({})).await;
+    let e = y
+        .request("connection.descriptor.get", Some(&ch), json!({}))
+        .await;
     assert_eq!(code(&e), "channel_not_open");
     let pong = x.request("ping", None, json!({})).await;
     assert_eq!(pong["type"], "pong", "socket still usable");
@@ -92,7 +130,14 @@ async fn http_auth_and_card_rules() {
     let dir = TempDir::new("http");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
     assert_eq!(http_get(&format!("{}/health", conn.base), None).0, 401);
-    assert_eq!(http_get(&format!("{}/health", conn.base), Some("wrong-key-wrong-key")).0, 401);
+    assert_eq!(
+        http_get(
+            &format!("{}/health", conn.base),
+            Some("wrong-key-wrong-key")
+        )
+        .0,
+        401
+    );
     let (st, _, body) = http_get(&format!("{}/health", conn.base), Some(API_KEY));
     assert_eq!(st, 200);
     let health: Value = serde_json::from_slice(&body).unwrap();
@@ -102,11 +147,17 @@ async fn http_auth_and_card_rules() {
     let card: Value = serde_json::from_slice(&card).unwrap();
     common::schemas::assert_card(&card);
     assert_eq!(health["build"], card["build"]);
-    assert_eq!(health["connector_card_version"], card["connector"]["version"]);
+    assert_eq!(
+        health["connector_card_version"],
+        card["connector"]["version"]
+    );
     assert_eq!(card["supports"]["user_channel_mode"], "multiple");
     assert_eq!(card["supports"]["targets"][0]["provider"], "adb");
     for t in card["tools"].as_array().unwrap() {
-        assert_eq!(t["input_schema"]["properties"]["connector_channel_id"]["type"], "string");
+        assert_eq!(
+            t["input_schema"]["properties"]["connector_channel_id"]["type"],
+            "string"
+        );
         assert_eq!(t["input_schema"]["required"][0], "connector_channel_id");
         assert_eq!(t["related_skill_ids"], json!(["connector-device-adb"]));
     }
@@ -128,12 +179,19 @@ async fn reconnect_and_restart_restore_the_bound_channel() {
     let dir = TempDir::new("restore");
     let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"].as_str().unwrap().to_string();
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (ch, _) = x.open(None).await;
     let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
     let shot = x.tool(&ch, "android_screenshot", json!({})).await;
-    let file_url = format!("{}{}", conn.base, shot["payload"]["result"]["download_url"].as_str().unwrap());
+    let file_url = format!(
+        "{}{}",
+        conn.base,
+        shot["payload"]["result"]["download_url"].as_str().unwrap()
+    );
     x.close().await;
 
     // New socket, same connector id and channel: same channel, still connected, tools work.
@@ -141,21 +199,37 @@ async fn reconnect_and_restart_restore_the_bound_channel() {
     assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
     let (ch2, open) = y.open(Some(&ch)).await;
     assert_eq!(ch2, ch);
-    assert_eq!(open["payload"]["connection_descriptor"]["connection"]["status"], "connected");
-    assert!(y.tool(&ch, "android_device_status", json!({})).await.get("error").is_none());
+    assert_eq!(
+        open["payload"]["connection_descriptor"]["connection"]["status"],
+        "connected"
+    );
+    assert!(y
+        .tool(&ch, "android_device_status", json!({}))
+        .await
+        .get("error")
+        .is_none());
     y.close().await;
 
     // kill -9 and restart on the same data dir.
     conn.restart();
     let mut z = connect(&conn.addr).await;
-    assert_eq!(z.hello(&id).await["payload"]["connector_id"], json!(id), "connector id persisted");
+    assert_eq!(
+        z.hello(&id).await["payload"]["connector_id"],
+        json!(id),
+        "connector id persisted"
+    );
     let (ch3, _) = z.open(Some(&ch)).await;
     assert_eq!(ch3, ch, "channel persisted");
     // Connected once the phone is verified reachable again.
     let mut status = String::new();
     for _ in 0..50 {
-        let d = z.request("connection.descriptor.get", Some(&ch), json!({})).await;
-        status = d["payload"]["connection_descriptor"]["connection"]["status"].as_str().unwrap().to_string();
+        let d = z
+            .request("connection.descriptor.get", Some(&ch), json!({}))
+            .await;
+        status = d["payload"]["connection_descriptor"]["connection"]["status"]
+            .as_str()
+            .unwrap()
+            .to_string();
         if status == "connected" {
             break;
         }
@@ -164,12 +238,19 @@ async fn reconnect_and_restart_restore_the_bound_channel() {
     assert_eq!(status, "connected");
     let st = z.tool(&ch, "android_device_status", json!({})).await;
     assert!(st.get("error").is_none(), "{st}");
-    assert_eq!(http_get(&file_url, None).0, 200, "file refs survive a restart");
+    assert_eq!(
+        http_get(&file_url, None).0,
+        200,
+        "file refs survive a restart"
+    );
     // A second channel cannot claim the same phone.
     let (other, _) = z.open(None).await;
     let e = z.claim(&other, &sim.serial).await;
     assert_eq!(code(&e), "auth_failed", "{e}");
-    assert!(e["error"]["message"].as_str().unwrap().contains("already bound"));
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already bound"));
     // Unknown old channel id gets a fresh one.
     let (fresh, _) = z.open(Some("cch_unknown_old")).await;
     assert_ne!(fresh, "cch_unknown_old");
@@ -194,16 +275,34 @@ async fn file_refs_are_signed_and_bound_to_their_channel() {
     let (id, sig) = file_ref.split_once('.').unwrap();
     let mut bad_sig: Vec<char> = sig.chars().collect();
     bad_sig[0] = if bad_sig[0] == 'A' { 'B' } else { 'A' };
-    let tampered = format!("{}/files/refs/{id}.{}", conn.base, bad_sig.iter().collect::<String>());
+    let tampered = format!(
+        "{}/files/refs/{id}.{}",
+        conn.base,
+        bad_sig.iter().collect::<String>()
+    );
     assert_eq!(http_get(&tampered, None).0, 403);
     let unknown = format!("{}/files/refs/{}.{sig}", conn.base, "0".repeat(32));
     assert_eq!(http_get(&unknown, None).0, 404);
-    assert_eq!(http_get(&format!("{}/files/refs/nonsense", conn.base), None).0, 404);
+    assert_eq!(
+        http_get(&format!("{}/files/refs/nonsense", conn.base), None).0,
+        404
+    );
     // Another channel's header → 403.
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let resp = agent.get(&url).header("X-XAgent-Connector-Channel-ID", "cch_other").call().unwrap();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = agent
+        .get(&url)
+        .header("X-XAgent-Connector-Channel-ID", "cch_other")
+        .call()
+        .unwrap();
     assert_eq!(resp.status().as_u16(), 403);
-    let resp = agent.get(&url).header("X-XAgent-Connector-Channel-ID", ch.as_str()).call().unwrap();
+    let resp = agent
+        .get(&url)
+        .header("X-XAgent-Connector-Channel-ID", ch.as_str())
+        .call()
+        .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
 }
 
@@ -213,11 +312,20 @@ async fn secrets_never_reach_logs_cards_or_errors() {
     let dir = TempDir::new("secrets");
     let codes = dir.path().join("codes.toml");
     let claim_code = "claim-CODE-493817";
-    std::fs::write(&codes, format!("[claim_codes]\n{} = \"{claim_code}\"\n", sim.serial)).unwrap();
+    std::fs::write(
+        &codes,
+        format!("[claim_codes]\n{} = \"{claim_code}\"\n", sim.serial),
+    )
+    .unwrap();
     let conn = ConnectorProc::start_with(
         dir.path(),
         Phones::Direct(vec![sim.addr.clone()]),
-        &["--claim-policy", "code", "--config", codes.to_str().unwrap()],
+        &[
+            "--claim-policy",
+            "code",
+            "--config",
+            codes.to_str().unwrap(),
+        ],
     );
     let mut x = connect(&conn.addr).await;
     x.hello("").await;
@@ -227,7 +335,9 @@ async fn secrets_never_reach_logs_cards_or_errors() {
     let mut e = Value::Null;
     for _ in 0..50 {
         e = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": wrong}})).await;
-        if code(&e) == "auth_failed" { break; }
+        if code(&e) == "auth_failed" {
+            break;
+        }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     assert_eq!(code(&e), "auth_failed", "{e}");

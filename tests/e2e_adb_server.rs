@@ -13,7 +13,10 @@ async fn through(flavor: AdbFlavor) {
     let dir = TempDir::new("e2e-adb");
     let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
     let t = common::scenario::walking_skeleton(&conn.addr, &sim.serial).await;
-    println!("{flavor:?}: screenshot round trip {:.1} ms, tap round trip {:.1} ms", t.screenshot_ms, t.tap_ms);
+    println!(
+        "{flavor:?}: screenshot round trip {:.1} ms, tap round trip {:.1} ms",
+        t.screenshot_ms, t.tap_ms
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,5 +11,8 @@ async fn walking_skeleton_through_direct_transport() {
     let dir = TempDir::new("e2e-direct");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let t = common::scenario::walking_skeleton(&conn.addr, &sim.serial).await;
-    println!("direct: screenshot round trip {:.1} ms, tap round trip {:.1} ms", t.screenshot_ms, t.tap_ms);
+    println!(
+        "direct: screenshot round trip {:.1} ms, tap round trip {:.1} ms",
+        t.screenshot_ms, t.tap_ms
+    );
 }

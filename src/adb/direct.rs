@@ -65,39 +65,45 @@ impl DirectConnection {
     /// STLS (wireless-debugging TLS ports need pairing), [`AdbError::Timeout`].
     pub async fn connect(addr: &str) -> Result<DirectConnection, AdbError> {
         let addr_owned = addr.to_string();
-        with_deadline(|| "direct adb connect".into(), CONNECT_DEADLINE, async move {
-            let tcp = TcpStream::connect(&addr_owned)
-                .await
-                .map_err(|_| AdbError::DeviceOffline)?;
-            tcp.set_nodelay(true)?;
-            let (mut rd, mut wr) = tcp.into_split();
-            let banner = format!("host::features={HOST_FEATURES}");
-            Message::new(A_CNXN, A_VERSION, MAX_PAYLOAD, banner.into_bytes())
-                .write_to(&mut wr)
-                .await?;
-            let reply = Message::read_from(&mut rd, MAX_PAYLOAD).await?;
-            match reply.command {
-                A_CNXN => {}
-                A_AUTH => return Err(AdbError::DeviceUnauthorized),
-                A_STLS => return Err(AdbError::Refused("device requires TLS (pair first)".into())),
-                _ => return Err(AdbError::Protocol("device did not answer CNXN".into())),
-            }
-            let max_payload = reply.arg1.clamp(4096, MAX_PAYLOAD) as usize;
-            let (_, props) = parse_banner(&reply.payload);
-            let (tx, rx) = mpsc::unbounded_channel();
-            let shared = Arc::new(Shared {
-                addr: addr_owned,
-                out: tx,
-                streams: Mutex::new(HashMap::new()),
-                next_id: AtomicU32::new(1),
-                max_payload,
-                props,
-                alive: CancellationToken::new(),
-            });
-            tokio::spawn(writer_task(wr, rx, shared.alive.clone()));
-            tokio::spawn(reader_task(rd, Arc::clone(&shared)));
-            Ok(DirectConnection { shared })
-        })
+        with_deadline(
+            || "direct adb connect".into(),
+            CONNECT_DEADLINE,
+            async move {
+                let tcp = TcpStream::connect(&addr_owned)
+                    .await
+                    .map_err(|_| AdbError::DeviceOffline)?;
+                tcp.set_nodelay(true)?;
+                let (mut rd, mut wr) = tcp.into_split();
+                let banner = format!("host::features={HOST_FEATURES}");
+                Message::new(A_CNXN, A_VERSION, MAX_PAYLOAD, banner.into_bytes())
+                    .write_to(&mut wr)
+                    .await?;
+                let reply = Message::read_from(&mut rd, MAX_PAYLOAD).await?;
+                match reply.command {
+                    A_CNXN => {}
+                    A_AUTH => return Err(AdbError::DeviceUnauthorized),
+                    A_STLS => {
+                        return Err(AdbError::Refused("device requires TLS (pair first)".into()))
+                    }
+                    _ => return Err(AdbError::Protocol("device did not answer CNXN".into())),
+                }
+                let max_payload = reply.arg1.clamp(4096, MAX_PAYLOAD) as usize;
+                let (_, props) = parse_banner(&reply.payload);
+                let (tx, rx) = mpsc::unbounded_channel();
+                let shared = Arc::new(Shared {
+                    addr: addr_owned,
+                    out: tx,
+                    streams: Mutex::new(HashMap::new()),
+                    next_id: AtomicU32::new(1),
+                    max_payload,
+                    props,
+                    alive: CancellationToken::new(),
+                });
+                tokio::spawn(writer_task(wr, rx, shared.alive.clone()));
+                tokio::spawn(reader_task(rd, Arc::clone(&shared)));
+                Ok(DirectConnection { shared })
+            },
+        )
         .await
     }
 
@@ -209,7 +215,9 @@ async fn reader_task(mut rd: tokio::net::tcp::OwnedReadHalf, shared: Arc<Shared>
             }
             (A_WRTE, None) => {
                 // Unknown stream: tell the device it is closed.
-                let _ = shared.out.send(Message::new(A_CLSE, 0, msg.arg0, Vec::new()));
+                let _ = shared
+                    .out
+                    .send(Message::new(A_CLSE, 0, msg.arg0, Vec::new()));
             }
             _ => {}
         }
@@ -262,7 +270,12 @@ impl DirectStream {
             }
             self.shared
                 .out
-                .send(Message::new(A_WRTE, self.local, self.remote, chunk.to_vec()))
+                .send(Message::new(
+                    A_WRTE,
+                    self.local,
+                    self.remote,
+                    chunk.to_vec(),
+                ))
                 .map_err(|_| AdbError::DeviceOffline)?;
             loop {
                 match self.events.recv().await {

@@ -107,7 +107,12 @@ impl DeviceLink {
     pub async fn is_connected(&self) -> bool {
         match &self.kind {
             LinkKind::Server { .. } => true,
-            LinkKind::Direct { .. } => self.direct.lock().await.as_ref().is_some_and(|c| c.is_alive()),
+            LinkKind::Direct { .. } => self
+                .direct
+                .lock()
+                .await
+                .as_ref()
+                .is_some_and(|c| c.is_alive()),
         }
     }
 
@@ -188,7 +193,8 @@ impl DeviceLink {
         with_deadline(|| "sync pull".into(), deadline, async {
             let mut s = self.open("sync:").await?;
             let mut r = FrameReader::new(&mut s);
-            r.write_all(&sp::encode(sp::ID_RECV, path.as_bytes())).await?;
+            r.write_all(&sp::encode(sp::ID_RECV, path.as_bytes()))
+                .await?;
             let mut out = Vec::new();
             loop {
                 let head = r.read_exact(8).await?;

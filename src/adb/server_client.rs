@@ -38,12 +38,13 @@ impl AdbServerClient {
     }
 
     async fn dial(&self) -> Result<TcpStream, AdbError> {
-        let tcp = TcpStream::connect(&self.addr)
-            .await
-            .map_err(|e| AdbError::ServerUnavailable {
-                addr: self.addr.clone(),
-                reason: e.to_string(),
-            })?;
+        let tcp =
+            TcpStream::connect(&self.addr)
+                .await
+                .map_err(|e| AdbError::ServerUnavailable {
+                    addr: self.addr.clone(),
+                    reason: e.to_string(),
+                })?;
         tcp.set_nodelay(true)?;
         Ok(tcp)
     }
@@ -72,7 +73,12 @@ impl AdbServerClient {
 
     /// A host query answered with `OKAY` + `%04x` payload.
     async fn query(&self, service: &str) -> Result<Vec<u8>, AdbError> {
-        let step = || format!("adb server query {}", service.split(':').take(2).collect::<Vec<_>>().join(":"));
+        let step = || {
+            format!(
+                "adb server query {}",
+                service.split(':').take(2).collect::<Vec<_>>().join(":")
+            )
+        };
         with_deadline(step, HOST_QUERY_DEADLINE, async {
             let mut tcp = self.dial().await?;
             Self::request(&mut tcp, service).await?;
@@ -107,7 +113,9 @@ impl AdbServerClient {
 
     /// `host-serial:<serial>:features` → the device's feature list.
     pub async fn features(&self, serial: &str) -> Result<Vec<String>, AdbError> {
-        let payload = self.query(&format!("host-serial:{serial}:features")).await?;
+        let payload = self
+            .query(&format!("host-serial:{serial}:features"))
+            .await?;
         Ok(String::from_utf8_lossy(&payload)
             .split(',')
             .map(|s| s.trim().to_string())
@@ -133,7 +141,11 @@ impl AdbServerClient {
 
     /// Opens a device service on `serial` (`host:transport:<serial>` then `service`).
     /// The caller bounds the whole exchange with its deadline.
-    pub async fn open_service(&self, serial: &str, service: &str) -> Result<ServiceStream, AdbError> {
+    pub async fn open_service(
+        &self,
+        serial: &str,
+        service: &str,
+    ) -> Result<ServiceStream, AdbError> {
         let mut tcp = self.dial().await?;
         Self::request(&mut tcp, &format!("host:transport:{serial}")).await?;
         Self::request(&mut tcp, service).await?;

@@ -108,7 +108,9 @@ pub fn command_name(command: u32) -> &'static str {
 
 /// Byte sum of a payload (`calculate_apacket_checksum`).
 pub fn checksum(payload: &[u8]) -> u32 {
-    payload.iter().fold(0u32, |acc, b| acc.wrapping_add(u32::from(*b)))
+    payload
+        .iter()
+        .fold(0u32, |acc, b| acc.wrapping_add(u32::from(*b)))
 }
 
 impl Message {
@@ -150,13 +152,17 @@ impl Message {
     ) -> Result<Self, WireError> {
         let mut header = [0u8; HEADER_LEN];
         reader.read_exact(&mut header).await?;
-        let word = |i: usize| u32::from_le_bytes(header[i * 4..i * 4 + 4].try_into().unwrap_or([0; 4]));
+        let word =
+            |i: usize| u32::from_le_bytes(header[i * 4..i * 4 + 4].try_into().unwrap_or([0; 4]));
         let (command, arg0, arg1, len, magic) = (word(0), word(1), word(2), word(3), word(5));
         if magic != command ^ 0xffff_ffff {
             return Err(WireError::BadMagic { command });
         }
         if len > max_payload {
-            return Err(WireError::TooLarge { len, max: max_payload });
+            return Err(WireError::TooLarge {
+                len,
+                max: max_payload,
+            });
         }
         let mut payload = vec![0u8; len as usize];
         reader.read_exact(&mut payload).await?;
@@ -203,7 +209,9 @@ mod tests {
         let msg = Message::new(A_WRTE, 3, 7, b"hello".to_vec());
         let bytes = msg.encode();
         assert_eq!(bytes.len(), HEADER_LEN + 5);
-        let back = Message::read_from(&mut &bytes[..], MAX_PAYLOAD).await.unwrap();
+        let back = Message::read_from(&mut &bytes[..], MAX_PAYLOAD)
+            .await
+            .unwrap();
         assert_eq!(back, msg);
         let mut bad = bytes.clone();
         bad[20] ^= 1;
@@ -227,8 +235,9 @@ mod tests {
 
     #[test]
     fn banner_props() {
-        let (kind, props) =
-            parse_banner(b"device::ro.product.name=sim;ro.product.model=Pixel 8;features=shell_v2,cmd");
+        let (kind, props) = parse_banner(
+            b"device::ro.product.name=sim;ro.product.model=Pixel 8;features=shell_v2,cmd",
+        );
         assert_eq!(kind, "device");
         assert!(props.contains(&("ro.product.model".into(), "Pixel 8".into())));
         assert!(props.contains(&("features".into(), "shell_v2,cmd".into())));

@@ -112,7 +112,11 @@ impl Connector {
             };
         }
         if self.claim_policy == ClaimPolicy::Code {
-            let code = p.input.get("claim_code").and_then(Value::as_str).unwrap_or("");
+            let code = p
+                .input
+                .get("claim_code")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let ok = self
                 .claim_codes
                 .get(serial)

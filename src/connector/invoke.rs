@@ -39,13 +39,20 @@ impl Validators {
     /// user text).
     pub fn check(&self, tool: ToolId, args: &Value) -> Result<(), ToolError> {
         let Some(v) = self.by_tool.get(&tool) else {
-            return Err(ToolError::new(ErrorCode::InternalError, "no validator for tool"));
+            return Err(ToolError::new(
+                ErrorCode::InternalError,
+                "no validator for tool",
+            ));
         };
         match v.validate(args) {
             Ok(()) => Ok(()),
             Err(e) => {
                 let path = e.instance_path().to_string();
-                let field = if path.is_empty() { "arguments".to_string() } else { path };
+                let field = if path.is_empty() {
+                    "arguments".to_string()
+                } else {
+                    path
+                };
                 Err(ToolError::new(
                     ErrorCode::InvalidArguments,
                     format!("invalid argument {field}: {}", e.masked()),
@@ -63,7 +70,10 @@ impl Connector {
         payload: &ToolInvokePayload,
     ) -> Result<Value, ToolError> {
         let tool = ToolId::from_wire(&payload.tool_id).ok_or_else(|| {
-            ToolError::new(ErrorCode::ToolNotFound, "tool_id is not in this connector's card")
+            ToolError::new(
+                ErrorCode::ToolNotFound,
+                "tool_id is not in this connector's card",
+            )
         })?;
         let binding = self.binding(channel_id).ok_or_else(|| {
             ToolError::new(
@@ -119,9 +129,14 @@ impl Connector {
             return tools::invoke(tool, &args, &ctx).await;
         }
         let _guard = runtime.side_effects.lock().await;
-        match payload.context.as_ref().and_then(|c| c.tool_call_id.as_deref()) {
+        match payload
+            .context
+            .as_ref()
+            .and_then(|c| c.tool_call_id.as_deref())
+        {
             Some(call_id) if !call_id.is_empty() => {
-                self.run_journaled(channel_id, call_id, tool, &args, &ctx).await
+                self.run_journaled(channel_id, call_id, tool, &args, &ctx)
+                    .await
             }
             // No tool_call_id: treated as a new call every time.
             _ => tools::invoke(tool, &args, &ctx).await,
@@ -151,13 +166,22 @@ impl Connector {
             }
         };
         if let Some(mut rx) = waiter {
-            let outcome = rx.wait_for(Option::is_some).await.ok().and_then(|o| o.clone());
+            let outcome = rx
+                .wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|o| o.clone());
             return match outcome {
                 Some(json) => outcome_from_json(&json),
-                None => Err(ToolError::new(ErrorCode::InternalError, "the first attempt vanished")),
+                None => Err(ToolError::new(
+                    ErrorCode::InternalError,
+                    "the first attempt vanished",
+                )),
             };
         }
-        let result = self.begin_and_run(channel_id, call_id, tool, args, ctx).await;
+        let result = self
+            .begin_and_run(channel_id, call_id, tool, args, ctx)
+            .await;
         if let Some(tx) = lock(&self.inflight).remove(&key) {
             tx.send_replace(Some(outcome_to_json(&result)));
         }
@@ -175,7 +199,12 @@ impl Connector {
         let storage = |_| ToolError::new(ErrorCode::InternalError, "tool journal unavailable");
         let entry = self
             .store
-            .journal_begin(channel_id.into(), call_id.into(), tool.as_str().into(), now_ms())
+            .journal_begin(
+                channel_id.into(),
+                call_id.into(),
+                tool.as_str().into(),
+                now_ms(),
+            )
             .await
             .map_err(storage)?;
         match entry {
@@ -236,12 +265,18 @@ mod tests {
         let v = Validators::build();
         assert_eq!(v.by_tool.len(), ToolId::ALL.len());
         let err = v
-            .check(ToolId::Tap, &json!({"connector_channel_id": "c", "x": "ten", "y": 1}))
+            .check(
+                ToolId::Tap,
+                &json!({"connector_channel_id": "c", "x": "ten", "y": 1}),
+            )
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidArguments);
         assert!(err.message.contains("/x"), "{}", err.message);
         assert!(v
-            .check(ToolId::Tap, &json!({"connector_channel_id": "c", "x": 10, "y": 1}))
+            .check(
+                ToolId::Tap,
+                &json!({"connector_channel_id": "c", "x": 10, "y": 1})
+            )
             .is_ok());
     }
 }

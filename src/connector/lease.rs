@@ -66,7 +66,10 @@ impl Connector {
             .run(move |c| {
                 let tx = c.transaction()?;
                 tx.execute_batch(sql::DEREGISTER_ALL)?;
-                tx.execute(sql::META_SET, rusqlite::params![super::CONNECTOR_ID_META, stored.into_bytes()])?;
+                tx.execute(
+                    sql::META_SET,
+                    rusqlite::params![super::CONNECTOR_ID_META, stored.into_bytes()],
+                )?;
                 tx.commit()
             })
             .await?;
@@ -81,7 +84,10 @@ impl Connector {
         lock(&self.runtimes).clear();
         lock(&self.routes).clear();
         *lock(&self.connector_id) = new_id;
-        tracing::info!(channels = count, "connector lease expired; channels and bindings removed");
+        tracing::info!(
+            channels = count,
+            "connector lease expired; channels and bindings removed"
+        );
         Ok(())
     }
 }

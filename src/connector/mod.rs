@@ -169,7 +169,10 @@ impl Connector {
     /// Removes the route of `channel_id` if `session_id` owns it (binding kept, spec §8.5).
     pub fn close_channel(&self, channel_id: &str, session_id: u64) {
         let mut routes = lock(&self.routes);
-        if routes.get(channel_id).is_some_and(|r| r.session_id == session_id) {
+        if routes
+            .get(channel_id)
+            .is_some_and(|r| r.session_id == session_id)
+        {
             routes.remove(channel_id);
         }
     }
@@ -202,7 +205,11 @@ impl Connector {
 
     /// Runtime state of a channel (created on first use).
     pub fn runtime(&self, channel_id: &str) -> Arc<ChannelRuntime> {
-        Arc::clone(lock(&self.runtimes).entry(channel_id.to_string()).or_default())
+        Arc::clone(
+            lock(&self.runtimes)
+                .entry(channel_id.to_string())
+                .or_default(),
+        )
     }
 
     /// Current status of a channel (spec §9), from its binding and the inventory.

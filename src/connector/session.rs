@@ -101,7 +101,12 @@ async fn handle_text(connector: &Arc<Connector>, s: &mut Session, text: &str) {
         return hello(connector, s, &packet);
     }
     if !s.hello_done {
-        return send_error(s, Some(&packet), ErrorCode::HelloRequired, "connector.hello must complete first");
+        return send_error(
+            s,
+            Some(&packet),
+            ErrorCode::HelloRequired,
+            "connector.hello must complete first",
+        );
     }
     match &packet.kind {
         PacketType::Ping => {
@@ -124,59 +129,120 @@ async fn handle_text(connector: &Arc<Connector>, s: &mut Session, text: &str) {
             s,
             Some(&packet),
             ErrorCode::UnsupportedPacket,
-            &format!("packet type {:?} is not supported by this connector", other.as_str()),
+            &format!(
+                "packet type {:?} is not supported by this connector",
+                other.as_str()
+            ),
         ),
     }
 }
 
 fn hello(connector: &Arc<Connector>, s: &mut Session, packet: &Packet) {
-    let p: HelloPayload = match serde_json::from_value(packet.payload.clone().unwrap_or(json!({}))) {
+    let p: HelloPayload = match serde_json::from_value(packet.payload.clone().unwrap_or(json!({})))
+    {
         Ok(p) => p,
-        Err(e) => return send_error(s, Some(packet), ErrorCode::InvalidPacket, &format!("bad hello payload: {e}")),
+        Err(e) => {
+            return send_error(
+                s,
+                Some(packet),
+                ErrorCode::InvalidPacket,
+                &format!("bad hello payload: {e}"),
+            )
+        }
     };
     if p.connector_card_id != CARD_ID {
-        return send_error(s, Some(packet), ErrorCode::ConnectorCardIdMismatch, "connector_card_id must be \"device.adb\"");
+        return send_error(
+            s,
+            Some(packet),
+            ErrorCode::ConnectorCardIdMismatch,
+            "connector_card_id must be \"device.adb\"",
+        );
     }
     match p.protocol_version.as_deref().and_then(parse_version) {
         Some(v) if v >= (3, 0) => {}
-        _ => return send_error(s, Some(packet), ErrorCode::UnsupportedProtocolVersion, "protocol_version 3.0 or later is required"),
+        _ => {
+            return send_error(
+                s,
+                Some(packet),
+                ErrorCode::UnsupportedProtocolVersion,
+                "protocol_version 3.0 or later is required",
+            )
+        }
     }
     match &p.supported_profiles {
-        None => return send_error(s, Some(packet), ErrorCode::UnsupportedProfile, "supported_profiles is required"),
+        None => {
+            return send_error(
+                s,
+                Some(packet),
+                ErrorCode::UnsupportedProfile,
+                "supported_profiles is required",
+            )
+        }
         Some(list) if !list.iter().any(|x| x == DEVICE_PROFILE) => {
-            return send_error(s, Some(packet), ErrorCode::UnsupportedProfile, "supported_profiles must include xagent.device.v1")
+            return send_error(
+                s,
+                Some(packet),
+                ErrorCode::UnsupportedProfile,
+                "supported_profiles must include xagent.device.v1",
+            )
         }
         Some(_) => {}
     }
     let requested = p.connector_id.as_deref().filter(|id| !id.is_empty());
     if let (Some(acked), Some(req)) = (&s.acked_connector_id, requested) {
         if acked != req {
-            return send_error(s, Some(packet), ErrorCode::ConnectorIdMismatch, "this socket already said hello with another connector_id");
+            return send_error(
+                s,
+                Some(packet),
+                ErrorCode::ConnectorIdMismatch,
+                "this socket already said hello with another connector_id",
+            );
         }
     }
     s.hello_done = true;
     connector.lease_hold(s.id);
     s.acked_connector_id = Some(connector.connector_id());
-    let ack = packet.reply(PacketType::ConnectorHelloAck).with_payload(json!({
-        "connector_card_id": CARD_ID,
-        "connector_id": connector.connector_id(),
-        "protocol_version": PROTOCOL_VERSION,
-    }));
+    let ack = packet
+        .reply(PacketType::ConnectorHelloAck)
+        .with_payload(json!({
+            "connector_card_id": CARD_ID,
+            "connector_id": connector.connector_id(),
+            "protocol_version": PROTOCOL_VERSION,
+        }));
     let _ = s.tx.send(ack);
 }
 
 /// Checks the envelope channel of a user-level packet (spec §7 routing, §8.23 codes).
 fn routed_channel(connector: &Connector, s: &Session, packet: &Packet) -> Option<String> {
-    let Some(channel) = packet.connector_channel_id.as_deref().filter(|c| !c.is_empty()) else {
-        send_error(s, Some(packet), ErrorCode::ConnectorChannelIdRequired, "envelope connector_channel_id is required");
+    let Some(channel) = packet
+        .connector_channel_id
+        .as_deref()
+        .filter(|c| !c.is_empty())
+    else {
+        send_error(
+            s,
+            Some(packet),
+            ErrorCode::ConnectorChannelIdRequired,
+            "envelope connector_channel_id is required",
+        );
         return None;
     };
     if !connector.channel_known(channel) {
-        send_error(s, Some(packet), ErrorCode::ConnectorChannelNotOwned, "connector_channel_id is not a channel of this connector");
+        send_error(
+            s,
+            Some(packet),
+            ErrorCode::ConnectorChannelNotOwned,
+            "connector_channel_id is not a channel of this connector",
+        );
         return None;
     }
     if !connector.is_open_on(channel, s.id) {
-        send_error(s, Some(packet), ErrorCode::ChannelNotOpen, "channel.open must complete on this connection first");
+        send_error(
+            s,
+            Some(packet),
+            ErrorCode::ChannelNotOpen,
+            "channel.open must complete on this connection first",
+        );
         return None;
     }
     Some(channel.to_string())
@@ -184,8 +250,14 @@ fn routed_channel(connector: &Connector, s: &Session, packet: &Packet) -> Option
 
 /// Opens (or restores) a channel inline, so its status is the session's baseline for pushes.
 async fn channel_open(connector: &Arc<Connector>, s: &mut Session, packet: Packet) {
-    let route = Route { session_id: s.id, tx: s.tx.clone() };
-    let requested = packet.connector_channel_id.clone().filter(|c| !c.is_empty());
+    let route = Route {
+        session_id: s.id,
+        tx: s.tx.clone(),
+    };
+    let requested = packet
+        .connector_channel_id
+        .clone()
+        .filter(|c| !c.is_empty());
     let reply = match connector.open_channel(requested.as_deref(), route).await {
         Ok(id) => {
             let d = connector.descriptor(&id);
@@ -193,7 +265,9 @@ async fn channel_open(connector: &Arc<Connector>, s: &mut Session, packet: Packe
             packet
                 .reply(PacketType::ChannelOpenAck)
                 .with_channel(Some(id.clone()))
-                .with_payload(json!({"connector_channel_id": id, "connection_descriptor": d.to_value()}))
+                .with_payload(
+                    json!({"connector_channel_id": id, "connection_descriptor": d.to_value()}),
+                )
         }
         Err(_) => packet
             .reply(PacketType::ChannelOpenAck)
@@ -209,13 +283,21 @@ fn user_packet(connector: &Arc<Connector>, s: &mut Session, packet: Packet, chan
     if packet.kind == PacketType::DescriptorGet {
         let d = connector.descriptor(&channel);
         s.last_status.insert(channel.clone(), d.connection.status);
-        let _ = tx.send(packet.reply(PacketType::DescriptorGetAck).with_payload(json!({"connection_descriptor": d.to_value()})));
+        let _ = tx.send(
+            packet
+                .reply(PacketType::DescriptorGetAck)
+                .with_payload(json!({"connection_descriptor": d.to_value()})),
+        );
         return;
     }
     if packet.kind == PacketType::ChannelClose {
         connector.close_channel(&channel, session_id);
         s.last_status.remove(&channel);
-        let _ = tx.send(packet.reply(PacketType::ChannelCloseAck).with_payload(json!({"status": "ok"})));
+        let _ = tx.send(
+            packet
+                .reply(PacketType::ChannelCloseAck)
+                .with_payload(json!({"status": "ok"})),
+        );
         return;
     }
     tokio::spawn(async move {
@@ -240,16 +322,33 @@ fn payload_of<T: serde::de::DeserializeOwned + Default>(packet: &Packet) -> Resu
 async fn auth_start(connector: &Connector, packet: &Packet, channel: &str) -> Packet {
     let p: AuthStartPayload = match payload_of(packet) {
         Ok(p) => p,
-        Err(e) => return packet.reply(PacketType::AuthStartAck).with_error(ErrorCode::InvalidPacket, format!("bad auth.start payload: {e}")),
+        Err(e) => {
+            return packet.reply(PacketType::AuthStartAck).with_error(
+                ErrorCode::InvalidPacket,
+                format!("bad auth.start payload: {e}"),
+            )
+        }
     };
     let (session_id, result) = connector.claim(channel, &p).await;
     match result {
-        Ok(()) => packet.reply(PacketType::AuthStartAck).with_payload(connector.auth_payload(
-            channel, &p.flow_id, &session_id, AuthStatus::Authenticated, "phone bound to this channel",
-        )),
+        Ok(()) => packet
+            .reply(PacketType::AuthStartAck)
+            .with_payload(connector.auth_payload(
+                channel,
+                &p.flow_id,
+                &session_id,
+                AuthStatus::Authenticated,
+                "phone bound to this channel",
+            )),
         Err(e) => packet
             .reply(PacketType::AuthStartAck)
-            .with_payload(connector.auth_payload(channel, &p.flow_id, &session_id, AuthStatus::Failed, &e.message))
+            .with_payload(connector.auth_payload(
+                channel,
+                &p.flow_id,
+                &session_id,
+                AuthStatus::Failed,
+                &e.message,
+            ))
             .with_error(e.code, e.message),
     }
 }
@@ -258,26 +357,46 @@ fn auth_status(connector: &Connector, packet: &Packet, channel: &str) -> Packet 
     let p: AuthStatusPayload = payload_of(packet).unwrap_or_default();
     match connector.auth_session(channel, &p.auth_session_id) {
         Some(sess) => {
-            let status = if sess.status == AuthStatus::Authenticated && connector.binding(channel).is_none() {
+            let status = if sess.status == AuthStatus::Authenticated
+                && connector.binding(channel).is_none()
+            {
                 AuthStatus::Canceled
             } else {
                 sess.status
             };
-            let flow = p.flow_id.unwrap_or_else(|| crate::protocol::card::CLAIM_FLOW_ID.to_string());
-            packet.reply(PacketType::AuthStatusAck).with_payload(connector.auth_payload(channel, &flow, &p.auth_session_id, status, ""))
+            let flow = p
+                .flow_id
+                .unwrap_or_else(|| crate::protocol::card::CLAIM_FLOW_ID.to_string());
+            packet
+                .reply(PacketType::AuthStatusAck)
+                .with_payload(connector.auth_payload(
+                    channel,
+                    &flow,
+                    &p.auth_session_id,
+                    status,
+                    "",
+                ))
         }
-        None => packet.reply(PacketType::AuthStatusAck).with_error(ErrorCode::AuthSessionNotFound, "unknown auth_session_id for this channel"),
+        None => packet.reply(PacketType::AuthStatusAck).with_error(
+            ErrorCode::AuthSessionNotFound,
+            "unknown auth_session_id for this channel",
+        ),
     }
 }
 
 fn auth_cancel(connector: &Connector, packet: &Packet, channel: &str) -> Packet {
     let p: AuthCancelPayload = payload_of(packet).unwrap_or_default();
-    let mut payload = json!({"connector_channel_id": channel, "auth_session_id": p.auth_session_id});
+    let mut payload =
+        json!({"connector_channel_id": channel, "auth_session_id": p.auth_session_id});
     match connector.auth_session(channel, &p.auth_session_id) {
         // Claims complete within auth.start, so there is never an unfinished session to cancel.
         Some(_) => {
             payload["status"] = json!("ignored");
-            payload["auth_status"] = json!(if connector.binding(channel).is_some() { "authenticated" } else { "unauthenticated" });
+            payload["auth_status"] = json!(if connector.binding(channel).is_some() {
+                "authenticated"
+            } else {
+                "unauthenticated"
+            });
             payload["message"] = json!("the claim already finished");
             payload["connection_descriptor"] = connector.descriptor(channel).to_value();
         }
@@ -286,7 +405,9 @@ fn auth_cancel(connector: &Connector, packet: &Packet, channel: &str) -> Packet 
             payload["message"] = json!("unknown auth_session_id");
         }
     }
-    packet.reply(PacketType::AuthCancelAck).with_payload(payload)
+    packet
+        .reply(PacketType::AuthCancelAck)
+        .with_payload(payload)
 }
 
 async fn auth_logout(connector: &Connector, packet: &Packet, channel: &str) -> Packet {
@@ -295,14 +416,21 @@ async fn auth_logout(connector: &Connector, packet: &Packet, channel: &str) -> P
             "status": "ok",
             "connection_descriptor": connector.descriptor(channel).to_value(),
         })),
-        Err(e) => packet.reply(PacketType::AuthLogoutAck).with_error(e.code, e.message),
+        Err(e) => packet
+            .reply(PacketType::AuthLogoutAck)
+            .with_error(e.code, e.message),
     }
 }
 
 async fn tool_invoke(connector: &Connector, packet: &Packet, channel: &str) -> Packet {
     let p: ToolInvokePayload = match packet.payload.clone().map(serde_json::from_value) {
         Some(Ok(p)) => p,
-        _ => return packet.reply(PacketType::ToolInvokeAck).with_error(ErrorCode::InvalidPacket, "tool.invoke payload needs tool_id (string) and arguments (object)"),
+        _ => {
+            return packet.reply(PacketType::ToolInvokeAck).with_error(
+                ErrorCode::InvalidPacket,
+                "tool.invoke payload needs tool_id (string) and arguments (object)",
+            )
+        }
     };
     let span = tracing::info_span!("tool", channel = channel, tool = %p.tool_id);
     let started = std::time::Instant::now();
@@ -311,7 +439,9 @@ async fn tool_invoke(connector: &Connector, packet: &Packet, channel: &str) -> P
     let ack = packet.reply(PacketType::ToolInvokeAck);
     match result {
         Ok(v) => ack.with_payload(json!({"tool_id": p.tool_id, "result": v})),
-        Err(e) => ack.with_payload(json!({"tool_id": p.tool_id})).with_error(e.code, e.message),
+        Err(e) => ack
+            .with_payload(json!({"tool_id": p.tool_id}))
+            .with_error(e.code, e.message),
     }
 }
 

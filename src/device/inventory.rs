@@ -81,7 +81,9 @@ impl Inventory {
     fn upsert(&self, phone: AttachedPhone) {
         let changed = {
             let mut map = self.write();
-            let before = map.get(&phone.serial).map(|p| (p.state.clone(), p.transport.clone()));
+            let before = map
+                .get(&phone.serial)
+                .map(|p| (p.state.clone(), p.transport.clone()));
             let after = (phone.state.clone(), phone.transport.clone());
             map.insert(phone.serial.clone(), phone);
             before != Some(after)
@@ -125,7 +127,9 @@ async fn probe(link: &DeviceLink) -> Result<(String, String, String), AdbError> 
     let model = lines.next().unwrap_or_default();
     let manufacturer = lines.next().unwrap_or_default();
     if serial.is_empty() {
-        return Err(AdbError::Protocol("phone reported an empty ro.serialno".into()));
+        return Err(AdbError::Protocol(
+            "phone reported an empty ro.serialno".into(),
+        ));
     }
     Ok((serial, model, manufacturer))
 }

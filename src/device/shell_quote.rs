@@ -37,6 +37,9 @@ mod tests {
         assert_eq!(quote("a;reboot"), "'a;reboot'");
         assert_eq!(quote("it's"), "'it'\\''s'");
         assert_eq!(quote("x`id`y $HOME"), "'x`id`y $HOME'");
-        assert_eq!(command_line(&["input", "text", "a b"]), "'input' 'text' 'a b'");
+        assert_eq!(
+            command_line(&["input", "text", "a b"]),
+            "'input' 'text' 'a b'"
+        );
     }
 }

@@ -128,7 +128,9 @@ mod tests {
 
     #[test]
     fn helper_injects_channel_argument_once() {
-        let s = with_connector_channel_id(json!({"properties": {"x": {"type": "integer"}}, "required": ["x", "connector_channel_id"]}));
+        let s = with_connector_channel_id(
+            json!({"properties": {"x": {"type": "integer"}}, "required": ["x", "connector_channel_id"]}),
+        );
         assert_eq!(s["type"], "object");
         assert_eq!(s["properties"]["connector_channel_id"]["type"], "string");
         assert_eq!(s["required"], json!(["connector_channel_id", "x"]));

@@ -78,7 +78,10 @@ const TYPE_NAMES: &[(&str, PacketType)] = &[
     ("auth.logout", PacketType::AuthLogout),
     ("auth.logout.ack", PacketType::AuthLogoutAck),
     ("connection.descriptor.get", PacketType::DescriptorGet),
-    ("connection.descriptor.get.ack", PacketType::DescriptorGetAck),
+    (
+        "connection.descriptor.get.ack",
+        PacketType::DescriptorGetAck,
+    ),
     ("connection.descriptor.push", PacketType::DescriptorPush),
     ("tool.invoke", PacketType::ToolInvoke),
     ("tool.invoke.ack", PacketType::ToolInvokeAck),

@@ -11,7 +11,10 @@ use crate::config::{hash_claim_code, Secret};
 
 /// Whether `headers` carry the right Bearer key.
 pub fn bearer_ok(headers: &HeaderMap, key: &Secret) -> bool {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
     let Some(token) = value.strip_prefix("Bearer ") else {

@@ -16,7 +16,11 @@ use crate::files::FileRefError;
 pub const CHANNEL_HEADER: &str = "x-xagent-connector-channel-id";
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    (status, Json(json!({"error": {"code": code, "message": message}}))).into_response()
+    (
+        status,
+        Json(json!({"error": {"code": code, "message": message}})),
+    )
+        .into_response()
 }
 
 /// Serves a stored file.
@@ -29,13 +33,25 @@ pub async fn download(
     let rec = match st.connector.files().resolve(&file_ref, channel).await {
         Ok(r) => r,
         Err(FileRefError::NotFound) => {
-            return error(StatusCode::NOT_FOUND, "file_not_found", "file_ref does not exist or expired")
+            return error(
+                StatusCode::NOT_FOUND,
+                "file_not_found",
+                "file_ref does not exist or expired",
+            )
         }
         Err(FileRefError::Forbidden) => {
-            return error(StatusCode::FORBIDDEN, "file_forbidden", "file_ref does not match its signature or channel")
+            return error(
+                StatusCode::FORBIDDEN,
+                "file_forbidden",
+                "file_ref does not match its signature or channel",
+            )
         }
         Err(FileRefError::Storage) => {
-            return error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "storage failure")
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "storage failure",
+            )
         }
     };
     match tokio::fs::read(&rec.path).await {
@@ -51,6 +67,10 @@ pub async fn download(
             Body::from(bytes),
         )
             .into_response(),
-        Err(_) => error(StatusCode::NOT_FOUND, "file_not_found", "file_ref does not exist or expired"),
+        Err(_) => error(
+            StatusCode::NOT_FOUND,
+            "file_not_found",
+            "file_ref does not exist or expired",
+        ),
     }
 }

@@ -17,7 +17,11 @@ use super::{auth, AppState};
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 256 * 1024 * 1024;
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    (status, Json(json!({"error": {"code": code, "message": message}}))).into_response()
+    (
+        status,
+        Json(json!({"error": {"code": code, "message": message}})),
+    )
+        .into_response()
 }
 
 /// `file_type` from a MIME type (`image`, `video`, `audio`, `file`).
@@ -46,20 +50,38 @@ pub fn clean_filename(raw: &str) -> String {
 }
 
 /// The handler.
-pub async fn upload(State(st): State<AppState>, headers: HeaderMap, mut form: Multipart) -> Response {
+pub async fn upload(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    mut form: Multipart,
+) -> Response {
     if !auth::bearer_ok(&headers, &st.api_key) {
         return auth::unauthorized();
     }
     let Some(channel) = headers.get(CHANNEL_HEADER).and_then(|v| v.to_str().ok()) else {
-        return error(StatusCode::BAD_REQUEST, "connector_channel_id_required", "X-XAgent-Connector-Channel-ID is required");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "connector_channel_id_required",
+            "X-XAgent-Connector-Channel-ID is required",
+        );
     };
     if !st.connector.channel_known(channel) {
-        return error(StatusCode::FORBIDDEN, "connector_channel_not_owned", "the channel is not a channel of this connector");
+        return error(
+            StatusCode::FORBIDDEN,
+            "connector_channel_not_owned",
+            "the channel is not a channel of this connector",
+        );
     }
     loop {
         let field = match form.next_field().await {
             Ok(Some(f)) => f,
-            Ok(None) => return error(StatusCode::BAD_REQUEST, "invalid_upload", "multipart field `file` is required"),
+            Ok(None) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_upload",
+                    "multipart field `file` is required",
+                )
+            }
             Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_upload", &e.body_text()),
         };
         if field.name() != Some("file") {
@@ -70,7 +92,11 @@ pub async fn upload(State(st): State<AppState>, headers: HeaderMap, mut form: Mu
             .content_type()
             .unwrap_or("application/octet-stream")
             .to_string();
-        let ext = filename.rsplit_once('.').map(|(_, e)| e).unwrap_or("bin").to_string();
+        let ext = filename
+            .rsplit_once('.')
+            .map(|(_, e)| e)
+            .unwrap_or("bin")
+            .to_string();
         return store_field(&st, channel, field, &filename, &mime, &ext).await;
     }
 }
@@ -86,7 +112,11 @@ async fn store_field(
     let files = st.connector.files();
     let (file_id, path) = files.reserve(ext);
     let Ok(mut out) = tokio::fs::File::create(&path).await else {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "cannot store the upload");
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "cannot store the upload",
+        );
     };
     let mut size: u64 = 0;
     loop {
@@ -96,11 +126,19 @@ async fn store_field(
                 if size > st.upload_max_bytes {
                     drop(out);
                     let _ = tokio::fs::remove_file(&path).await;
-                    return error(StatusCode::PAYLOAD_TOO_LARGE, "upload_too_large", &format!("uploads are limited to {} bytes", st.upload_max_bytes));
+                    return error(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "upload_too_large",
+                        &format!("uploads are limited to {} bytes", st.upload_max_bytes),
+                    );
                 }
                 if out.write_all(&chunk).await.is_err() {
                     let _ = tokio::fs::remove_file(&path).await;
-                    return error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "cannot store the upload");
+                    return error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "internal_error",
+                        "cannot store the upload",
+                    );
                 }
             }
             Ok(None) => break,
@@ -112,9 +150,16 @@ async fn store_field(
         }
     }
     if out.flush().await.is_err() {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "cannot store the upload");
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "cannot store the upload",
+        );
     }
-    match files.commit(channel, &file_id, &path, mime, filename, size).await {
+    match files
+        .commit(channel, &file_id, &path, mime, filename, size)
+        .await
+    {
         Ok(issued) => Json(json!({
             "file_ref": issued.file_ref,
             "file_type": file_type(mime),
@@ -123,7 +168,11 @@ async fn store_field(
             "expires_at": issued.expires_at,
         }))
         .into_response(),
-        Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "cannot record the upload"),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "cannot record the upload",
+        ),
     }
 }
 

@@ -46,7 +46,9 @@ impl Store {
                     .optional()?;
                 match row {
                     Some((t, _, _)) if t != tool_id => JournalEntry::OtherTool(t),
-                    Some((_, state, Some(outcome))) if state == "done" => JournalEntry::Done(outcome),
+                    Some((_, state, Some(outcome))) if state == "done" => {
+                        JournalEntry::Done(outcome)
+                    }
                     _ => JournalEntry::Running,
                 }
             };
@@ -64,8 +66,11 @@ impl Store {
         outcome: String,
     ) -> Result<(), StoreError> {
         self.run(move |c| {
-            c.execute(sql::JOURNAL_FINISH, params![channel_id, tool_call_id, outcome])
-                .map(|_| ())
+            c.execute(
+                sql::JOURNAL_FINISH,
+                params![channel_id, tool_call_id, outcome],
+            )
+            .map(|_| ())
         })
         .await
     }

@@ -51,7 +51,9 @@ impl Store {
                     job(&mut conn);
                 }
             })
-            .map_err(|e| StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
+            .map_err(|e| {
+                StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+            })?;
         Ok(Store { jobs: tx })
     }
 

@@ -75,8 +75,11 @@ impl Store {
         now_ms: i64,
     ) -> Result<(), StoreError> {
         self.run(move |c| {
-            c.execute(sql::CHANNEL_INSERT, params![channel_id, connector_id, now_ms])
-                .map(|_| ())
+            c.execute(
+                sql::CHANNEL_INSERT,
+                params![channel_id, connector_id, now_ms],
+            )
+            .map(|_| ())
         })
         .await
     }
@@ -143,8 +146,11 @@ impl Store {
 
     /// Removes a channel's binding.
     pub async fn binding_delete(&self, channel_id: String) -> Result<(), StoreError> {
-        self.run(move |c| c.execute(sql::BINDING_DELETE, params![channel_id]).map(|_| ()))
-            .await
+        self.run(move |c| {
+            c.execute(sql::BINDING_DELETE, params![channel_id])
+                .map(|_| ())
+        })
+        .await
     }
 
     /// Records a stored file.

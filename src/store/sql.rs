@@ -47,16 +47,19 @@ pub const META_INSERT: &str = "INSERT OR IGNORE INTO meta (key, value) VALUES (?
 pub const META_SET: &str = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value";
 
 /// Insert a channel.
-pub const CHANNEL_INSERT: &str = "INSERT OR IGNORE INTO channels (channel_id, connector_id, created_ms) VALUES (?1, ?2, ?3)";
+pub const CHANNEL_INSERT: &str =
+    "INSERT OR IGNORE INTO channels (channel_id, connector_id, created_ms) VALUES (?1, ?2, ?3)";
 /// Does a channel exist?
 pub const CHANNEL_EXISTS: &str = "SELECT 1 FROM channels WHERE channel_id = ?1";
 /// All channels.
 pub const CHANNEL_ALL: &str = "SELECT channel_id FROM channels";
 
 /// Bind a phone to a channel (fails on a second channel for the same serial: UNIQUE).
-pub const BINDING_INSERT: &str = "INSERT INTO bindings (channel_id, serial, model, bound_ms) VALUES (?1, ?2, ?3, ?4)";
+pub const BINDING_INSERT: &str =
+    "INSERT INTO bindings (channel_id, serial, model, bound_ms) VALUES (?1, ?2, ?3, ?4)";
 /// Binding of a channel.
-pub const BINDING_BY_CHANNEL: &str = "SELECT channel_id, serial, model, bound_ms FROM bindings WHERE channel_id = ?1";
+pub const BINDING_BY_CHANNEL: &str =
+    "SELECT channel_id, serial, model, bound_ms FROM bindings WHERE channel_id = ?1";
 /// Channel holding a serial.
 pub const BINDING_BY_SERIAL: &str = "SELECT channel_id FROM bindings WHERE serial = ?1";
 /// All bindings.
@@ -76,7 +79,8 @@ pub const FILE_DELETE: &str = "DELETE FROM file_refs WHERE file_id = ?1";
 /// Claim a side-effecting call before running it (no-op when already journaled).
 pub const JOURNAL_BEGIN: &str = "INSERT OR IGNORE INTO tool_journal (channel_id, tool_call_id, tool_id, state, outcome, created_ms) VALUES (?1, ?2, ?3, 'running', NULL, ?4)";
 /// Read a journaled call.
-pub const JOURNAL_GET: &str = "SELECT tool_id, state, outcome FROM tool_journal WHERE channel_id = ?1 AND tool_call_id = ?2";
+pub const JOURNAL_GET: &str =
+    "SELECT tool_id, state, outcome FROM tool_journal WHERE channel_id = ?1 AND tool_call_id = ?2";
 /// Record the outcome of a call.
 pub const JOURNAL_FINISH: &str = "UPDATE tool_journal SET state = 'done', outcome = ?3 WHERE channel_id = ?1 AND tool_call_id = ?2";
 /// Drop journal rows older than a cut-off.
@@ -85,4 +89,5 @@ pub const JOURNAL_PRUNE: &str = "DELETE FROM tool_journal WHERE created_ms < ?1"
 pub const JOURNAL_DELETE_CHANNEL: &str = "DELETE FROM tool_journal WHERE channel_id = ?1";
 
 /// Deregistration cascade: every channel (bindings cascade), the whole journal.
-pub const DEREGISTER_ALL: &str = "DELETE FROM tool_journal; DELETE FROM bindings; DELETE FROM channels;";
+pub const DEREGISTER_ALL: &str =
+    "DELETE FROM tool_journal; DELETE FROM bindings; DELETE FROM channels;";

@@ -61,11 +61,8 @@ impl AdbServer {
     /// Starts `adb -P <port> start-server` with a temporary HOME.
     pub fn start(flavor: AdbFlavor) -> Self {
         let port = free_port();
-        let home = std::env::temp_dir().join(format!(
-            "xagent-adb-home-{}-{}",
-            std::process::id(),
-            port
-        ));
+        let home =
+            std::env::temp_dir().join(format!("xagent-adb-home-{}-{}", std::process::id(), port));
         std::fs::create_dir_all(&home).expect("adb home");
         let server = Self { flavor, port, home };
         let out = server.run(&["start-server"]);

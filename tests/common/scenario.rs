@@ -24,7 +24,10 @@ pub async fn claim_when_visible(x: &mut XAgent, channel: &str, serial: &str) -> 
 
 /// Elements of an `android_ui_tree` result.
 pub fn elements(ack: &Value) -> Vec<Value> {
-    ack["payload"]["result"]["elements"].as_array().cloned().unwrap_or_default()
+    ack["payload"]["result"]["elements"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The element whose `text` equals `text`.
@@ -65,9 +68,14 @@ pub async fn walking_skeleton(addr: &str, serial: &str) -> Timings {
 
     let mut x = connect(addr).await;
     let hello = x.hello("").await;
-    assert!(hello["payload"]["connector_id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(hello["payload"]["connector_id"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
     let (ch, open) = x.open(None).await;
-    assert_eq!(open["payload"]["connection_descriptor"]["connection"]["status"], "created");
+    assert_eq!(
+        open["payload"]["connection_descriptor"]["connection"]["status"],
+        "created"
+    );
 
     let ack = claim_when_visible(&mut x, &ch, serial).await;
     assert!(ack.get("error").is_none(), "claim failed: {ack}");
@@ -75,8 +83,14 @@ pub async fn walking_skeleton(addr: &str, serial: &str) -> Timings {
     let d = &ack["payload"]["connection_descriptor"];
     assert_descriptor(d);
     assert_eq!(d["connection"]["status"], "connected");
-    assert!(!d.to_string().contains(serial), "descriptor must not carry the full serial");
-    assert!(d["target"]["display_name"].as_str().unwrap().contains("Pixel"));
+    assert!(
+        !d.to_string().contains(serial),
+        "descriptor must not carry the full serial"
+    );
+    assert!(d["target"]["display_name"]
+        .as_str()
+        .unwrap()
+        .contains("Pixel"));
     for t in d["tools"].as_array().unwrap() {
         assert_eq!(t["status"], "available");
     }
@@ -101,33 +115,57 @@ pub async fn walking_skeleton(addr: &str, serial: &str) -> Timings {
     let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
     let reader = decoder.read_info().expect("valid PNG");
     assert_eq!(u64::from(reader.info().width), r["width"].as_u64().unwrap());
-    assert_eq!(u64::from(reader.info().height), r["height"].as_u64().unwrap());
+    assert_eq!(
+        u64::from(reader.info().height),
+        r["height"].as_u64().unwrap()
+    );
 
     let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
     assert!(tree.get("error").is_none(), "{tree}");
     let notes = find_text(&elements(&tree), "Notes").expect("Notes icon on the launcher");
     let t0 = Instant::now();
     let tap = x
-        .tool(&ch, "android_tap", json!({"x": notes["center"][0], "y": notes["center"][1]}))
+        .tool(
+            &ch,
+            "android_tap",
+            json!({"x": notes["center"][0], "y": notes["center"][1]}),
+        )
         .await;
     let tap_ms = t0.elapsed().as_secs_f64() * 1e3;
     assert!(tap.get("error").is_none(), "{tap}");
     let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
     let edit = find_class(&elements(&tree), "android.widget.EditText").expect("EditText in Notes");
     let tap = x
-        .tool(&ch, "android_tap", json!({"x": edit["center"][0], "y": edit["center"][1]}))
+        .tool(
+            &ch,
+            "android_tap",
+            json!({"x": edit["center"][0], "y": edit["center"][1]}),
+        )
         .await;
     assert!(tap.get("error").is_none(), "{tap}");
     let typed = "Hello, it's 100%sure; $HOME `id`";
-    let ack = x.tool(&ch, "android_input_text", json!({"text": typed})).await;
+    let ack = x
+        .tool(&ch, "android_input_text", json!({"text": typed}))
+        .await;
     assert!(ack.get("error").is_none(), "{ack}");
     let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
     let edit = find_class(&elements(&tree), "android.widget.EditText").expect("EditText");
-    assert_eq!(edit["text"], typed, "the field holds exactly what was typed");
-    let key = x.tool(&ch, "android_press_key", json!({"key": "home"})).await;
+    assert_eq!(
+        edit["text"], typed,
+        "the field holds exactly what was typed"
+    );
+    let key = x
+        .tool(&ch, "android_press_key", json!({"key": "home"}))
+        .await;
     assert!(key.get("error").is_none(), "{key}");
     let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
-    assert!(find_text(&elements(&tree), "Notes").is_some(), "home shows the launcher");
+    assert!(
+        find_text(&elements(&tree), "Notes").is_some(),
+        "home shows the launcher"
+    );
     x.close().await;
-    Timings { screenshot_ms, tap_ms }
+    Timings {
+        screenshot_ms,
+        tap_ms,
+    }
 }

@@ -5,7 +5,8 @@ use serde_json::Value;
 
 fn load(name: &str) -> Value {
     let path = format!("{}/tests/schemas/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).expect("schema file")).expect("schema json")
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("schema file"))
+        .expect("schema json")
 }
 
 fn check(schema_file: &str, what: &str, value: &Value) {
@@ -15,7 +16,10 @@ fn check(schema_file: &str, what: &str, value: &Value) {
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "{what} violates {schema_file}: {errors:#?}\n{value:#}");
+    assert!(
+        errors.is_empty(),
+        "{what} violates {schema_file}: {errors:#?}\n{value:#}"
+    );
 }
 
 /// Asserts a Connector Card is valid.

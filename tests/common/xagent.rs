@@ -13,7 +13,8 @@ use tokio_tungstenite::tungstenite::Message;
 use super::schemas::assert_packet;
 use super::API_KEY;
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A connected data-plane client.
 pub struct XAgent {
@@ -26,16 +27,28 @@ pub struct XAgent {
 /// Opens `/ws` with the API key and subprotocol.
 pub async fn connect(addr: &str) -> XAgent {
     let mut req = format!("ws://{addr}/ws").into_client_request().unwrap();
-    req.headers_mut()
-        .insert("Authorization", format!("Bearer {API_KEY}").parse().unwrap());
-    req.headers_mut()
-        .insert("Sec-WebSocket-Protocol", "xagent.connector.packet.v1".parse().unwrap());
-    let (ws, resp) = tokio_tungstenite::connect_async(req).await.expect("ws connect");
+    req.headers_mut().insert(
+        "Authorization",
+        format!("Bearer {API_KEY}").parse().unwrap(),
+    );
+    req.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "xagent.connector.packet.v1".parse().unwrap(),
+    );
+    let (ws, resp) = tokio_tungstenite::connect_async(req)
+        .await
+        .expect("ws connect");
     assert_eq!(
-        resp.headers().get("sec-websocket-protocol").and_then(|v| v.to_str().ok()),
+        resp.headers()
+            .get("sec-websocket-protocol")
+            .and_then(|v| v.to_str().ok()),
         Some("xagent.connector.packet.v1")
     );
-    XAgent { ws, backlog: VecDeque::new(), n: 0 }
+    XAgent {
+        ws,
+        backlog: VecDeque::new(),
+        n: 0,
+    }
 }
 
 /// A request packet.
@@ -57,13 +70,18 @@ pub fn packet(kind: &str, channel: Option<&str>, payload: Value, n: u64) -> Valu
 impl XAgent {
     /// Sends a raw text frame.
     pub async fn send_text(&mut self, text: &str) {
-        self.ws.send(Message::Text(text.to_string().into())).await.expect("ws send");
+        self.ws
+            .send(Message::Text(text.to_string().into()))
+            .await
+            .expect("ws send");
     }
 
     /// Next packet (≤ `secs` s), schema-checked.
     pub async fn recv_within(&mut self, secs: u64) -> Option<Value> {
         loop {
-            let frame = tokio::time::timeout(Duration::from_secs(secs), self.ws.next()).await.ok()??;
+            let frame = tokio::time::timeout(Duration::from_secs(secs), self.ws.next())
+                .await
+                .ok()??;
             match frame.expect("ws frame") {
                 Message::Text(t) => {
                     let v: Value = serde_json::from_str(t.as_str()).expect("packet is JSON");
@@ -83,7 +101,10 @@ impl XAgent {
         self.send_text(&p.to_string()).await;
         let want = p["request_id"].clone();
         loop {
-            let got = self.recv_within(60).await.unwrap_or_else(|| panic!("no reply to {kind}"));
+            let got = self
+                .recv_within(60)
+                .await
+                .unwrap_or_else(|| panic!("no reply to {kind}"));
             if got["request_id"] == want {
                 assert_eq!(got["reply_to"], p["packet_id"], "ack must set reply_to");
                 return got;
@@ -129,7 +150,10 @@ impl XAgent {
     pub async fn open(&mut self, id: Option<&str>) -> (String, Value) {
         let ack = self.request("channel.open", id, json!({})).await;
         assert_eq!(ack["type"], "channel.open.ack", "{ack}");
-        let ch = ack["payload"]["connector_channel_id"].as_str().expect("channel id").to_string();
+        let ch = ack["payload"]["connector_channel_id"]
+            .as_str()
+            .expect("channel id")
+            .to_string();
         assert_eq!(ack["connector_channel_id"], json!(ch));
         (ch, ack)
     }

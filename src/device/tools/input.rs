@@ -23,11 +23,17 @@ async fn display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), ToolError> {
     if let Some(s) = ctx.display.get() {
         return Ok(s);
     }
-    let out = ctx.link.shell("wm size", INPUT_DEADLINE, OUTPUT_LIMIT).await?;
+    let out = ctx
+        .link
+        .shell("wm size", INPUT_DEADLINE, OUTPUT_LIMIT)
+        .await?;
     let size = wm::parse_wm_size(&text::decode_output(&out.stdout))
         .and_then(|s| s.effective())
         .ok_or_else(|| {
-            ToolError::new(ErrorCode::DeviceCommandFailed, "could not read the display size (wm size)")
+            ToolError::new(
+                ErrorCode::DeviceCommandFailed,
+                "could not read the display size (wm size)",
+            )
         })?;
     ctx.display.set(size);
     Ok(size)
@@ -48,7 +54,12 @@ async fn run_input(ctx: &ToolCtx<'_>, cmd: &str, deadline: Duration) -> Result<(
         } else {
             ErrorCode::DeviceCommandFailed
         };
-        let first = stderr.lines().chain(stdout.lines()).next().unwrap_or("").to_string();
+        let first = stderr
+            .lines()
+            .chain(stdout.lines())
+            .next()
+            .unwrap_or("")
+            .to_string();
         return Err(ToolError::new(
             code,
             format!("input failed (exit {:?}): {first}", out.exit_code),
@@ -94,7 +105,10 @@ pub fn split_percent_s(line: &str) -> Vec<String> {
 /// Builds the command line typing `text`: one quoted `input text` per piece, `input keyevent 66`
 /// (ENTER) between lines, joined with `&&` so a failure stops the rest.
 pub fn text_command(text: &str) -> Result<String, ToolError> {
-    if let Some(bad) = text.chars().find(|c| !(c.is_ascii_graphic() || *c == ' ' || *c == '\n')) {
+    if let Some(bad) = text
+        .chars()
+        .find(|c| !(c.is_ascii_graphic() || *c == ' ' || *c == '\n'))
+    {
         return Err(ToolError::new(
             ErrorCode::UnsupportedText,
             format!(
@@ -126,7 +140,10 @@ pub async fn input_text(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolEr
 /// `input keyevent [--longpress] CODE`.
 pub async fn press_key(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     let key = args.get("key").and_then(Value::as_str).unwrap_or("");
-    let long = args.get("long_press").and_then(Value::as_bool).unwrap_or(false);
+    let long = args
+        .get("long_press")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let code = KEYS
         .iter()
         .find(|(k, _)| *k == key)
@@ -151,7 +168,10 @@ mod tests {
 
     #[test]
     fn percent_s_is_split_so_it_stays_literal() {
-        assert_eq!(split_percent_s("Some%sText%s!"), vec!["Some%", "sText%", "s!"]);
+        assert_eq!(
+            split_percent_s("Some%sText%s!"),
+            vec!["Some%", "sText%", "s!"]
+        );
         assert_eq!(split_percent_s("100%sure"), vec!["100%", "sure"]);
         assert_eq!(split_percent_s("plain"), vec!["plain"]);
     }

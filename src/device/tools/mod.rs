@@ -71,7 +71,9 @@ impl DisplayCache {
     /// The cached size if fresh.
     pub fn get(&self) -> Option<(u32, u32)> {
         let guard = self.size.lock().unwrap_or_else(|e| e.into_inner());
-        guard.filter(|(_, at)| at.elapsed() < DISPLAY_TTL).map(|(s, _)| s)
+        guard
+            .filter(|(_, at)| at.elapsed() < DISPLAY_TTL)
+            .map(|(s, _)| s)
     }
     /// Records a size just read.
     pub fn set(&self, size: (u32, u32)) {
