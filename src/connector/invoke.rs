@@ -119,6 +119,15 @@ impl Connector {
         args["connector_channel_id"] = Value::String(channel_id.to_string());
         self.validators.check(tool, &args)?;
         let runtime = self.runtime(channel_id);
+        if !lock(&runtime.rate).take() {
+            return Err(ToolError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "more than {} tool calls per second on this channel; slow down",
+                    super::RATE_PER_SEC
+                ),
+            ));
+        }
         let ctx = ToolCtx {
             link: &phone.link,
             files: &self.files,

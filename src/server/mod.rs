@@ -33,6 +33,8 @@ use crate::protocol::{BUILD, CARD_ID, CONNECTOR_VERSION, PROTOCOL_VERSION, WS_SU
 pub const SKILL_MD: &str = include_str!("../../skills/connector-device-adb/SKILL.md");
 /// Largest accepted WebSocket message (bytes); larger frames close the socket with 1009.
 pub const MAX_PACKET_BYTES: usize = 1024 * 1024;
+/// Most concurrent data-plane sockets; more are refused with 503 before the upgrade.
+pub const MAX_SOCKETS: usize = 64;
 
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
@@ -47,6 +49,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Largest accepted upload (bytes).
     pub upload_max_bytes: u64,
+    /// One permit per open data-plane socket.
+    pub sockets: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -63,6 +67,7 @@ impl AppState {
             card: Arc::new(build_card(&BUILD, catalog())),
             shutdown,
             upload_max_bytes,
+            sockets: Arc::new(tokio::sync::Semaphore::new(MAX_SOCKETS)),
         }
     }
 }
@@ -127,11 +132,21 @@ async fn ws(State(st): State<AppState>, headers: HeaderMap, upgrade: WebSocketUp
         )
             .into_response();
     }
+    let Ok(permit) = Arc::clone(&st.sockets).try_acquire_owned() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"error": {"code": "too_many_connections", "message": format!("at most {MAX_SOCKETS} data-plane sockets")}})),
+        )
+            .into_response();
+    };
     let connector = Arc::clone(&st.connector);
     let shutdown = st.shutdown.clone();
     upgrade
         .protocols([WS_SUBPROTOCOL])
         .max_message_size(MAX_PACKET_BYTES)
         .max_frame_size(MAX_PACKET_BYTES)
-        .on_upgrade(move |socket| session::run(connector, socket, shutdown))
+        .on_upgrade(move |socket| async move {
+            session::run(connector, socket, shutdown).await;
+            drop(permit);
+        })
 }
