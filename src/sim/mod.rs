@@ -1,2 +1,100 @@
-//! The simulated phone: the device side of the ADB transport over TCP (placeholder, filled in by
-//! the simulator work).
+//! The simulated phone: the device side of ADB over TCP, a small mksh-like shell, Android's
+//! observation programs in their real output formats, and a virtual UI that taps, text and
+//! key events change. Many sims can run in one tokio runtime; nothing is global.
+//!
+//! Data flow: [`transport`] accepts a connection and routes `OPEN`ed streams
+//! ([`stream`]) to [`services`] (`shell`, `exec`, `sync`). Shell services parse the command
+//! line with [`sh`] and run [`programs`] against the [`phone::Phone`] state ([`vfs`] files,
+//! [`ui`] tree built by [`apps`], drawn by [`render`]). The optional [`control`] HTTP API
+//! reads and changes that state and injects faults ([`script`]).
+//!
+//! The sim shares only the ADB framing (`crate::adb::{wire, shell_v2, sync_proto}`) with the
+//! connector; every parser and formatter here is its own.
+
+pub mod apps;
+pub mod control;
+mod font;
+pub mod persona;
+pub mod phone;
+pub mod programs;
+pub mod props;
+pub mod render;
+pub mod script;
+pub mod services;
+pub mod sh;
+pub mod stream;
+pub mod transport;
+pub mod ui;
+pub mod vfs;
+
+use std::net::SocketAddr;
+
+use tokio_util::sync::CancellationToken;
+
+pub use phone::{LogEntry, Phone};
+
+/// What to simulate and where to listen.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// ADB transport listener (port 0 allowed).
+    pub listen: SocketAddr,
+    /// `ro.serialno`.
+    pub serial: String,
+    /// `ro.product.model`, default "Pixel 8".
+    pub model: String,
+    /// Persona name, default `pixel-android14`.
+    pub persona: String,
+    /// Control API listener (loopback only).
+    pub control: Option<SocketAddr>,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            serial: "SIM0001".into(),
+            model: "Pixel 8".into(),
+            persona: persona::DEFAULT_PERSONA.into(),
+            control: None,
+        }
+    }
+}
+
+/// Bound addresses of a running sim.
+#[derive(Clone, Debug)]
+pub struct SimHandle {
+    /// Where the ADB transport listens.
+    pub adb_addr: SocketAddr,
+    /// Where the control API listens, if enabled.
+    pub control_addr: Option<SocketAddr>,
+}
+
+/// Binds, spawns the serving tasks on the current tokio runtime, returns the bound addresses.
+/// Errors: unknown persona (`InvalidInput`), a non-loopback control address
+/// (`PermissionDenied`), bind failures.
+pub async fn start(opts: SimOptions, shutdown: CancellationToken) -> std::io::Result<SimHandle> {
+    let (handle, _phone) = start_with_phone(opts, shutdown).await?;
+    Ok(handle)
+}
+
+/// Like [`start`], also returning the phone handle (for in-process tests and tools).
+pub async fn start_with_phone(opts: SimOptions, shutdown: CancellationToken) -> std::io::Result<(SimHandle, Phone)> {
+    let persona = persona::Persona::load(&opts.persona)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    if opts.control.is_some_and(|c| !c.ip().is_loopback()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the sim control API listens on loopback only",
+        ));
+    }
+    let model = if opts.model.is_empty() { persona.model.clone() } else { opts.model.clone() };
+    let phone = Phone::new(persona, &opts.serial, &model);
+    let listener = tokio::net::TcpListener::bind(opts.listen).await?;
+    let adb_addr = listener.local_addr()?;
+    let control_addr = match opts.control {
+        Some(addr) => Some(control::start(addr, phone.clone(), shutdown.clone()).await?),
+        None => None,
+    };
+    tokio::spawn(transport::serve(listener, phone.clone(), shutdown));
+    Ok((SimHandle { adb_addr, control_addr }, phone))
+}

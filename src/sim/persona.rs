@@ -1,0 +1,125 @@
+//! Personas: the device model data (build props, displays, adbd features) a simulated phone
+//! presents. Each persona is a TOML file under `src/sim/personas/`, compiled in with
+//! `include_str!`.
+
+use serde::Deserialize;
+
+/// One physical display of a persona.
+#[derive(Clone, Debug, Deserialize)]
+pub struct DisplaySpec {
+    /// Logical display id (`-d` of `screencap` on old builds, `display-id` in dumps).
+    pub id: u32,
+    /// 64-bit physical display id (`screencap -d` on Android 12+).
+    pub physical_id: u64,
+    /// Width in pixels (portrait).
+    pub width: u32,
+    /// Height in pixels (portrait).
+    pub height: u32,
+    /// Density in dpi (`wm density`).
+    pub density: u32,
+}
+
+/// A device persona, read from TOML.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Persona {
+    /// Persona name, e.g. `pixel-android14`.
+    pub name: String,
+    /// `ro.product.manufacturer`.
+    pub manufacturer: String,
+    /// `ro.product.brand`.
+    pub brand: String,
+    /// `ro.product.name`.
+    pub product: String,
+    /// `ro.product.device`.
+    pub device: String,
+    /// Default `ro.product.model`.
+    pub model: String,
+    /// `ro.build.version.release`.
+    pub release: String,
+    /// `ro.build.version.sdk`.
+    pub sdk: u32,
+    /// `ro.build.id`.
+    pub build_id: String,
+    /// `ro.build.version.incremental`.
+    pub incremental: String,
+    /// `ro.build.version.security_patch`.
+    pub security_patch: String,
+    /// adbd features advertised in the CNXN banner (empty = legacy adbd, no shell_v2).
+    pub features: Vec<String>,
+    /// Launcher package name.
+    pub launcher_package: String,
+    /// Launcher activity (short form, starting with `.`).
+    pub launcher_activity: String,
+    /// `dumpsys battery` prints Android 14's `Charging state`/`Capacity level` lines.
+    pub battery_capacity_level: bool,
+    /// Raw `screencap` writes the 16-byte header with a colorspace word (Android 9+).
+    pub screencap_colorspace: bool,
+    /// Physical displays; the first is the default display.
+    pub displays: Vec<DisplaySpec>,
+}
+
+/// Name of the default persona.
+pub const DEFAULT_PERSONA: &str = "pixel-android14";
+
+const SOURCES: &[(&str, &str)] = &[
+    ("pixel-android14", include_str!("personas/pixel-android14.toml")),
+    ("samsung-android13", include_str!("personas/samsung-android13.toml")),
+    ("foldable-android14", include_str!("personas/foldable-android14.toml")),
+    ("legacy-android6", include_str!("personas/legacy-android6.toml")),
+];
+
+impl Persona {
+    /// Loads a compiled-in persona by name. Errors name the known personas.
+    pub fn load(name: &str) -> Result<Persona, String> {
+        let known: Vec<&str> = SOURCES.iter().map(|(n, _)| *n).collect();
+        let (_, text) = SOURCES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| format!("unknown persona {name:?}; known: {}", known.join(", ")))?;
+        let persona: Persona =
+            toml::from_str(text).map_err(|e| format!("persona {name}: {e}"))?;
+        if persona.displays.is_empty() {
+            return Err(format!("persona {name}: no displays"));
+        }
+        Ok(persona)
+    }
+
+    /// Whether adbd speaks shell protocol v2 (exit codes, split stderr).
+    pub fn shell_v2(&self) -> bool {
+        self.features.iter().any(|f| f == "shell_v2")
+    }
+
+    /// Whether the `stat_v2` sync requests (`STA2`/`LST2`) are advertised.
+    pub fn has_feature(&self, feature: &str) -> bool {
+        self.features.iter().any(|f| f == feature)
+    }
+
+    /// `ro.build.fingerprint`: `brand/product/device:release/id/incremental:user/release-keys`.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{}/{}/{}:{}/{}/{}:user/release-keys",
+            self.brand, self.product, self.device, self.release, self.build_id, self.incremental
+        )
+    }
+
+    /// Full launcher component `pkg/.Activity`.
+    pub fn launcher_component(&self) -> (String, String) {
+        (self.launcher_package.clone(), self.launcher_activity.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_personas_load() {
+        for (name, _) in SOURCES {
+            let p = Persona::load(name).unwrap();
+            assert_eq!(&p.name, name);
+        }
+        assert!(Persona::load("nope").is_err());
+        assert!(!Persona::load("legacy-android6").unwrap().shell_v2());
+        assert_eq!(Persona::load("foldable-android14").unwrap().displays.len(), 2);
+    }
+}

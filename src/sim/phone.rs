@@ -1,0 +1,208 @@
+//! The virtual phone's state behind a small cloneable handle. One `std::sync::Mutex` per phone;
+//! it is only locked inside [`Phone::with`], never across an `.await`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use super::persona::Persona;
+use super::script::Script;
+use super::vfs::Vfs;
+
+/// One executed program: its argv and exit status (for tests that prove what ran).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogEntry {
+    /// argv\[0\] is the program name as typed.
+    pub argv: Vec<String>,
+    /// Exit status.
+    pub exit_code: i32,
+}
+
+/// The foreground task stack and text state of the apps.
+#[derive(Clone, Debug)]
+pub struct UiState {
+    /// Activity stack, bottom first; the bottom is always the launcher.
+    pub stack: Vec<(String, String)>,
+    /// resource-id of the focused input field, if any (keyboard shown).
+    pub focused: Option<String>,
+    /// Text of the Notes app's EditText (`com.example.notes:id/note_text`).
+    pub note_text: String,
+}
+
+/// What the ADB transport of this phone does (control API `POST /v1/transport`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportMode {
+    /// Normal.
+    Online,
+    /// Connections stay open but no packet is answered (a frozen transport).
+    Offline,
+    /// Connections are dropped and new ones refused at once.
+    Unplugged,
+}
+
+/// Everything a phone knows.
+#[derive(Debug)]
+pub struct PhoneState {
+    /// Device model data.
+    pub persona: Persona,
+    /// `ro.serialno`.
+    pub serial: String,
+    /// `ro.product.model`.
+    pub model: String,
+    /// System properties (`getprop`).
+    pub props: BTreeMap<String, String>,
+    /// `settings` values keyed by `(namespace, key)`.
+    pub settings: BTreeMap<(String, String), String>,
+    /// Files.
+    pub vfs: Vfs,
+    /// Apps and focus.
+    pub ui: UiState,
+    /// Display rotation 0..=3 (quarter turns).
+    pub rotation: u32,
+    /// `wm size WxH` override (pixels), if set.
+    pub override_size: Option<(u32, u32)>,
+    /// `wm density N` override (dpi), if set.
+    pub override_density: Option<u32>,
+    /// Display on (`dumpsys power`).
+    pub screen_on: bool,
+    /// Keyguard showing.
+    pub locked: bool,
+    /// Battery percentage 0..=100.
+    pub battery_level: u32,
+    /// Focused window has FLAG_SECURE: screenshots come out black (field bug 8).
+    pub secure_window: bool,
+    /// Every program executed, in order.
+    pub log: Vec<LogEntry>,
+    /// Scripted answers (control API).
+    pub scripts: Vec<Script>,
+}
+
+/// Seconds since the Unix epoch (mtimes).
+pub fn now_secs() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as u32)
+        .unwrap_or(0)
+}
+
+/// Cloneable handle to one phone's state.
+#[derive(Clone, Debug)]
+pub struct Phone {
+    state: Arc<Mutex<PhoneState>>,
+    transport: Arc<tokio::sync::watch::Sender<TransportMode>>,
+}
+
+impl Phone {
+    /// A freshly booted phone: launcher in front, screen on, unlocked, battery 80 %.
+    pub fn new(persona: Persona, serial: &str, model: &str) -> Phone {
+        let props = super::props::build(&persona, serial, model);
+        let launcher = persona.launcher_component();
+        let mut settings = BTreeMap::new();
+        for (ns, k, v) in super::props::DEFAULT_SETTINGS {
+            settings.insert((ns.to_string(), k.to_string()), v.to_string());
+        }
+        let state = PhoneState {
+            vfs: Vfs::with_defaults(now_secs(), super::programs::NAMES),
+            persona,
+            serial: serial.to_string(),
+            model: model.to_string(),
+            props,
+            settings,
+            ui: UiState { stack: vec![launcher], focused: None, note_text: String::new() },
+            rotation: 0,
+            override_size: None,
+            override_density: None,
+            screen_on: true,
+            locked: false,
+            battery_level: 80,
+            secure_window: false,
+            log: Vec::new(),
+            scripts: Vec::new(),
+        };
+        let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
+        Phone { state: Arc::new(Mutex::new(state)), transport: Arc::new(tx) }
+    }
+
+    /// Runs `f` with the state locked. Never call `.await` inside `f`.
+    pub fn with<R>(&self, f: impl FnOnce(&mut PhoneState) -> R) -> R {
+        let mut guard = match self.state.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut guard)
+    }
+
+    /// Appends to the command log.
+    pub fn log(&self, argv: &[String], exit_code: i32) {
+        self.with(|s| s.log.push(LogEntry { argv: argv.to_vec(), exit_code }));
+    }
+
+    /// A copy of the command log.
+    pub fn command_log(&self) -> Vec<LogEntry> {
+        self.with(|s| s.log.clone())
+    }
+
+    /// Current transport mode.
+    pub fn transport_mode(&self) -> TransportMode {
+        *self.transport.borrow()
+    }
+
+    /// Changes the transport mode; connections watching it react.
+    pub fn set_transport_mode(&self, mode: TransportMode) {
+        self.transport.send_replace(mode);
+    }
+
+    /// A receiver that sees transport mode changes.
+    pub fn watch_transport(&self) -> tokio::sync::watch::Receiver<TransportMode> {
+        self.transport.subscribe()
+    }
+}
+
+impl PhoneState {
+    /// Foreground `(package, activity)`.
+    pub fn foreground(&self) -> (String, String) {
+        self.ui.stack.last().cloned().unwrap_or_else(|| self.persona.launcher_component())
+    }
+
+    /// Logical display size in pixels as apps see it: override size if set, rotated.
+    pub fn display_size(&self) -> (u32, u32) {
+        let d = &self.persona.displays[0];
+        let (w, h) = self.override_size.unwrap_or((d.width, d.height));
+        if self.rotation % 2 == 1 {
+            (h, w)
+        } else {
+            (w, h)
+        }
+    }
+
+    /// Physical size of the default display (portrait), pixels.
+    pub fn physical_size(&self) -> (u32, u32) {
+        let d = &self.persona.displays[0];
+        (d.width, d.height)
+    }
+
+    /// Brings `(pkg, activity)` to the front (an existing entry of the same package is replaced).
+    pub fn launch(&mut self, package: &str, activity: &str) {
+        let launcher = self.persona.launcher_package.clone();
+        self.ui.focused = None;
+        if package == launcher {
+            self.ui.stack.truncate(1);
+            return;
+        }
+        self.ui.stack.retain(|(p, _)| p != package);
+        self.ui.stack.push((package.to_string(), activity.to_string()));
+    }
+
+    /// Removes a package's activities (`am force-stop`).
+    pub fn force_stop(&mut self, package: &str) {
+        if package != self.persona.launcher_package {
+            let before = self.ui.stack.len();
+            self.ui.stack.retain(|(p, _)| p != package);
+            if self.ui.stack.len() != before {
+                self.ui.focused = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! `am start|force-stop` (AOSP `ActivityManagerShellCommand`) and `monkey -p PKG -c
+//! android.intent.category.LAUNCHER 1` (AOSP `development/cmds/monkey/Monkey.java`: no launcher
+//! activity → `** No activities found to run, monkey aborted.`, status 252 = -4).
+
+use super::dumpsys::{full_component, short_component};
+use super::Output;
+use crate::sim::apps;
+use crate::sim::phone::{Phone, PhoneState};
+
+/// Resolves `pkg/act` (short or full class) to a launchable activity.
+fn resolve(s: &PhoneState, component: &str) -> Option<(String, String)> {
+    let (pkg, act) = component.split_once('/')?;
+    let short = short_component(pkg, act);
+    let (lp, la) = s.persona.launcher_component();
+    if pkg == lp && short == short_component(&lp, &la) {
+        return Some((lp, la));
+    }
+    let app = apps::find(pkg)?;
+    (short == format!("{pkg}/{}", app.activity)).then(|| (pkg.to_string(), app.activity.to_string()))
+}
+
+/// Runs `am`.
+pub fn am(phone: &Phone, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["start" | "start-activity", rest @ ..] => phone.with(|s| start(s, rest)),
+        ["force-stop" | "kill", pkg, ..] => {
+            phone.with(|s| s.force_stop(pkg));
+            Output::code(0)
+        }
+        _ => Output::err(255, "Activity manager (activity) commands:\n  help\n  start [-W] [-S] [-n <COMPONENT>] [-a <ACTION>] [-c <CATEGORY>]\n  force-stop <PACKAGE>\n"),
+    }
+}
+
+fn start(s: &mut PhoneState, args: &[&str]) -> Output {
+    let (mut component, mut action, mut category) = (None, None, None);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "-n" => component = it.next().copied(),
+            "-a" => action = it.next().copied(),
+            "-c" => category = it.next().copied(),
+            "--user" | "-f" | "-d" | "-t" => {
+                it.next();
+            }
+            _ => {}
+        }
+    }
+    let target = match (component, action, category) {
+        (Some(c), _, _) => resolve(s, c).ok_or_else(|| c.to_string()),
+        (None, _, Some("android.intent.category.HOME")) => Ok(s.persona.launcher_component()),
+        (None, Some("android.settings.SETTINGS"), _) => Ok(("com.android.settings".into(), ".Settings".into())),
+        _ => Err(String::new()),
+    };
+    let intent = match (component, action) {
+        (Some(c), _) => format!("cmp={c}"),
+        (None, Some(a)) => format!("act={a}"),
+        _ => String::new(),
+    };
+    match target {
+        Ok((pkg, act)) => {
+            s.launch(&pkg, &act);
+            Output::ok(format!("Starting: Intent {{ {intent} }}\n"))
+        }
+        Err(c) if !c.is_empty() => {
+            let (pkg, act) = c.split_once('/').unwrap_or((c.as_str(), ""));
+            let mut out = Output::ok(format!("Starting: Intent {{ {intent} }}\n"));
+            out.stderr = format!("Error type 3\nError: Activity class {{{}}} does not exist.\n", full_component(pkg, act)).into_bytes();
+            out.code = 255;
+            out
+        }
+        Err(_) => Output::err(255, format!("Starting: Intent {{ {intent} }}\nError: Activity not started, unable to resolve Intent {{ {intent} flg=0x10000000 }}\n")),
+    }
+}
+
+/// Runs `monkey -p PKG [-c CATEGORY] COUNT`: launches the package's launcher activity.
+pub fn monkey(phone: &Phone, args: &[String]) -> Output {
+    let pkg = args.iter().position(|a| a == "-p").and_then(|i| args.get(i + 1));
+    let mut header = String::new();
+    for a in args {
+        header.push_str(&format!("  bash arg: {a}\n"));
+    }
+    let Some(pkg) = pkg else {
+        return Output::err(1, "usage: monkey [-p ALLOWED_PACKAGE [-p ALLOWED_PACKAGE] ...] [-c MAIN_CATEGORY [-c MAIN_CATEGORY] ...] COUNT\n");
+    };
+    let launched = phone.with(|s| match apps::find(pkg) {
+        Some(app) => {
+            s.launch(app.package, app.activity);
+            true
+        }
+        None => false,
+    });
+    if launched {
+        Output::ok(format!("{header}args: {args:?}\nEvents injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, 12ms not connected)\n"))
+    } else {
+        let mut out = Output::ok(header);
+        out.stderr = b"** No activities found to run, monkey aborted.\n".to_vec();
+        out.code = 252;
+        out
+    }
+}

@@ -1,0 +1,149 @@
+//! File programs over the VFS with toybox's messages: `cat`, `ls [-l] [-a] [-1]`,
+//! `rm [-r] [-f]`, `mkdir [-p]`, `touch`.
+
+use super::Output;
+use crate::sim::phone::{now_secs, Phone};
+use crate::sim::vfs::{normalize, Entry};
+
+fn split_flags(args: &[String]) -> (String, Vec<&String>) {
+    let mut flags = String::new();
+    let mut paths = Vec::new();
+    for a in args {
+        match a.strip_prefix('-') {
+            Some(f) if !f.is_empty() => flags.push_str(f),
+            _ => paths.push(a),
+        }
+    }
+    (flags, paths)
+}
+
+/// `cat [FILE…]` (no files or `-`: stdin).
+pub fn cat(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
+    let (_, paths) = split_flags(args);
+    if paths.is_empty() {
+        return Output::ok(stdin.to_vec());
+    }
+    let mut out = Output::default();
+    for p in paths {
+        if p == "-" {
+            out.stdout.extend_from_slice(stdin);
+            continue;
+        }
+        let path = normalize(cwd, p);
+        match phone.with(|s| s.vfs.read(&path).map(|b| b.to_vec())) {
+            Ok(b) => out.stdout.extend_from_slice(&b),
+            Err(e) => {
+                out.stderr.extend_from_slice(format!("cat: {p}: {}\n", e.message()).as_bytes());
+                out.code = 1;
+            }
+        }
+    }
+    out
+}
+
+fn long_line(name: &str, e: &Entry) -> String {
+    let kind = if e.is_dir() { 'd' } else { '-' };
+    let mut perms = String::new();
+    for shift in [6, 3, 0] {
+        let bits = (e.mode >> shift) & 7;
+        perms.push(if bits & 4 != 0 { 'r' } else { '-' });
+        perms.push(if bits & 2 != 0 { 'w' } else { '-' });
+        perms.push(if bits & 1 != 0 { 'x' } else { '-' });
+    }
+    let days = e.mtime / 86400;
+    let (y, m, d) = civil_from_days(days as i64);
+    let (hh, mm) = ((e.mtime % 86400) / 3600, (e.mtime % 3600) / 60);
+    format!("{kind}{perms} 1 root sdcard_rw {:>8} {y:04}-{m:02}-{d:02} {hh:02}:{mm:02} {name}\n", e.size())
+}
+
+/// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `ls [-l] [-a] [-1] [PATH…]`.
+pub fn ls(phone: &Phone, cwd: &str, args: &[String]) -> Output {
+    let (flags, mut paths) = split_flags(args);
+    let dot = cwd.to_string();
+    if paths.is_empty() {
+        paths.push(&dot);
+    }
+    let long = flags.contains('l');
+    let mut out = Output::default();
+    for p in paths {
+        let path = normalize(cwd, p);
+        let listing = phone.with(|s| match s.vfs.stat(&path) {
+            Err(e) => Err(e),
+            Ok(e) if !e.is_dir() => Ok(vec![(p.to_string(), e.clone())]),
+            Ok(_) => s.vfs.list(&path),
+        });
+        match listing {
+            Ok(entries) => {
+                for (name, e) in entries {
+                    let line = if long { long_line(&name, &e) } else { format!("{name}\n") };
+                    out.stdout.extend_from_slice(line.as_bytes());
+                }
+            }
+            Err(e) => {
+                out.stderr.extend_from_slice(format!("ls: {p}: {}\n", e.message()).as_bytes());
+                out.code = 1;
+            }
+        }
+    }
+    out
+}
+
+/// `rm [-r|-R] [-f] PATH…`.
+pub fn rm(phone: &Phone, cwd: &str, args: &[String]) -> Output {
+    let (flags, paths) = split_flags(args);
+    let recursive = flags.contains('r') || flags.contains('R');
+    let force = flags.contains('f');
+    let mut out = Output::default();
+    for p in paths {
+        let path = normalize(cwd, p);
+        if let Err(e) = phone.with(|s| s.vfs.remove(&path, recursive)) {
+            if force && e == crate::sim::vfs::VfsError::NotFound {
+                continue;
+            }
+            out.stderr.extend_from_slice(format!("rm: {p}: {}\n", e.message()).as_bytes());
+            out.code = 1;
+        }
+    }
+    out
+}
+
+/// `mkdir [-p] PATH…`.
+pub fn mkdir(phone: &Phone, cwd: &str, args: &[String]) -> Output {
+    let (flags, paths) = split_flags(args);
+    let mut out = Output::default();
+    for p in paths {
+        let path = normalize(cwd, p);
+        if let Err(e) = phone.with(|s| s.vfs.mkdir(&path, flags.contains('p'), now_secs())) {
+            out.stderr.extend_from_slice(format!("mkdir: '{p}': {}\n", e.message()).as_bytes());
+            out.code = 1;
+        }
+    }
+    out
+}
+
+/// `touch PATH…`: creates empty files, updates mtimes.
+pub fn touch(phone: &Phone, cwd: &str, args: &[String]) -> Output {
+    let (_, paths) = split_flags(args);
+    let mut out = Output::default();
+    for p in paths {
+        let path = normalize(cwd, p);
+        if let Err(e) = phone.with(|s| s.vfs.write(&path, b"", true, now_secs())) {
+            out.stderr.extend_from_slice(format!("touch: '{p}': {}\n", e.message()).as_bytes());
+            out.code = 1;
+        }
+    }
+    out
+}

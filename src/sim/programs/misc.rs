@@ -1,0 +1,97 @@
+//! `sleep`, `test`/`[`, and identity programs (`id`, `whoami`, `uname`, `date`) as toybox
+//! prints them on Android 10+.
+
+use std::time::Duration;
+
+use super::Output;
+use crate::sim::phone::Phone;
+use crate::sim::vfs::normalize;
+
+/// `sleep SECONDS` (fractions allowed); cancelled when the stream goes away (the future is
+/// dropped).
+pub async fn sleep(args: &[String]) -> Output {
+    let secs = args.first().and_then(|a| a.trim_end_matches('s').parse::<f64>().ok());
+    match secs {
+        Some(s) if s >= 0.0 && s.is_finite() => {
+            tokio::time::sleep(Duration::from_secs_f64(s.min(1e6))).await;
+            Output::code(0)
+        }
+        _ => Output::err(1, "sleep: Need 1 argument\n"),
+    }
+}
+
+/// `id`, `whoami`, `uname`, `date` as the `shell` user on toybox.
+pub fn info(name: &str, args: &[String]) -> Output {
+    match name {
+        "id" => Output::ok("uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1011(adb),1015(sdcard_rw),1028(sdcard_r),1078(ext_data_rw),1079(ext_obb_rw),3001(net_bt_admin),3002(net_bt),3003(inet),3006(net_bw_stats),3009(readproc),3011(uhid),3012(readtracefs) context=u:r:shell:s0\n"),
+        "whoami" => Output::ok("shell\n"),
+        "uname" if args.iter().any(|a| a == "-a") => {
+            Output::ok("Linux localhost 5.15.137-android14-11 #1 SMP PREEMPT Mon Jan 1 00:00:00 UTC 2024 aarch64 Toybox\n")
+        }
+        "uname" => Output::ok("Linux\n"),
+        _ => {
+            let secs = crate::sim::phone::now_secs();
+            if args.iter().any(|a| a == "+%s") {
+                Output::ok(format!("{secs}\n"))
+            } else {
+                Output::ok(format!("{secs}\n"))
+            }
+        }
+    }
+}
+
+/// `test EXPR` / `[ EXPR ]`: `-e -f -d -s -z -n`, `=`, `!=`, `-eq -ne -lt -gt -le -ge`, `!`.
+pub fn test(phone: &Phone, cwd: &str, name: &str, args: &[String]) -> Output {
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    if name == "[" {
+        if args.last() != Some(&"]") {
+            return Output::err(2, "[: missing ]\n");
+        }
+        args.pop();
+    }
+    let (negate, args) = match args.split_first() {
+        Some((&"!", rest)) => (true, rest.to_vec()),
+        _ => (false, args),
+    };
+    let result = match args.as_slice() {
+        [] => Some(false),
+        [s] => Some(!s.is_empty()),
+        [op, path] if op.len() == 2 && op.starts_with('-') => file_test(phone, cwd, op, path),
+        [a, op, b] => compare(a, op, b),
+        _ => None,
+    };
+    match result {
+        Some(r) => Output::code(if r != negate { 0 } else { 1 }),
+        None => Output::err(2, format!("{name}: syntax error\n")),
+    }
+}
+
+fn file_test(phone: &Phone, cwd: &str, op: &str, arg: &str) -> Option<bool> {
+    let path = normalize(cwd, arg);
+    let entry = phone.with(|s| s.vfs.stat(&path).ok().cloned());
+    Some(match op {
+        "-z" => arg.is_empty(),
+        "-n" => !arg.is_empty(),
+        "-e" => entry.is_some(),
+        "-f" => entry.is_some_and(|e| !e.is_dir()),
+        "-d" => entry.is_some_and(|e| e.is_dir()),
+        "-s" => entry.is_some_and(|e| e.size() > 0),
+        "-r" | "-w" | "-x" => entry.is_some(),
+        _ => return None,
+    })
+}
+
+fn compare(a: &str, op: &str, b: &str) -> Option<bool> {
+    let num = |s: &str| s.trim().parse::<i64>().ok();
+    Some(match op {
+        "=" | "==" => a == b,
+        "!=" => a != b,
+        "-eq" => num(a)? == num(b)?,
+        "-ne" => num(a)? != num(b)?,
+        "-lt" => num(a)? < num(b)?,
+        "-gt" => num(a)? > num(b)?,
+        "-le" => num(a)? <= num(b)?,
+        "-ge" => num(a)? >= num(b)?,
+        _ => return None,
+    })
+}

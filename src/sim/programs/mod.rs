@@ -1,0 +1,113 @@
+//! The programs of the simulated `/system/bin`. Each takes argv (without the program name
+//! where noted) and returns collected [`Output`]; only `sleep` and the renderers await.
+//! Formats are pinned to real captures under `/work/shared/fixtures/` (named per program).
+
+mod am;
+mod dumpsys;
+mod fs;
+mod getprop;
+mod input;
+mod keys;
+mod misc;
+mod pm;
+mod screencap;
+mod settings;
+mod text;
+mod uiautomator;
+mod wm;
+
+use super::phone::Phone;
+
+/// What a program produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Standard output bytes.
+    pub stdout: Vec<u8>,
+    /// Standard error bytes.
+    pub stderr: Vec<u8>,
+    /// Exit status.
+    pub code: i32,
+}
+
+impl Output {
+    /// No output, this status.
+    pub fn code(code: i32) -> Output {
+        Output { code, ..Output::default() }
+    }
+
+    /// Status 0 with stdout.
+    pub fn ok(stdout: impl Into<Vec<u8>>) -> Output {
+        Output { stdout: stdout.into(), ..Output::default() }
+    }
+
+    /// A failure with a stderr message.
+    pub fn err(code: i32, stderr: impl Into<Vec<u8>>) -> Output {
+        Output { stderr: stderr.into(), code, ..Output::default() }
+    }
+
+    /// A Java exception as `cmd`-based tools print it (`BasicShellCommandHandler.exec`):
+    /// `Exception occurred while executing 'VERB':` + trace on stderr, status 255.
+    /// Source: `fixtures/wm/oppo-coloros-wm-size-reset-securityexception.txt`.
+    pub fn java_exception(verb: &str, exception: &str, frame: &str) -> Output {
+        let text = format!(
+            "Exception occurred while executing '{verb}':\n{exception}\n\tat {frame}\n\tat android.os.BasicShellCommandHandler.exec(BasicShellCommandHandler.java:97)\n\tat android.os.ShellCommand.exec(ShellCommand.java:38)\n"
+        );
+        Output::err(255, text)
+    }
+}
+
+/// Program names installed in `/system/bin`.
+pub const NAMES: &[&str] = &[
+    "am", "cat", "cmd", "date", "dumpsys", "echo", "false", "getprop", "grep", "head", "id",
+    "input", "ls", "mkdir", "monkey", "pm", "printf", "pwd", "rm", "screencap", "setprop",
+    "settings", "sleep", "tail", "test", "[", "touch", "true", "uiautomator", "uname", "wc",
+    "whoami", "wm",
+];
+
+/// Whether the program reads standard input when no file is named.
+pub fn wants_stdin(argv: &[String]) -> bool {
+    let name = argv[0].rsplit('/').next().unwrap_or_default();
+    let files = argv[1..].iter().filter(|a| !a.starts_with('-') || a.as_str() == "-").count();
+    match name {
+        "cat" | "head" | "tail" | "wc" => files == 0 || argv[1..].iter().any(|a| a == "-"),
+        "grep" => files <= 1,
+        _ => false,
+    }
+}
+
+/// Runs program `name`; `None` when no such program exists.
+pub async fn run(phone: &Phone, cwd: &str, name: &str, argv: &[String], stdin: Vec<u8>) -> Option<Output> {
+    let args = &argv[1..];
+    let out = match name {
+        "sleep" => misc::sleep(args).await,
+        "screencap" => screencap::run(phone, args).await,
+        "uiautomator" => uiautomator::run(phone, cwd, args),
+        "echo" => text::echo(args),
+        "printf" => text::printf(args),
+        "grep" => text::grep(phone, cwd, args, &stdin),
+        "head" | "tail" => text::head_tail(phone, cwd, name == "head", args, &stdin),
+        "wc" => text::wc(args, &stdin),
+        "cat" => fs::cat(phone, cwd, args, &stdin),
+        "ls" => fs::ls(phone, cwd, args),
+        "rm" => fs::rm(phone, cwd, args),
+        "mkdir" => fs::mkdir(phone, cwd, args),
+        "touch" => fs::touch(phone, cwd, args),
+        "pwd" => Output::ok(format!("{cwd}\n")),
+        "true" => Output::code(0),
+        "false" => Output::code(1),
+        "test" | "[" => misc::test(phone, cwd, name, args),
+        "id" | "whoami" | "uname" | "date" => misc::info(name, args),
+        "getprop" => getprop::getprop(phone, args),
+        "setprop" => getprop::setprop(phone, args),
+        "settings" => settings::run(phone, args),
+        "wm" => wm::run(phone, args),
+        "dumpsys" => dumpsys::run(phone, args),
+        "input" => input::run(phone, args),
+        "am" => am::am(phone, args),
+        "monkey" => am::monkey(phone, args),
+        "pm" => pm::pm(phone, args),
+        "cmd" => pm::cmd(phone, args),
+        _ => return None,
+    };
+    Some(out)
+}

@@ -1,0 +1,89 @@
+//! `pm list packages|path|clear` and `cmd package …` / `cmd input …` (AOSP
+//! `PackageManagerShellCommand`): `package:NAME` lines; `resolve-activity --brief` prints the
+//! priority line then `pkg/.Activity`, or `No activity found`.
+
+use super::{input, Output};
+use crate::sim::apps;
+use crate::sim::phone::Phone;
+
+/// All installed package names, sorted.
+fn packages(phone: &Phone) -> Vec<String> {
+    let launcher = phone.with(|s| s.persona.launcher_package.clone());
+    let mut all: Vec<String> = apps::APPS.iter().map(|a| a.package.to_string()).collect();
+    all.extend(apps::SYSTEM_PACKAGES.iter().map(|p| p.to_string()));
+    all.push(launcher);
+    all.sort();
+    all
+}
+
+/// Runs `pm`.
+pub fn pm(phone: &Phone, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    package_cmd(phone, &args)
+}
+
+fn package_cmd(phone: &Phone, args: &[&str]) -> Output {
+    let installed = packages(phone);
+    match args {
+        ["list", "packages", rest @ ..] => {
+            let filter = rest.iter().find(|a| !a.starts_with('-')).copied().unwrap_or("");
+            let third_party = rest.contains(&"-3");
+            let lines: String = installed
+                .iter()
+                .filter(|p| p.contains(filter))
+                .filter(|p| !third_party || p.starts_with("com.example."))
+                .map(|p| format!("package:{p}\n"))
+                .collect();
+            Output::ok(lines)
+        }
+        ["path", pkg] if installed.iter().any(|p| p == pkg) => {
+            Output::ok(format!("package:/data/app/~~sim/{pkg}-1/base.apk\n"))
+        }
+        ["path", _] => Output::code(1),
+        ["clear", pkg] => {
+            if *pkg == "com.example.notes" {
+                phone.with(|s| s.ui.note_text.clear());
+            }
+            Output::ok("Success\n")
+        }
+        ["resolve-activity", rest @ ..] => resolve_activity(phone, rest),
+        _ => Output::err(255, "Package manager (package) commands:\n  help\n  list packages [-3] [FILTER]\n  path PACKAGE\n  resolve-activity [--brief] [-c CATEGORY] PACKAGE\n"),
+    }
+}
+
+fn resolve_activity(phone: &Phone, args: &[&str]) -> Output {
+    let mut pkg = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "-c" | "-a" | "--user" | "--components" => {
+                it.next();
+            }
+            a if !a.starts_with('-') => pkg = Some(a),
+            _ => {}
+        }
+    }
+    let launcher = phone.with(|s| s.persona.launcher_component());
+    let hit = match pkg {
+        Some(p) if p == launcher.0 => Some((launcher.0.clone(), launcher.1.clone())),
+        Some(p) => apps::find(p).map(|a| (a.package.to_string(), a.activity.to_string())),
+        None => None,
+    };
+    match hit {
+        Some((p, a)) => Output::ok(format!(
+            "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n{p}/{a}\n"
+        )),
+        None => Output::ok("No activity found\n"),
+    }
+}
+
+/// Runs `cmd SERVICE …` for `package` and `input`.
+pub fn cmd(phone: &Phone, args: &[String]) -> Output {
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    match args.first().map(String::as_str) {
+        Some("package") => package_cmd(phone, &rest),
+        Some("input") => input::run(phone, &args[1..]),
+        Some(svc) => Output::err(20, format!("cmd: Can't find service: {svc}\n")),
+        None => Output::err(20, "cmd: No service specified; use -l to list all services\n"),
+    }
+}

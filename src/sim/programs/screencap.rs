@@ -1,0 +1,89 @@
+//! `screencap [-p] [-d DISPLAY_ID] [FILE]` (AOSP `frameworks/base/cmds/screencap/screencap.cpp`):
+//! PNG with `-p` or a `.png` file name, else the raw dump (`fixtures/screencap/RAW_HEADER_NOTES.md`).
+//! Several displays without `-d` print AOSP's warning on stderr first (field bug 7); a secure
+//! window or a screen that is off captures black (field bug 8).
+
+use super::Output;
+use crate::sim::phone::{now_secs, Phone};
+use crate::sim::render;
+use crate::sim::ui;
+use crate::sim::vfs::normalize;
+
+const MULTI_DISPLAY_WARNING: &str = "[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first display found, however this default is not guaranteed to be consistent across captures. A display id should be specified.\nA display ID can be specified with the [-d display-id] option.\nSee \"dumpsys SurfaceFlinger --display-id\" for valid display IDs.\n";
+
+struct Args {
+    png: bool,
+    display: Option<u64>,
+    file: Option<String>,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut out = Args { png: false, display: None, file: None };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-p" => out.png = true,
+            "-d" => {
+                let v = it.next().ok_or("-d needs a display id")?;
+                out.display = Some(v.parse().map_err(|_| format!("Invalid display id '{v}'"))?);
+            }
+            "-j" | "-a" => {}
+            f if !f.starts_with('-') => out.file = Some(f.to_string()),
+            f => return Err(format!("screencap: invalid option -- '{}'", f.trim_start_matches('-'))),
+        }
+    }
+    if out.file.as_deref().is_some_and(|f| f.ends_with(".png")) {
+        out.png = true;
+    }
+    Ok(out)
+}
+
+/// Runs `screencap`.
+pub async fn run(phone: &Phone, args: &[String]) -> Output {
+    let args = match parse(args) {
+        Ok(a) => a,
+        Err(e) => return Output::err(1, format!("{e}\nusage: screencap [-hp] [-d display-id] [FILENAME]\n")),
+    };
+    let snapshot = phone.with(|s| {
+        let displays = &s.persona.displays;
+        let which = match args.display {
+            None => Some(0),
+            Some(id) => displays.iter().position(|d| u64::from(d.id) == id || d.physical_id == id),
+        };
+        which.map(|i| {
+            let (w, h) = if i == 0 { s.display_size() } else { (displays[i].width, displays[i].height) };
+            let black = i != 0 || s.secure_window || !s.screen_on;
+            let warn = args.display.is_none() && displays.len() > 1;
+            (ui::build(s), w, h, black, warn, s.persona.screencap_colorspace)
+        })
+    });
+    let Some((tree, w, h, black, warn, colorspace)) = snapshot else {
+        return Output::err(1, format!("Display Id '{}' is not valid.\n", args.display.unwrap_or(0)));
+    };
+    let png = args.png;
+    let encoded = tokio::task::spawn_blocking(move || {
+        let frame = render::draw(&tree, w, h, black);
+        if png {
+            frame.to_png(colorspace)
+        } else {
+            frame.to_raw(colorspace)
+        }
+    })
+    .await
+    .unwrap_or_default();
+    let mut out = Output::default();
+    if warn {
+        out.stderr = MULTI_DISPLAY_WARNING.as_bytes().to_vec();
+    }
+    match args.file {
+        None => out.stdout = encoded,
+        Some(f) => {
+            let path = normalize("/", &f);
+            if let Err(e) = phone.with(|s| s.vfs.write(&path, &encoded, false, now_secs())) {
+                out.stderr.extend_from_slice(format!("Error opening file: {f} ({})\n", e.message()).as_bytes());
+                out.code = 1;
+            }
+        }
+    }
+    out
+}

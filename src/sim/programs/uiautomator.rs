@@ -1,0 +1,74 @@
+//! `uiautomator dump [--compressed] [FILE]` (AOSP `cmds/uiautomator/.../DumpCommand.java`,
+//! `AccessibilityNodeInfoDumper.java`): writes the XML (default `/sdcard/window_dump.xml`) and
+//! prints `UI hierchary dumped to: FILE` (sic). `FILE` = `/dev/tty` prints the XML first.
+//! XML shape: `fixtures/uiautomator/emulator-nexuslauncher-1080x2400.xml`.
+
+use super::Output;
+use crate::sim::phone::{now_secs, Phone};
+use crate::sim::ui::{self, Node};
+use crate::sim::vfs::normalize;
+
+/// Default dump path.
+pub const DEFAULT_FILE: &str = "/sdcard/window_dump.xml";
+
+/// Runs `uiautomator`.
+pub fn run(phone: &Phone, cwd: &str, args: &[String]) -> Output {
+    let mut args = args.iter().map(String::as_str).filter(|a| *a != "--compressed");
+    if args.next() != Some("dump") {
+        return Output::err(1, "Usage: uiautomator <subcommand> [options]\n\nAvailable subcommands:\n\nhelp: displays help message\n\nruntest: executes UI automation tests\n\ndump: creates an XML dump of current UI hierarchy\n\nevents: prints out accessibility events until terminated\n");
+    }
+    let file = args.next().unwrap_or(DEFAULT_FILE).to_string();
+    let xml = phone.with(|s| dump_xml(&ui::build(s), s.rotation));
+    let done = format!("UI hierchary dumped to: {file}\n");
+    if file == "/dev/tty" {
+        return Output::ok(format!("{xml}{done}"));
+    }
+    let path = normalize(cwd, &file);
+    match phone.with(|s| s.vfs.write(&path, xml.as_bytes(), false, now_secs())) {
+        Ok(()) => Output::ok(done),
+        Err(e) => Output::err(1, format!("ERROR: could not write {file}: {}\n", e.message())),
+    }
+}
+
+/// The whole dump: XML declaration, `<hierarchy rotation=…>`, nodes, no trailing newline.
+pub fn dump_xml(root: &Node, rotation: u32) -> String {
+    let mut out = format!("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"{rotation}\">");
+    write_node(&mut out, root, 0);
+    out.push_str("</hierarchy>");
+    out
+}
+
+fn write_node(out: &mut String, n: &Node, index: usize) {
+    let b = n.bounds;
+    out.push_str(&format!(
+        "<node index=\"{index}\" text=\"{}\" resource-id=\"{}\" class=\"{}\" package=\"{}\" content-desc=\"{}\" checkable=\"false\" checked=\"false\" clickable=\"{}\" enabled=\"true\" focusable=\"{}\" focused=\"{}\" scrollable=\"{}\" long-clickable=\"{}\" password=\"{}\" selected=\"false\" bounds=\"[{},{}][{},{}]\"",
+        escape(&n.text), escape(&n.resource_id), n.class, escape(&n.package), escape(&n.content_desc),
+        n.clickable, n.focusable, n.focused, n.scrollable, n.long_clickable, n.password,
+        b.x1, b.y1, b.x2, b.y2
+    ));
+    if n.children.is_empty() {
+        out.push_str(" />");
+        return;
+    }
+    out.push('>');
+    for (i, c) in n.children.iter().enumerate() {
+        write_node(out, c, i);
+    }
+    out.push_str("</node>");
+}
+
+/// KXmlSerializer attribute escaping: `& < > "` as entities, control characters as `&#N;`.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("&#{};", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,95 @@
+//! The shell services: run a command line through [`crate::sim::sh`] (or a scripted answer),
+//! streaming output as it is produced, framed per [`ShellMode`]; host stdin is fed to the
+//! shell. The host closing the stream drops (cancels) the running command.
+//! Source: AOSP `daemon/shell_service.cpp`, `shell_protocol.h`; research notes §3.5, §5.2.
+
+use tokio::sync::mpsc;
+
+use super::ShellMode;
+use crate::adb::shell_v2::{encode, ShellV2Decoder, ID_CLOSE_STDIN, ID_EXIT, ID_STDERR, ID_STDIN, ID_STDOUT};
+use crate::sim::phone::Phone;
+use crate::sim::sh::{Fd, Shell, Sink, Stdin};
+use crate::sim::stream::{Closed, StreamReader, StreamWriter};
+
+/// Runs one command line (a matching script answers instead); returns the exit status.
+pub async fn execute(phone: Phone, line: String, sink: Sink, stdin: Stdin) -> i32 {
+    let scripted = phone.with(|s| s.take_script(&line));
+    if let Some(answer) = scripted {
+        phone.log(&[line], answer.exit_code);
+        tokio::time::sleep(answer.delay).await;
+        if answer.hang {
+            std::future::pending::<()>().await;
+        }
+        let _ = sink.send((Fd::Out, answer.stdout));
+        let _ = sink.send((Fd::Err, answer.stderr));
+        return answer.exit_code;
+    }
+    let mut shell = Shell::new(phone, sink, stdin);
+    shell.run_line(&line).await
+}
+
+async fn send(wr: &mut StreamWriter, mode: ShellMode, fd: Fd, bytes: Vec<u8>) -> Result<(), Closed> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    match mode {
+        ShellMode::V2 => wr.write(&encode(if fd == Fd::Out { ID_STDOUT } else { ID_STDERR }, &bytes)).await,
+        ShellMode::Legacy | ShellMode::Exec => wr.write(&bytes).await,
+    }
+}
+
+/// Host bytes → shell stdin; `false` once stdin is closed.
+fn feed(mode: ShellMode, decoder: &mut ShellV2Decoder, data: Vec<u8>, stdin: &mut Option<mpsc::UnboundedSender<Vec<u8>>>) {
+    if mode != ShellMode::V2 {
+        if let Some(tx) = stdin {
+            let _ = tx.send(data);
+        }
+        return;
+    }
+    decoder.push(&data);
+    while let Some((id, payload)) = decoder.next_packet() {
+        match id {
+            ID_STDIN => {
+                if let Some(tx) = stdin {
+                    let _ = tx.send(payload);
+                }
+            }
+            ID_CLOSE_STDIN => *stdin = None,
+            _ => {}
+        }
+    }
+}
+
+/// Serves a shell stream to completion.
+pub async fn run(phone: Phone, mode: ShellMode, command: String, mut rd: StreamReader, mut wr: StreamWriter) {
+    let (sink, mut output) = mpsc::unbounded_channel();
+    let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
+    let exec = execute(phone, command, sink, Stdin::Stream(stdin_rx));
+    tokio::pin!(exec);
+    let mut stdin = Some(stdin_tx);
+    let mut decoder = ShellV2Decoder::default();
+    let mut host_open = true;
+    let code = loop {
+        tokio::select! {
+            biased;
+            Some((fd, bytes)) = output.recv() => {
+                if send(&mut wr, mode, fd, bytes).await.is_err() { return; }
+            }
+            code = &mut exec => break code,
+            data = rd.read(), if host_open => match data {
+                Some(d) => feed(mode, &mut decoder, d, &mut stdin),
+                None if wr.is_closed() => return,
+                None => host_open = false,
+            },
+        }
+    };
+    while let Ok((fd, bytes)) = output.try_recv() {
+        if send(&mut wr, mode, fd, bytes).await.is_err() {
+            return;
+        }
+    }
+    if mode == ShellMode::V2 && wr.write(&encode(ID_EXIT, &[(code & 0xff) as u8])).await.is_err() {
+        return;
+    }
+    wr.close().await;
+}

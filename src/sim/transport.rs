@@ -1,0 +1,202 @@
+//! The device side of the ADB transport over TCP: accept, answer `CNXN`, then route `OPEN`,
+//! `OKAY`, `WRTE`, `CLSE` to streams. One writer task per connection owns the socket's write
+//! half; one task per stream runs its service, so a slow stream never blocks the others.
+//! Garbage (bad magic, oversized payload) drops the connection.
+//! Source: research notes §3.1–3.5 (AOSP `adb.cpp handle_packet`, `transport.cpp`).
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::phone::{Phone, TransportMode};
+use super::services;
+use super::stream::{StreamEntry, StreamReader, StreamTable, StreamWriter};
+use crate::adb::wire::{Message, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE, MAX_PAYLOAD};
+
+/// How long a new connection may take to send its `CNXN`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Accepts connections until `shutdown`.
+pub async fn serve(listener: TcpListener, phone: Phone, shutdown: CancellationToken) {
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok((sock, _)) => {
+                    let _ = sock.set_nodelay(true);
+                    tokio::spawn(connection(sock, phone.clone(), shutdown.child_token()));
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
+        }
+    }
+}
+
+/// `device::ro.product.name=…;ro.product.model=…;ro.product.device=…;features=…`
+/// (`get_connection_string`); `:` in values would break the host's split, so it is dropped.
+fn banner(phone: &Phone) -> Vec<u8> {
+    phone.with(|s| {
+        let clean = |v: &str| v.replace([':', ';'], "");
+        format!(
+            "device::ro.product.name={};ro.product.model={};ro.product.device={};features={}",
+            clean(&s.persona.product),
+            clean(&s.model),
+            clean(&s.persona.device),
+            s.persona.features.join(",")
+        )
+        .into_bytes()
+    })
+}
+
+async fn writer(mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Message>, cancel: CancellationToken) {
+    loop {
+        let msg = tokio::select! {
+            m = rx.recv() => m,
+            _ = cancel.cancelled() => None,
+        };
+        let Some(msg) = msg else { break };
+        if wr.write_all(&msg.encode()).await.is_err() {
+            break;
+        }
+    }
+    cancel.cancel();
+    let _ = wr.shutdown().await;
+}
+
+/// Waits until the transport is online; `false` when unplugged or shut down.
+async fn wait_online(phone: &Phone, cancel: &CancellationToken) -> bool {
+    let mut watch = phone.watch_transport();
+    loop {
+        match *watch.borrow_and_update() {
+            TransportMode::Online => return true,
+            TransportMode::Unplugged => return false,
+            TransportMode::Offline => {}
+        }
+        tokio::select! {
+            r = watch.changed() => if r.is_err() { return false },
+            _ = cancel.cancelled() => return false,
+        }
+    }
+}
+
+async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
+    if phone.transport_mode() == TransportMode::Unplugged {
+        return;
+    }
+    let (mut rd, wr) = sock.into_split();
+    let (out, out_rx) = mpsc::channel::<Message>(64);
+    tokio::spawn(writer(wr, out_rx, cancel.clone()));
+    let hello = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
+        loop {
+            match Message::read_from(&mut rd, MAX_PAYLOAD).await {
+                Ok(m) if m.command == A_CNXN => return Some(m),
+                Ok(_) => continue,
+                Err(_) => return None,
+            }
+        }
+    });
+    let Ok(Some(cnxn)) = hello.await else { return cancel.cancel() };
+    if !wait_online(&phone, &cancel).await {
+        return cancel.cancel();
+    }
+    let max_payload = cnxn.arg1.clamp(4096, MAX_PAYLOAD);
+    let _ = out.send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone))).await;
+    let conn = Conn { phone, out, table: StreamTable::default(), max_payload, next_id: 1, cancel };
+    conn.run(rd).await;
+}
+
+struct Conn {
+    phone: Phone,
+    out: mpsc::Sender<Message>,
+    table: StreamTable,
+    max_payload: u32,
+    next_id: u32,
+    cancel: CancellationToken,
+}
+
+impl Conn {
+    async fn run(mut self, mut rd: tokio::net::tcp::OwnedReadHalf) {
+        let mut watch = self.phone.watch_transport();
+        loop {
+            let msg = tokio::select! {
+                _ = self.cancel.cancelled() => break,
+                r = watch.changed() => {
+                    if r.is_err() || *watch.borrow_and_update() != TransportMode::Online { break }
+                    continue;
+                }
+                m = Message::read_from(&mut rd, MAX_PAYLOAD) => m,
+            };
+            let Ok(msg) = msg else { break };
+            if self.handle(msg).await.is_err() {
+                break;
+            }
+        }
+        self.cancel.cancel();
+        self.table.with(|t| t.clear());
+    }
+
+    async fn send(&self, msg: Message) -> Result<(), ()> {
+        self.out.send(msg).await.map_err(|_| ())
+    }
+
+    async fn handle(&mut self, msg: Message) -> Result<(), ()> {
+        let (a0, a1) = (msg.arg0, msg.arg1);
+        match msg.command {
+            A_CNXN => {
+                self.max_payload = a1.clamp(4096, MAX_PAYLOAD);
+                self.send(Message::new(A_CNXN, A_VERSION, self.max_payload, banner(&self.phone))).await
+            }
+            A_OPEN if a0 != 0 => self.open(a0, &msg.payload).await,
+            A_OKAY => {
+                self.table.with(|t| t.get(&a1).map(|e| e.acks.send(())));
+                Ok(())
+            }
+            A_WRTE => {
+                let known = self.table.with(|t| t.get(&a1).map(|e| (e.remote, e.data.send(msg.payload))));
+                match known {
+                    Some((remote, _)) => self.send(Message::new(A_OKAY, a1, remote, Vec::new())).await,
+                    None => Ok(()),
+                }
+            }
+            A_CLSE => {
+                if let Some(e) = self.table.with(|t| t.remove(&a1)) {
+                    e.cancel.cancel();
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    async fn open(&mut self, remote: u32, payload: &[u8]) -> Result<(), ()> {
+        let name = String::from_utf8_lossy(payload).trim_end_matches('\0').to_string();
+        let persona = self.phone.with(|s| s.persona.clone());
+        let Some(service) = services::parse(&name, &persona) else {
+            return self.send(Message::new(A_CLSE, 0, remote, Vec::new())).await;
+        };
+        let local = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        let (data_tx, data_rx) = mpsc::unbounded_channel();
+        let (ack_tx, ack_rx) = mpsc::unbounded_channel();
+        let cancel = self.cancel.child_token();
+        let entry = StreamEntry { remote, data: data_tx, acks: ack_tx, cancel: cancel.clone() };
+        self.table.with(|t| t.insert(local, entry));
+        self.send(Message::new(A_OKAY, local, remote, Vec::new())).await?;
+        let reader = StreamReader { data: data_rx, cancel: cancel.clone() };
+        let writer = StreamWriter {
+            local,
+            remote,
+            max_payload: self.max_payload as usize,
+            out: self.out.clone(),
+            acks: ack_rx,
+            cancel,
+            table: self.table.clone(),
+        };
+        tokio::spawn(services::run(service, self.phone.clone(), reader, writer));
+        Ok(())
+    }
+}
