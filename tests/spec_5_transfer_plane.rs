@@ -20,7 +20,13 @@ fn multipart(filename: &str, mime: &str, data: &[u8]) -> (String, Vec<u8>) {
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-fn post(url: &str, bearer: Option<&str>, channel: Option<&str>, ctype: &str, body: &[u8]) -> (u16, Value) {
+fn post(
+    url: &str,
+    bearer: Option<&str>,
+    channel: Option<&str>,
+    ctype: &str,
+    body: &[u8],
+) -> (u16, Value) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(30)))
@@ -53,11 +59,18 @@ async fn spec_5_1_uploads_are_authenticated_channel_bound_and_limited() {
     let (ch, _) = x.open(None).await;
     let url = format!("{}/files/uploads", conn.base);
     let data: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let (ctype, body) = multipart("../../evil/app.apk", "application/vnd.android.package-archive", &data);
+    let (ctype, body) = multipart(
+        "../../evil/app.apk",
+        "application/vnd.android.package-archive",
+        &data,
+    );
 
     assert_eq!(post(&url, None, Some(&ch), &ctype, &body).0, 401);
     assert_eq!(post(&url, Some(API_KEY), None, &ctype, &body).0, 400);
-    assert_eq!(post(&url, Some(API_KEY), Some("cch_not_ours"), &ctype, &body).0, 403);
+    assert_eq!(
+        post(&url, Some(API_KEY), Some("cch_not_ours"), &ctype, &body).0,
+        403
+    );
 
     let (st, v) = post(&url, Some(API_KEY), Some(&ch), &ctype, &body);
     assert_eq!(st, 200, "{v}");
@@ -75,6 +88,8 @@ async fn spec_5_1_uploads_are_authenticated_channel_bound_and_limited() {
     let (st, v) = post(&url, Some(API_KEY), Some(&ch), &ctype, &body);
     assert_eq!(st, 413, "{v}");
     assert_eq!(v["error"]["code"], "upload_too_large");
-    let leftover: Vec<_> = std::fs::read_dir(dir.path().join("files")).unwrap().collect();
+    let leftover: Vec<_> = std::fs::read_dir(dir.path().join("files"))
+        .unwrap()
+        .collect();
     assert_eq!(leftover.len(), 1, "the refused upload left no file behind");
 }

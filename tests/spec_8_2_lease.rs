@@ -10,7 +10,11 @@ use common::procs::{ConnectorProc, Phones, TempDir};
 use common::xagent::connect;
 
 fn start(dir: &TempDir) -> ConnectorProc {
-    ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &["--claim-policy", "open", "--lease-grace", "1500ms"])
+    ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--claim-policy", "open", "--lease-grace", "1500ms"],
+    )
 }
 
 #[tokio::test]
@@ -18,7 +22,10 @@ async fn spec_8_2_rehello_within_grace_keeps_channels() {
     let dir = TempDir::new("lease-keep");
     let conn = start(&dir);
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"].as_str().unwrap().to_string();
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (ch, _) = x.open(None).await;
     x.close().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -35,12 +42,18 @@ async fn spec_8_2_expiry_deregisters_and_cascades() {
     let dir = TempDir::new("lease-expire");
     let conn = start(&dir);
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"].as_str().unwrap().to_string();
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (ch, _) = x.open(None).await;
     x.close().await;
     tokio::time::sleep(Duration::from_millis(3000)).await;
     let mut y = connect(&conn.addr).await;
-    let new_id = y.hello(&id).await["payload"]["connector_id"].as_str().unwrap().to_string();
+    let new_id = y.hello(&id).await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_ne!(new_id, id, "an expired connector id is replaced");
     let (ch2, _) = y.open(Some(&ch)).await;
     assert_ne!(ch2, ch, "the old channel was removed");
@@ -51,7 +64,10 @@ async fn spec_8_2_restored_channels_without_hello_are_cleaned() {
     let dir = TempDir::new("lease-restart");
     let mut conn = start(&dir);
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"].as_str().unwrap().to_string();
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (ch, _) = x.open(None).await;
     drop(x);
     conn.restart();

@@ -10,7 +10,9 @@ use crate::sim::vfs::normalize;
 /// `sleep SECONDS` (fractions allowed); cancelled when the stream goes away (the future is
 /// dropped).
 pub async fn sleep(args: &[String]) -> Output {
-    let secs = args.first().and_then(|a| a.trim_end_matches('s').parse::<f64>().ok());
+    let secs = args
+        .first()
+        .and_then(|a| a.trim_end_matches('s').parse::<f64>().ok());
     match secs {
         Some(s) if s >= 0.0 && s.is_finite() => {
             tokio::time::sleep(Duration::from_secs_f64(s.min(1e6))).await;

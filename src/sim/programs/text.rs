@@ -7,7 +7,10 @@ use crate::sim::vfs::normalize;
 /// `echo [-n] [-e] ARGS…` (toybox: `-e` interprets `\n \t \\ \c`).
 pub fn echo(args: &[String]) -> Output {
     let (mut newline, mut escapes, mut i) = (true, false, 0);
-    while let Some(flag) = args.get(i).filter(|a| a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))) {
+    while let Some(flag) = args
+        .get(i)
+        .filter(|a| a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c)))
+    {
         newline &= !flag.contains('n');
         escapes = flag.contains('e') || (escapes && !flag.contains('E'));
         i += 1;
@@ -52,7 +55,9 @@ fn unescape(s: &str) -> (String, bool) {
 
 /// `printf FORMAT ARGS…` with `%s`, `%d`, `%%` and backslash escapes.
 pub fn printf(args: &[String]) -> Output {
-    let Some(fmt) = args.first() else { return Output::err(1, "printf: Need 1 argument\n") };
+    let Some(fmt) = args.first() else {
+        return Output::err(1, "printf: Need 1 argument\n");
+    };
     let (fmt, _) = unescape(fmt);
     let mut rest = args[1..].iter();
     let mut out = String::new();
@@ -65,7 +70,13 @@ pub fn printf(args: &[String]) -> Output {
         match chars.next() {
             Some('%') => out.push('%'),
             Some('s') => out.push_str(rest.next().map_or("", |s| s.as_str())),
-            Some('d') => out.push_str(&rest.next().and_then(|s| s.parse::<i64>().ok()).unwrap_or(0).to_string()),
+            Some('d') => out.push_str(
+                &rest
+                    .next()
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .unwrap_or(0)
+                    .to_string(),
+            ),
             Some(o) => {
                 out.push('%');
                 out.push(o);
@@ -76,7 +87,12 @@ pub fn printf(args: &[String]) -> Output {
     Output::ok(out)
 }
 
-fn read_inputs(phone: &Phone, cwd: &str, files: &[&String], stdin: &[u8]) -> Result<Vec<u8>, Output> {
+fn read_inputs(
+    phone: &Phone,
+    cwd: &str,
+    files: &[&String],
+    stdin: &[u8],
+) -> Result<Vec<u8>, Output> {
     if files.is_empty() {
         return Ok(stdin.to_vec());
     }
@@ -106,14 +122,21 @@ pub fn grep(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
     let Some((pattern, files)) = rest.split_first() else {
         return Output::err(2, "usage: grep [-EFilnovwcqx] PATTERN [FILE...]\n");
     };
-    let mut pat = if flags.contains('F') { regex::escape(pattern) } else { pattern.to_string() };
+    let mut pat = if flags.contains('F') {
+        regex::escape(pattern)
+    } else {
+        pattern.to_string()
+    };
     if flags.contains('w') {
         pat = format!(r"\b(?:{pat})\b");
     }
     if flags.contains('x') {
         pat = format!("^(?:{pat})$");
     }
-    let re = match regex::RegexBuilder::new(&pat).case_insensitive(flags.contains('i')).build() {
+    let re = match regex::RegexBuilder::new(&pat)
+        .case_insensitive(flags.contains('i'))
+        .build()
+    {
         Ok(r) => r,
         Err(_) => return Output::err(2, format!("grep: bad regex '{pattern}'\n")),
     };
@@ -131,7 +154,11 @@ pub fn grep(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
     } else {
         hits.iter().map(|l| format!("{l}\n")).collect()
     };
-    Output { stdout: stdout.into_bytes(), stderr: Vec::new(), code }
+    Output {
+        stdout: stdout.into_bytes(),
+        stderr: Vec::new(),
+        code,
+    }
 }
 
 /// `head`/`tail` with `-n N`, `-N` (default 10 lines).
@@ -141,8 +168,15 @@ pub fn head_tail(phone: &Phone, cwd: &str, head: bool, args: &[String], stdin: &
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "-n" {
-            n = it.next().and_then(|v| v.trim_start_matches('+').parse().ok()).unwrap_or(10);
-        } else if let Some(v) = a.strip_prefix("-n").or_else(|| a.strip_prefix('-')).filter(|v| !v.is_empty()) {
+            n = it
+                .next()
+                .and_then(|v| v.trim_start_matches('+').parse().ok())
+                .unwrap_or(10);
+        } else if let Some(v) = a
+            .strip_prefix("-n")
+            .or_else(|| a.strip_prefix('-'))
+            .filter(|v| !v.is_empty())
+        {
             n = v.parse().unwrap_or(10);
         } else {
             files.push(a);
@@ -153,7 +187,11 @@ pub fn head_tail(phone: &Phone, cwd: &str, head: bool, args: &[String], stdin: &
         Err(e) => return e,
     };
     let lines: Vec<&[u8]> = input.split_inclusive(|b| *b == b'\n').collect();
-    let pick = if head { &lines[..n.min(lines.len())] } else { &lines[lines.len().saturating_sub(n)..] };
+    let pick = if head {
+        &lines[..n.min(lines.len())]
+    } else {
+        &lines[lines.len().saturating_sub(n)..]
+    };
     Output::ok(pick.concat())
 }
 
