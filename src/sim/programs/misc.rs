@@ -31,14 +31,8 @@ pub fn info(name: &str, args: &[String]) -> Output {
             Output::ok("Linux localhost 5.15.137-android14-11 #1 SMP PREEMPT Mon Jan 1 00:00:00 UTC 2024 aarch64 Toybox\n")
         }
         "uname" => Output::ok("Linux\n"),
-        _ => {
-            let secs = crate::sim::phone::now_secs();
-            if args.iter().any(|a| a == "+%s") {
-                Output::ok(format!("{secs}\n"))
-            } else {
-                Output::ok(format!("{secs}\n"))
-            }
-        }
+        // `date` in any format prints epoch seconds: what callers of `date +%s` read.
+        _ => Output::ok(format!("{}\n", crate::sim::phone::now_secs())),
     }
 }
 
