@@ -79,8 +79,13 @@ pub struct SimPhone {
 impl SimPhone {
     /// `xagent-adb-connector sim --listen 127.0.0.1:0 --serial SERIAL`.
     pub fn start(serial: &str) -> SimPhone {
+        Self::start_at(serial, "127.0.0.1:0")
+    }
+
+    /// The same on a given `HOST:PORT` (to bring a phone back where it was).
+    pub fn start_at(serial: &str, listen: &str) -> SimPhone {
         let mut cmd = Command::new(bin());
-        cmd.args(["sim", "--listen", "127.0.0.1:0", "--serial", serial])
+        cmd.args(["sim", "--listen", listen, "--serial", serial])
             .stderr(Stdio::null());
         let (child, rest) = spawn_and_wait(cmd, "simulated phone listening on tcp:");
         SimPhone {
@@ -88,6 +93,13 @@ impl SimPhone {
             addr: rest,
             serial: serial.to_string(),
         }
+    }
+
+    /// Kills the process: the phone is unplugged.
+    pub fn unplug(mut self) -> (String, String) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        (self.serial.clone(), self.addr.clone())
     }
 }
 
