@@ -74,6 +74,8 @@ pub struct SimPhone {
     pub addr: String,
     /// Its ro.serialno.
     pub serial: String,
+    /// `http://127.0.0.1:PORT` of its control API, when started with one.
+    pub control: Option<String>,
 }
 
 impl SimPhone {
@@ -84,15 +86,78 @@ impl SimPhone {
 
     /// The same on a given `HOST:PORT` (to bring a phone back where it was).
     pub fn start_at(serial: &str, listen: &str) -> SimPhone {
+        Self::spawn(serial, listen, &[])
+    }
+
+    /// A phone with its control API on a free loopback port, and extra `sim` flags.
+    pub fn start_with_control(serial: &str, extra: &[&str]) -> SimPhone {
+        let port = super::adb_server::free_port().to_string();
+        let control = format!("127.0.0.1:{port}");
+        let mut args = vec!["--control", control.as_str()];
+        args.extend_from_slice(extra);
+        let mut sim = Self::spawn(serial, "127.0.0.1:0", &args);
+        sim.control = Some(format!("http://{control}"));
+        sim
+    }
+
+    fn spawn(serial: &str, listen: &str, extra: &[&str]) -> SimPhone {
         let mut cmd = Command::new(bin());
         cmd.args(["sim", "--listen", listen, "--serial", serial])
+            .args(extra)
             .stderr(Stdio::null());
         let (child, rest) = spawn_and_wait(cmd, "simulated phone listening on tcp:");
         SimPhone {
             child,
             addr: rest,
             serial: serial.to_string(),
+            control: None,
         }
+    }
+
+    /// `GET /v1/state` of the control API.
+    pub fn state(&self) -> serde_json::Value {
+        let url = format!(
+            "{}/v1/state",
+            self.control.as_ref().expect("sim started with control")
+        );
+        let (st, _, body) = super::xagent::http_get(&url, None);
+        assert_eq!(st, 200);
+        serde_json::from_slice(&body).expect("state json")
+    }
+
+    /// `POST` a JSON body to a control API path; returns the status.
+    pub fn control_post(&self, path: &str, body: serde_json::Value) -> u16 {
+        let url = format!(
+            "{}{path}",
+            self.control.as_ref().expect("sim started with control")
+        );
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        agent
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .send(body.to_string().as_bytes())
+            .expect("control post")
+            .status()
+            .as_u16()
+    }
+
+    /// How many command-log entries have exactly this argv.
+    pub fn count_runs(&self, argv: &[&str]) -> usize {
+        self.state()["command_log"]
+            .as_array()
+            .map(|log| {
+                log.iter()
+                    .filter(|e| {
+                        e["argv"].as_array().is_some_and(|a| {
+                            a.len() == argv.len() && a.iter().zip(argv).all(|(x, y)| x == y)
+                        })
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
     }
 
     /// Kills the process: the phone is unplugged.
@@ -203,6 +268,11 @@ impl ConnectorProc {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+
+    /// OS process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
     }
 
     /// Everything the process logged so far.

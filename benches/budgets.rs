@@ -1,0 +1,235 @@
+//! Budget benchmark (a bench binary printing figures; run `cargo bench --bench budgets`).
+//!
+//! Measures, against the real release binary and simulated phones over loopback:
+//! 1. tool-call cost vs the same ADB operation issued directly (our adb client, same phone,
+//!    same transport): `android_tap` vs `input tap`, and `android_screenshot` vs `exec:screencap -p`;
+//! 2. dispatch latency with 32 busy channels: `ping` round trips while 32 channels call tools;
+//! 3. connector RSS with 16 phones bound: idle, after 10k tool calls, idle again.
+//!
+//! Figures go to stdout; `docs/performance.md` records them with the machine they came from.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::claim_when_visible;
+use common::xagent::connect;
+use xagent_adb_connector::adb::DeviceLink;
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn summary(name: &str, mut ms: Vec<f64>) -> f64 {
+    ms.sort_by(|a, b| a.total_cmp(b));
+    let med = pct(&ms, 0.5);
+    println!(
+        "{name:<44} n={:<5} p50={med:>8.3} ms  p95={:>8.3} ms  p99={:>8.3} ms",
+        ms.len(),
+        pct(&ms, 0.95),
+        pct(&ms, 0.99)
+    );
+    med
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+async fn overhead(n: usize) {
+    println!("== 1. tool call vs the same ADB operation (direct transport, one simulated phone)");
+    let sim = SimPhone::start("BENCHOVH00001");
+    let link = DeviceLink::direct(sim.addr.clone());
+    let deadline = Duration::from_secs(10);
+    let mut direct_tap = Vec::new();
+    let mut direct_shot = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        link.shell("'input' 'tap' '10' '10'", deadline, 1 << 16)
+            .await
+            .unwrap();
+        direct_tap.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    for _ in 0..n / 4 {
+        let t = Instant::now();
+        link.exec("screencap -p", deadline, 64 << 20).await.unwrap();
+        direct_shot.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    drop(link);
+    let dir = TempDir::new("bench-ovh");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    claim_when_visible(&mut x, &ch, &sim.serial).await;
+    x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await; // warm the display cache
+    let mut tool_tap = Vec::new();
+    let mut tool_shot = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        // Paced below the per-channel rate limit so the limiter never refuses.
+        let ack = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
+        tool_tap.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(ack.get("error").is_none(), "{ack}");
+        tokio::time::sleep(Duration::from_millis(70)).await;
+    }
+    for _ in 0..n / 4 {
+        let t = Instant::now();
+        let ack = x.tool(&ch, "android_screenshot", json!({})).await;
+        tool_shot.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(ack.get("error").is_none(), "{ack}");
+        tokio::time::sleep(Duration::from_millis(70)).await;
+    }
+    let a = summary("direct shell `input tap` (DeviceLink)", direct_tap);
+    let b = summary("android_tap via WebSocket (journaled)", tool_tap);
+    println!(
+        "   tap overhead: +{:.3} ms per call (ratio {:.2}x on the simulated phone)",
+        b - a,
+        b / a
+    );
+    let a = summary("direct exec `screencap -p` (DeviceLink)", direct_shot);
+    let b = summary("android_screenshot via WebSocket", tool_shot);
+    println!(
+        "   screenshot overhead: +{:.3} ms per call (ratio {:.3}x)",
+        b - a,
+        b / a
+    );
+}
+
+async fn dispatch(channels: usize, secs: u64) {
+    println!("== 2. dispatch latency: ping round trips while {channels} channels call tools");
+    let sims: Vec<SimPhone> = (0..channels)
+        .map(|i| SimPhone::start(&format!("BENCHDSP{i:05}")))
+        .collect();
+    let dir = TempDir::new("bench-dsp");
+    let conn = ConnectorProc::start(
+        dir.path(),
+        Phones::Direct(sims.iter().map(|s| s.addr.clone()).collect()),
+    );
+    let stop = Instant::now() + Duration::from_secs(secs);
+    let mut tasks = Vec::new();
+    for s in &sims {
+        let addr = conn.addr.clone();
+        let serial = s.serial.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut x = connect(&addr).await;
+            x.hello("").await;
+            let (ch, _) = x.open(None).await;
+            claim_when_visible(&mut x, &ch, &serial).await;
+            let mut calls = 0u64;
+            while Instant::now() < stop {
+                x.tool(&ch, "android_device_status", json!({})).await;
+                calls += 1;
+                tokio::time::sleep(Duration::from_millis(70)).await;
+            }
+            calls
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let mut pings = Vec::new();
+    while Instant::now() < stop {
+        let t = Instant::now();
+        x.request("ping", None, json!({})).await;
+        pings.push(t.elapsed().as_secs_f64() * 1e3);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut calls = 0;
+    for t in tasks {
+        calls += t.await.unwrap_or(0);
+    }
+    summary("ping round trip under load", pings);
+    println!("   tool calls completed meanwhile: {calls}");
+}
+
+async fn memory(phones: usize, calls: usize) {
+    println!("== 3. connector RSS with {phones} phones bound");
+    let sims: Vec<SimPhone> = (0..phones)
+        .map(|i| SimPhone::start(&format!("BENCHMEM{i:05}")))
+        .collect();
+    let dir = TempDir::new("bench-mem");
+    let conn = ConnectorProc::start(
+        dir.path(),
+        Phones::Direct(sims.iter().map(|s| s.addr.clone()).collect()),
+    );
+    let pid = conn.pid();
+    let mut clients = Vec::new();
+    for s in &sims {
+        let mut x = connect(&conn.addr).await;
+        x.hello("").await;
+        let (ch, _) = x.open(None).await;
+        claim_when_visible(&mut x, &ch, &s.serial).await;
+        clients.push((x, ch));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle = rss_kb(pid);
+    println!("   idle, {phones} bound: {:.1} MB", idle as f64 / 1024.0);
+    let per = calls / clients.len();
+    let mut handles = Vec::new();
+    for (mut x, ch) in clients {
+        handles.push(tokio::spawn(async move {
+            for i in 0..per {
+                let tool = if i % 2 == 0 {
+                    "android_device_status"
+                } else {
+                    "android_press_key"
+                };
+                let args = if i % 2 == 0 {
+                    json!({})
+                } else {
+                    json!({"key": "home"})
+                };
+                x.tool(&ch, tool, args).await;
+                tokio::time::sleep(Duration::from_millis(67)).await;
+            }
+            x
+        }));
+    }
+    let mut peak = 0;
+    let mut kept = Vec::new();
+    for h in handles {
+        kept.push(h.await.unwrap());
+        peak = peak.max(rss_kb(pid));
+    }
+    let after = rss_kb(pid);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let settled = rss_kb(pid);
+    println!(
+        "   after {} calls: {:.1} MB (peak seen {:.1} MB), idle again: {:.1} MB",
+        per * kept.len(),
+        after as f64 / 1024.0,
+        peak as f64 / 1024.0,
+        settled as f64 / 1024.0
+    );
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        overhead(if quick { 40 } else { 200 }).await;
+        dispatch(32, if quick { 5 } else { 20 }).await;
+        memory(16, if quick { 800 } else { 10_000 }).await;
+    });
+}

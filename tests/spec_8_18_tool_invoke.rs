@@ -1,0 +1,267 @@
+//! Spec §8.18–8.19 and Device Profile §4–5: argument validation against the declared schema,
+//! the model's `connector_channel_id` ignored, exactly-once side effects journaled by
+//! (channel, `tool_call_id`) — repeats answered from the journal, concurrent repeats wait, and a
+//! call interrupted by `kill -9` is not run again after restart (the phone's command log proves it).
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::claim_when_visible;
+use common::xagent::{connect, http_get, XAgent};
+
+async fn invoke(x: &mut XAgent, ch: &str, tool: &str, args: Value, call_id: &str) -> Value {
+    let mut args = args;
+    args["connector_channel_id"] = json!(ch);
+    x.request(
+        "tool.invoke",
+        Some(ch),
+        json!({"tool_id": tool, "arguments": args, "context": {"session_id": "s", "tool_call_id": call_id}}),
+    )
+    .await
+}
+
+async fn bound(sim: &SimPhone, conn: &ConnectorProc) -> (XAgent, String, String) {
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    (x, ch, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
+    let sim = SimPhone::start("SIMARGS000017");
+    let dir = TempDir::new("args");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch, _) = bound(&sim, &conn).await;
+    for (args, field) in [
+        (json!({"x": "ten", "y": 5}), "/x"),
+        (json!({"x": 5}), "arguments"),
+        (json!({"x": -1, "y": 5}), "/x"),
+        (json!({"x": 5, "y": 5.5}), "/y"),
+    ] {
+        let ack = invoke(&mut x, &ch, "android_tap", args, "").await;
+        assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+        assert!(
+            ack["error"]["message"].as_str().unwrap().contains(field),
+            "{ack}"
+        );
+    }
+    let ack = invoke(
+        &mut x,
+        &ch,
+        "android_press_key",
+        json!({"key": "self_destruct"}),
+        "",
+    )
+    .await;
+    assert_eq!(ack["error"]["code"], "invalid_arguments");
+    // Out of the display: refused with the valid range.
+    let ack = invoke(&mut x, &ch, "android_tap", json!({"x": 50_000, "y": 5}), "").await;
+    assert_eq!(ack["error"]["code"], "out_of_bounds", "{ack}");
+    assert!(
+        ack["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("0..1080"),
+        "{ack}"
+    );
+    // The model's own copy of connector_channel_id is ignored; the envelope routes.
+    let ack = x
+        .request(
+            "tool.invoke",
+            Some(&ch),
+            json!({"tool_id": "android_device_status", "arguments": {"connector_channel_id": "cch_someone_else"}}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(ack["payload"]["tool_id"], "android_device_status");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_8_19_repeated_side_effecting_call_runs_once() {
+    let sim = SimPhone::start_with_control("SIMONCE000019", &[]);
+    let dir = TempDir::new("once");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch, _) = bound(&sim, &conn).await;
+    let first = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 11, "y": 12}),
+        "call_once_1",
+    )
+    .await;
+    assert!(first.get("error").is_none(), "{first}");
+    assert_eq!(sim.count_runs(&["input", "tap", "11", "12"]), 1);
+    let again = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 11, "y": 12}),
+        "call_once_1",
+    )
+    .await;
+    assert_eq!(
+        again["payload"], first["payload"],
+        "answered from the journal"
+    );
+    assert_eq!(
+        sim.count_runs(&["input", "tap", "11", "12"]),
+        1,
+        "not run again"
+    );
+    // A new tool_call_id is a new call; no tool_call_id is always new.
+    invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 11, "y": 12}),
+        "call_once_2",
+    )
+    .await;
+    invoke(&mut x, &ch, "android_tap", json!({"x": 11, "y": 12}), "").await;
+    invoke(&mut x, &ch, "android_tap", json!({"x": 11, "y": 12}), "").await;
+    assert_eq!(sim.count_runs(&["input", "tap", "11", "12"]), 4);
+    // The same id for another tool is refused.
+    let ack = invoke(
+        &mut x,
+        &ch,
+        "android_press_key",
+        json!({"key": "home"}),
+        "call_once_1",
+    )
+    .await;
+    assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_8_19_concurrent_repeat_waits_for_the_first() {
+    let sim = SimPhone::start_with_control("SIMWAIT000019", &[]);
+    let dir = TempDir::new("wait");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch, _) = bound(&sim, &conn).await;
+    let st = sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "input.*tap.*'21' '22'", "stdout": "", "exit_code": 0, "delay_ms": 1500, "times": 1}),
+    );
+    assert_eq!(st, 200);
+    let before = sim.state()["command_log"].as_array().unwrap().len();
+    let mut y = connect(&conn.addr).await;
+    y.hello("").await;
+    let (ch_y, _) = y.open(Some(&ch)).await; // the channel moves to y's socket; x keeps none
+    assert_eq!(ch_y, ch);
+    let first = tokio::spawn(async move {
+        let ack = invoke(
+            &mut y,
+            &ch_y,
+            "android_tap",
+            json!({"x": 21, "y": 22}),
+            "call_wait_1",
+        )
+        .await;
+        (ack, y)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut z = connect(&conn.addr).await;
+    z.hello("").await;
+    let (ch_z, _) = z.open(Some(&ch)).await;
+    let second = invoke(
+        &mut z,
+        &ch_z,
+        "android_tap",
+        json!({"x": 21, "y": 22}),
+        "call_wait_1",
+    )
+    .await;
+    let (first, _y) = first.await.unwrap();
+    assert!(first.get("error").is_none(), "{first}");
+    assert_eq!(
+        second["payload"], first["payload"],
+        "the repeat got the first call's result"
+    );
+    let runs: Vec<Value> = sim.state()["command_log"].as_array().unwrap()[before..].to_vec();
+    let taps = runs.iter().filter(|e| e["argv"][0] == "input").count();
+    assert!(taps <= 1, "the phone ran the tap at most once: {runs:?}");
+    drop(x);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
+    let sim = SimPhone::start_with_control("SIMCRASH00019", &[]);
+    let dir = TempDir::new("crash");
+    let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch, id) = bound(&sim, &conn).await;
+    let shot = invoke(&mut x, &ch, "android_screenshot", json!({}), "call_shot").await;
+    let file_url = format!(
+        "{}{}",
+        conn.base,
+        shot["payload"]["result"]["download_url"].as_str().unwrap()
+    );
+    let st = sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "input.*tap.*'33' '34'", "stdout": "", "exit_code": 0, "delay_ms": 4000, "times": 1}),
+    );
+    assert_eq!(st, 200);
+    let p = common::xagent::packet(
+        "tool.invoke",
+        Some(&ch),
+        json!({"tool_id": "android_tap", "arguments": {"connector_channel_id": ch, "x": 33, "y": 34}, "context": {"tool_call_id": "call_crash"}}),
+        9001,
+    );
+    x.send_text(&p.to_string()).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    conn.kill();
+    drop(x);
+    tokio::time::sleep(Duration::from_millis(4000)).await; // the scripted tap finishes on the phone
+    let runs_before = sim.state()["command_log"].as_array().unwrap().len();
+    conn.restart();
+
+    let mut y = connect(&conn.addr).await;
+    assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
+    let (ch2, _) = y.open(Some(&ch)).await;
+    assert_eq!(ch2, ch, "binding intact");
+    let mut retry = Value::Null;
+    for _ in 0..50 {
+        retry = invoke(
+            &mut y,
+            &ch,
+            "android_tap",
+            json!({"x": 33, "y": 34}),
+            "call_crash",
+        )
+        .await;
+        if retry["error"]["code"] != "device_offline" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(retry["error"]["code"], "tool_call_interrupted", "{retry}");
+    let log = sim.state()["command_log"].as_array().unwrap().clone();
+    let taps_after: Vec<&Value> = log[runs_before..]
+        .iter()
+        .filter(|e| e["argv"][0] == "input" && e["argv"][1] == "tap")
+        .collect();
+    assert!(
+        taps_after.is_empty(),
+        "the retried call did not run again: {taps_after:?}"
+    );
+    assert_eq!(http_get(&file_url, None).0, 200, "file refs intact");
+    let ok = invoke(
+        &mut y,
+        &ch,
+        "android_tap",
+        json!({"x": 33, "y": 34}),
+        "call_crash_new_id",
+    )
+    .await;
+    assert!(ok.get("error").is_none(), "channel usable: {ok}");
+}
