@@ -20,9 +20,24 @@ pub struct App {
 
 /// Apps with a LAUNCHER activity, in home-screen order.
 pub const APPS: &[App] = &[
-    App { package: "com.example.notes", activity: ".MainActivity", label: "Notes", color: [0xf9, 0xc7, 0x4f, 0xff] },
-    App { package: "com.android.settings", activity: ".Settings", label: "Settings", color: [0x1a, 0x73, 0xe8, 0xff] },
-    App { package: "com.android.deskclock", activity: ".DeskClock", label: "Clock", color: [0x34, 0xa8, 0x53, 0xff] },
+    App {
+        package: "com.example.notes",
+        activity: ".MainActivity",
+        label: "Notes",
+        color: [0xf9, 0xc7, 0x4f, 0xff],
+    },
+    App {
+        package: "com.android.settings",
+        activity: ".Settings",
+        label: "Settings",
+        color: [0x1a, 0x73, 0xe8, 0xff],
+    },
+    App {
+        package: "com.android.deskclock",
+        activity: ".DeskClock",
+        label: "Clock",
+        color: [0x34, 0xa8, 0x53, 0xff],
+    },
 ];
 
 /// Installed packages without a launcher activity (`pm list packages`).
@@ -63,11 +78,18 @@ const WHITE: [u8; 4] = [0xff, 0xff, 0xff, 0xff];
 
 fn title_bar(pkg: &str, label: &str, color: [u8; 4], screen: Rect) -> Node {
     let bar = Rect::new(0, 0, screen.x2, screen.y2 / 10);
-    let mut title = Node::new("android.widget.TextView", pkg, Rect::new(bar.x2 / 24, bar.y2 / 3, bar.x2 * 2 / 3, bar.y2))
-        .text(label)
-        .id(&format!("{pkg}:id/title"));
+    let mut title = Node::new(
+        "android.widget.TextView",
+        pkg,
+        Rect::new(bar.x2 / 24, bar.y2 / 3, bar.x2 * 2 / 3, bar.y2),
+    )
+    .text(label)
+    .id(&format!("{pkg}:id/title"));
     title.ink = WHITE;
-    Node::new("android.view.ViewGroup", pkg, bar).id(&format!("{pkg}:id/toolbar")).fill(color).with(vec![title])
+    Node::new("android.view.ViewGroup", pkg, bar)
+        .id(&format!("{pkg}:id/toolbar"))
+        .fill(color)
+        .with(vec![title])
 }
 
 /// The home screen: one icon per app in a 4-column row at 70 % of the height.
@@ -102,9 +124,13 @@ pub fn launcher(pkg: &str, screen: Rect) -> Node {
 /// The lock screen.
 pub fn keyguard(screen: Rect) -> Node {
     let pkg = "com.android.systemui";
-    let clock = Node::new("android.widget.TextView", pkg, Rect::new(0, screen.y2 / 5, screen.x2, screen.y2 / 3))
-        .text("10:30")
-        .id("com.android.systemui:id/keyguard_clock");
+    let clock = Node::new(
+        "android.widget.TextView",
+        pkg,
+        Rect::new(0, screen.y2 / 5, screen.x2, screen.y2 / 3),
+    )
+    .text("10:30")
+    .id("com.android.systemui:id/keyguard_clock");
     Node::new("android.widget.FrameLayout", pkg, screen)
         .id("com.android.systemui:id/notification_panel")
         .fill([0x10, 0x10, 0x10, 0xff])
@@ -120,12 +146,18 @@ pub fn screen(pkg: &str, state: &PhoneState, screen: Rect) -> Node {
     let content = match pkg {
         "com.example.notes" => vec![notes_field(state, body)],
         "com.android.settings" => vec![settings_list(body)],
-        "com.android.deskclock" => vec![Node::new("android.widget.TextView", pkg, Rect::new(0, body.y1 + body.y2 / 10, body.x2, body.y1 + body.y2 / 4))
-            .text("10:30")
-            .id("com.android.deskclock:id/digital_clock")],
+        "com.android.deskclock" => vec![Node::new(
+            "android.widget.TextView",
+            pkg,
+            Rect::new(0, body.y1 + body.y2 / 10, body.x2, body.y1 + body.y2 / 4),
+        )
+        .text("10:30")
+        .id("com.android.deskclock:id/digital_clock")],
         _ => Vec::new(),
     };
-    let body = Node::new("android.widget.FrameLayout", pkg, body).id("android:id/content").with(content);
+    let body = Node::new("android.widget.FrameLayout", pkg, body)
+        .id("android:id/content")
+        .with(content);
     Node::new("android.widget.LinearLayout", pkg, screen)
         .fill(WHITE)
         .with(vec![title_bar(pkg, label, color, screen), body])
@@ -137,7 +169,11 @@ fn notes_field(state: &PhoneState, body: Rect) -> Node {
     let bounds = Rect::new(m, body.y1 + m, body.x2 - m, body.y1 + body.y2 / 3);
     let empty = state.ui.note_text.is_empty();
     let mut field = Node::new("android.widget.EditText", pkg, bounds)
-        .text(if empty { NOTE_HINT } else { &state.ui.note_text })
+        .text(if empty {
+            NOTE_HINT
+        } else {
+            &state.ui.note_text
+        })
         .id(NOTE_FIELD)
         .fill([0xee, 0xee, 0xee, 0xff])
         .on_tap(Action::Focus(NOTE_FIELD.into()));
@@ -158,12 +194,20 @@ fn settings_list(body: Rect) -> Node {
         .map(|(i, (title, summary))| {
             let y = body.y1 + i as i32 * row_h;
             let row = Rect::new(0, y, body.x2, y + row_h - 4);
-            let t = Node::new("android.widget.TextView", pkg, Rect::new(body.x2 / 8, y + row_h / 8, body.x2 - 40, y + row_h / 2))
-                .text(title)
-                .id("android:id/title");
-            let s = Node::new("android.widget.TextView", pkg, Rect::new(body.x2 / 8, y + row_h / 2, body.x2 - 40, y + row_h * 7 / 8))
-                .text(summary)
-                .id("android:id/summary");
+            let t = Node::new(
+                "android.widget.TextView",
+                pkg,
+                Rect::new(body.x2 / 8, y + row_h / 8, body.x2 - 40, y + row_h / 2),
+            )
+            .text(title)
+            .id("android:id/title");
+            let s = Node::new(
+                "android.widget.TextView",
+                pkg,
+                Rect::new(body.x2 / 8, y + row_h / 2, body.x2 - 40, y + row_h * 7 / 8),
+            )
+            .text(summary)
+            .id("android:id/summary");
             let mut n = Node::new("android.widget.LinearLayout", pkg, row)
                 .fill([0xf3, 0xf6, 0xfc, 0xff])
                 .with(vec![t, s]);

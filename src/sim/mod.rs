@@ -78,7 +78,10 @@ pub async fn start(opts: SimOptions, shutdown: CancellationToken) -> std::io::Re
 }
 
 /// Like [`start`], also returning the phone handle (for in-process tests and tools).
-pub async fn start_with_phone(opts: SimOptions, shutdown: CancellationToken) -> std::io::Result<(SimHandle, Phone)> {
+pub async fn start_with_phone(
+    opts: SimOptions,
+    shutdown: CancellationToken,
+) -> std::io::Result<(SimHandle, Phone)> {
     let persona = persona::Persona::load(&opts.persona)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     if opts.control.is_some_and(|c| !c.ip().is_loopback()) {
@@ -87,7 +90,11 @@ pub async fn start_with_phone(opts: SimOptions, shutdown: CancellationToken) -> 
             "the sim control API listens on loopback only",
         ));
     }
-    let model = if opts.model.is_empty() { persona.model.clone() } else { opts.model.clone() };
+    let model = if opts.model.is_empty() {
+        persona.model.clone()
+    } else {
+        opts.model.clone()
+    };
     let phone = Phone::new(persona, &opts.serial, &model);
     let listener = tokio::net::TcpListener::bind(opts.listen).await?;
     let adb_addr = listener.local_addr()?;
@@ -96,5 +103,11 @@ pub async fn start_with_phone(opts: SimOptions, shutdown: CancellationToken) -> 
         None => None,
     };
     tokio::spawn(transport::serve(listener, phone.clone(), shutdown));
-    Ok((SimHandle { adb_addr, control_addr }, phone))
+    Ok((
+        SimHandle {
+            adb_addr,
+            control_addr,
+        },
+        phone,
+    ))
 }

@@ -62,10 +62,22 @@ pub struct Persona {
 pub const DEFAULT_PERSONA: &str = "pixel-android14";
 
 const SOURCES: &[(&str, &str)] = &[
-    ("pixel-android14", include_str!("personas/pixel-android14.toml")),
-    ("samsung-android13", include_str!("personas/samsung-android13.toml")),
-    ("foldable-android14", include_str!("personas/foldable-android14.toml")),
-    ("legacy-android6", include_str!("personas/legacy-android6.toml")),
+    (
+        "pixel-android14",
+        include_str!("personas/pixel-android14.toml"),
+    ),
+    (
+        "samsung-android13",
+        include_str!("personas/samsung-android13.toml"),
+    ),
+    (
+        "foldable-android14",
+        include_str!("personas/foldable-android14.toml"),
+    ),
+    (
+        "legacy-android6",
+        include_str!("personas/legacy-android6.toml"),
+    ),
 ];
 
 impl Persona {
@@ -76,8 +88,7 @@ impl Persona {
             .iter()
             .find(|(n, _)| *n == name)
             .ok_or_else(|| format!("unknown persona {name:?}; known: {}", known.join(", ")))?;
-        let persona: Persona =
-            toml::from_str(text).map_err(|e| format!("persona {name}: {e}"))?;
+        let persona: Persona = toml::from_str(text).map_err(|e| format!("persona {name}: {e}"))?;
         if persona.displays.is_empty() {
             return Err(format!("persona {name}: no displays"));
         }
@@ -104,7 +115,10 @@ impl Persona {
 
     /// Full launcher component `pkg/.Activity`.
     pub fn launcher_component(&self) -> (String, String) {
-        (self.launcher_package.clone(), self.launcher_activity.clone())
+        (
+            self.launcher_package.clone(),
+            self.launcher_activity.clone(),
+        )
     }
 }
 
@@ -120,6 +134,9 @@ mod tests {
         }
         assert!(Persona::load("nope").is_err());
         assert!(!Persona::load("legacy-android6").unwrap().shell_v2());
-        assert_eq!(Persona::load("foldable-android14").unwrap().displays.len(), 2);
+        assert_eq!(
+            Persona::load("foldable-android14").unwrap().displays.len(),
+            2
+        );
     }
 }

@@ -110,7 +110,11 @@ impl Phone {
             model: model.to_string(),
             props,
             settings,
-            ui: UiState { stack: vec![launcher], focused: None, note_text: String::new() },
+            ui: UiState {
+                stack: vec![launcher],
+                focused: None,
+                note_text: String::new(),
+            },
             rotation: 0,
             override_size: None,
             override_density: None,
@@ -122,7 +126,10 @@ impl Phone {
             scripts: Vec::new(),
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
-        Phone { state: Arc::new(Mutex::new(state)), transport: Arc::new(tx) }
+        Phone {
+            state: Arc::new(Mutex::new(state)),
+            transport: Arc::new(tx),
+        }
     }
 
     /// Runs `f` with the state locked. Never call `.await` inside `f`.
@@ -136,7 +143,12 @@ impl Phone {
 
     /// Appends to the command log.
     pub fn log(&self, argv: &[String], exit_code: i32) {
-        self.with(|s| s.log.push(LogEntry { argv: argv.to_vec(), exit_code }));
+        self.with(|s| {
+            s.log.push(LogEntry {
+                argv: argv.to_vec(),
+                exit_code,
+            })
+        });
     }
 
     /// A copy of the command log.
@@ -163,7 +175,11 @@ impl Phone {
 impl PhoneState {
     /// Foreground `(package, activity)`.
     pub fn foreground(&self) -> (String, String) {
-        self.ui.stack.last().cloned().unwrap_or_else(|| self.persona.launcher_component())
+        self.ui
+            .stack
+            .last()
+            .cloned()
+            .unwrap_or_else(|| self.persona.launcher_component())
     }
 
     /// Logical display size in pixels as apps see it: override size if set, rotated.
@@ -192,7 +208,9 @@ impl PhoneState {
             return;
         }
         self.ui.stack.retain(|(p, _)| p != package);
-        self.ui.stack.push((package.to_string(), activity.to_string()));
+        self.ui
+            .stack
+            .push((package.to_string(), activity.to_string()));
     }
 
     /// Removes a package's activities (`am force-stop`).

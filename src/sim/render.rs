@@ -35,7 +35,12 @@ impl Frame {
     /// Colour of one pixel.
     pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
         let i = ((y * self.width + x) * 4) as usize;
-        [self.rgba[i], self.rgba[i + 1], self.rgba[i + 2], self.rgba[i + 3]]
+        [
+            self.rgba[i],
+            self.rgba[i + 1],
+            self.rgba[i + 2],
+            self.rgba[i + 3],
+        ]
     }
 }
 
@@ -43,7 +48,11 @@ impl Frame {
 /// [`super::font`] bitmap font in the node's ink colour. `black` paints nothing
 /// (FLAG_SECURE windows come out all black, field bug 8).
 pub fn draw(root: &Node, width: u32, height: u32, black: bool) -> Frame {
-    let mut frame = Frame { width, height, rgba: [0, 0, 0, 255].repeat((width * height) as usize) };
+    let mut frame = Frame {
+        width,
+        height,
+        rgba: [0, 0, 0, 255].repeat((width * height) as usize),
+    };
     if !black {
         paint(&mut frame, root);
     }

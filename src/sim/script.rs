@@ -66,7 +66,9 @@ impl Script {
 
     fn answer(&self) -> ScriptAnswer {
         let stdout = match &self.stdout_base64 {
-            Some(b) => base64::engine::general_purpose::STANDARD.decode(b).unwrap_or_default(),
+            Some(b) => base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .unwrap_or_default(),
             None => self.stdout.clone().into_bytes(),
         };
         ScriptAnswer {

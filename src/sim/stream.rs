@@ -97,7 +97,10 @@ impl StreamWriter {
     pub async fn close(self) {
         self.table.with(|t| t.remove(&self.local));
         if !self.cancel.is_cancelled() {
-            let _ = self.out.send(Message::new(A_CLSE, self.local, self.remote, Vec::new())).await;
+            let _ = self
+                .out
+                .send(Message::new(A_CLSE, self.local, self.remote, Vec::new()))
+                .await;
         }
     }
 }

@@ -52,7 +52,11 @@ fn banner(phone: &Phone) -> Vec<u8> {
     })
 }
 
-async fn writer(mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Message>, cancel: CancellationToken) {
+async fn writer(
+    mut wr: OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Message>,
+    cancel: CancellationToken,
+) {
     loop {
         let msg = tokio::select! {
             m = rx.recv() => m,
@@ -99,13 +103,24 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
             }
         }
     });
-    let Ok(Some(cnxn)) = hello.await else { return cancel.cancel() };
+    let Ok(Some(cnxn)) = hello.await else {
+        return cancel.cancel();
+    };
     if !wait_online(&phone, &cancel).await {
         return cancel.cancel();
     }
     let max_payload = cnxn.arg1.clamp(4096, MAX_PAYLOAD);
-    let _ = out.send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone))).await;
-    let conn = Conn { phone, out, table: StreamTable::default(), max_payload, next_id: 1, cancel };
+    let _ = out
+        .send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone)))
+        .await;
+    let conn = Conn {
+        phone,
+        out,
+        table: StreamTable::default(),
+        max_payload,
+        next_id: 1,
+        cancel,
+    };
     conn.run(rd).await;
 }
 
@@ -148,7 +163,13 @@ impl Conn {
         match msg.command {
             A_CNXN => {
                 self.max_payload = a1.clamp(4096, MAX_PAYLOAD);
-                self.send(Message::new(A_CNXN, A_VERSION, self.max_payload, banner(&self.phone))).await
+                self.send(Message::new(
+                    A_CNXN,
+                    A_VERSION,
+                    self.max_payload,
+                    banner(&self.phone),
+                ))
+                .await
             }
             A_OPEN if a0 != 0 => self.open(a0, &msg.payload).await,
             A_OKAY => {
@@ -156,9 +177,14 @@ impl Conn {
                 Ok(())
             }
             A_WRTE => {
-                let known = self.table.with(|t| t.get(&a1).map(|e| (e.remote, e.data.send(msg.payload))));
+                let known = self
+                    .table
+                    .with(|t| t.get(&a1).map(|e| (e.remote, e.data.send(msg.payload))));
                 match known {
-                    Some((remote, _)) => self.send(Message::new(A_OKAY, a1, remote, Vec::new())).await,
+                    Some((remote, _)) => {
+                        self.send(Message::new(A_OKAY, a1, remote, Vec::new()))
+                            .await
+                    }
                     None => Ok(()),
                 }
             }
@@ -173,7 +199,9 @@ impl Conn {
     }
 
     async fn open(&mut self, remote: u32, payload: &[u8]) -> Result<(), ()> {
-        let name = String::from_utf8_lossy(payload).trim_end_matches('\0').to_string();
+        let name = String::from_utf8_lossy(payload)
+            .trim_end_matches('\0')
+            .to_string();
         let persona = self.phone.with(|s| s.persona.clone());
         let Some(service) = services::parse(&name, &persona) else {
             return self.send(Message::new(A_CLSE, 0, remote, Vec::new())).await;
@@ -183,10 +211,19 @@ impl Conn {
         let (data_tx, data_rx) = mpsc::unbounded_channel();
         let (ack_tx, ack_rx) = mpsc::unbounded_channel();
         let cancel = self.cancel.child_token();
-        let entry = StreamEntry { remote, data: data_tx, acks: ack_tx, cancel: cancel.clone() };
+        let entry = StreamEntry {
+            remote,
+            data: data_tx,
+            acks: ack_tx,
+            cancel: cancel.clone(),
+        };
         self.table.with(|t| t.insert(local, entry));
-        self.send(Message::new(A_OKAY, local, remote, Vec::new())).await?;
-        let reader = StreamReader { data: data_rx, cancel: cancel.clone() };
+        self.send(Message::new(A_OKAY, local, remote, Vec::new()))
+            .await?;
+        let reader = StreamReader {
+            data: data_rx,
+            cancel: cancel.clone(),
+        };
         let writer = StreamWriter {
             local,
             remote,

@@ -139,7 +139,11 @@ impl Node {
             return None;
         }
         let deeper = self.children.iter().rev().find_map(|c| c.hit(x, y));
-        deeper.or(if self.action == Action::None { None } else { Some(self) })
+        deeper.or(if self.action == Action::None {
+            None
+        } else {
+            Some(self)
+        })
     }
 
     /// Depth-first search for a node by predicate.

@@ -83,7 +83,11 @@ pub struct Vfs {
 
 /// Normalises `path` against `cwd`: absolute, no `.`/`..`/empty components, no trailing `/`.
 pub fn normalize(cwd: &str, path: &str) -> String {
-    let joined = if path.starts_with('/') { path.to_string() } else { format!("{cwd}/{path}") };
+    let joined = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{cwd}/{path}")
+    };
     let mut parts: Vec<&str> = Vec::new();
     for part in joined.split('/') {
         match part {
@@ -110,15 +114,37 @@ impl Vfs {
     pub fn with_defaults(now: u32, programs: &[&str]) -> Vfs {
         let mut vfs = Vfs::default();
         let dirs = [
-            "/", "/sdcard", "/sdcard/Download", "/sdcard/DCIM", "/sdcard/Pictures", "/data",
-            "/data/local", "/data/local/tmp", "/system", "/system/bin", "/dev", "/proc",
-            "/storage", "/vendor",
+            "/",
+            "/sdcard",
+            "/sdcard/Download",
+            "/sdcard/DCIM",
+            "/sdcard/Pictures",
+            "/data",
+            "/data/local",
+            "/data/local/tmp",
+            "/system",
+            "/system/bin",
+            "/dev",
+            "/proc",
+            "/storage",
+            "/vendor",
         ];
         for d in dirs {
-            vfs.entries.insert(d.to_string(), Entry { data: None, mode: S_IFDIR | 0o771, mtime: now });
+            vfs.entries.insert(
+                d.to_string(),
+                Entry {
+                    data: None,
+                    mode: S_IFDIR | 0o771,
+                    mtime: now,
+                },
+            );
         }
         for p in programs {
-            let entry = Entry { data: Some(Vec::new()), mode: S_IFREG | 0o755, mtime: now };
+            let entry = Entry {
+                data: Some(Vec::new()),
+                mode: S_IFREG | 0o755,
+                mtime: now,
+            };
             vfs.entries.insert(format!("/system/bin/{p}"), entry);
         }
         vfs
@@ -126,7 +152,9 @@ impl Vfs {
 
     /// The entry at an absolute path (`lstat`).
     pub fn stat(&self, path: &str) -> Result<&Entry, VfsError> {
-        self.entries.get(&normalize("/", path)).ok_or(VfsError::NotFound)
+        self.entries
+            .get(&normalize("/", path))
+            .ok_or(VfsError::NotFound)
     }
 
     /// Contents of a regular file.
@@ -147,7 +175,13 @@ impl Vfs {
     }
 
     /// Creates or replaces (or appends to) a regular file; the parent must exist.
-    pub fn write(&mut self, path: &str, bytes: &[u8], append: bool, now: u32) -> Result<(), VfsError> {
+    pub fn write(
+        &mut self,
+        path: &str,
+        bytes: &[u8],
+        append: bool,
+        now: u32,
+    ) -> Result<(), VfsError> {
         let path = normalize("/", path);
         self.check_parent(&path)?;
         match self.entries.get_mut(&path) {
@@ -162,7 +196,11 @@ impl Vfs {
                 Ok(())
             }
             None => {
-                let entry = Entry { data: Some(bytes.to_vec()), mode: S_IFREG | 0o660, mtime: now };
+                let entry = Entry {
+                    data: Some(bytes.to_vec()),
+                    mode: S_IFREG | 0o660,
+                    mtime: now,
+                };
                 self.entries.insert(path, entry);
                 Ok(())
             }
@@ -191,7 +229,14 @@ impl Vfs {
             self.mkdir(parent(&path), true, now)?;
         }
         self.check_parent(&path)?;
-        self.entries.insert(path, Entry { data: None, mode: S_IFDIR | 0o771, mtime: now });
+        self.entries.insert(
+            path,
+            Entry {
+                data: None,
+                mode: S_IFDIR | 0o771,
+                mtime: now,
+            },
+        );
         Ok(())
     }
 
@@ -223,7 +268,11 @@ impl Vfs {
         if !entry.is_dir() {
             return Err(VfsError::NotDir);
         }
-        let prefix = if path == "/" { "/".to_string() } else { format!("{path}/") };
+        let prefix = if path == "/" {
+            "/".to_string()
+        } else {
+            format!("{path}/")
+        };
         Ok(self
             .entries
             .range(prefix.clone()..)
@@ -241,13 +290,21 @@ mod tests {
     #[test]
     fn write_read_list_remove() {
         let mut v = Vfs::with_defaults(1, &["ls"]);
-        assert_eq!(normalize("/sdcard", "../data/./local//tmp/"), "/data/local/tmp");
+        assert_eq!(
+            normalize("/sdcard", "../data/./local//tmp/"),
+            "/data/local/tmp"
+        );
         v.write("/sdcard/a.txt", b"hi", false, 2).unwrap();
         v.write("/sdcard/a.txt", b"!", true, 2).unwrap();
         assert_eq!(v.read("/sdcard/a.txt").unwrap(), b"hi!");
         assert_eq!(v.write("/nope/x", b"", false, 2), Err(VfsError::NotFound));
         v.mkdir("/sdcard/x/y", true, 3).unwrap();
-        let names: Vec<String> = v.list("/sdcard").unwrap().into_iter().map(|(n, _)| n).collect();
+        let names: Vec<String> = v
+            .list("/sdcard")
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         assert!(names.contains(&"a.txt".to_string()) && names.contains(&"x".to_string()));
         assert!(!names.contains(&"y".to_string()));
         assert_eq!(v.remove("/sdcard/x", false), Err(VfsError::IsDir));

@@ -16,7 +16,8 @@ fn resolve(s: &PhoneState, component: &str) -> Option<(String, String)> {
         return Some((lp, la));
     }
     let app = apps::find(pkg)?;
-    (short == format!("{pkg}/{}", app.activity)).then(|| (pkg.to_string(), app.activity.to_string()))
+    (short == format!("{pkg}/{}", app.activity))
+        .then(|| (pkg.to_string(), app.activity.to_string()))
 }
 
 /// Runs `am`.
@@ -49,7 +50,9 @@ fn start(s: &mut PhoneState, args: &[&str]) -> Output {
     let target = match (component, action, category) {
         (Some(c), _, _) => resolve(s, c).ok_or_else(|| c.to_string()),
         (None, _, Some("android.intent.category.HOME")) => Ok(s.persona.launcher_component()),
-        (None, Some("android.settings.SETTINGS"), _) => Ok(("com.android.settings".into(), ".Settings".into())),
+        (None, Some("android.settings.SETTINGS"), _) => {
+            Ok(("com.android.settings".into(), ".Settings".into()))
+        }
         _ => Err(String::new()),
     };
     let intent = match (component, action) {
@@ -75,7 +78,10 @@ fn start(s: &mut PhoneState, args: &[&str]) -> Output {
 
 /// Runs `monkey -p PKG [-c CATEGORY] COUNT`: launches the package's launcher activity.
 pub fn monkey(phone: &Phone, args: &[String]) -> Output {
-    let pkg = args.iter().position(|a| a == "-p").and_then(|i| args.get(i + 1));
+    let pkg = args
+        .iter()
+        .position(|a| a == "-p")
+        .and_then(|i| args.get(i + 1));
     let mut header = String::new();
     for a in args {
         header.push_str(&format!("  bash arg: {a}\n"));

@@ -29,7 +29,9 @@ pub fn short_component(pkg: &str, act: &str) -> String {
 
 /// A stable 7-hex-digit identity hash for a name (like `Integer.toHexString(identityHashCode)`).
 pub fn ident(name: &str) -> String {
-    let h = name.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    let h = name.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
     format!("{:07x}", h & 0x0fff_ffff)
 }
 
@@ -82,18 +84,32 @@ fn battery(s: &PhoneState) -> String {
             85..=99 => 4,
             _ => 5,
         };
-        t.push_str(&format!("  Charging state: 1\n  Charging policy: 1\n  Capacity level: {cap}\n"));
+        t.push_str(&format!(
+            "  Charging state: 1\n  Charging policy: 1\n  Capacity level: {cap}\n"
+        ));
     }
     t
 }
 
 fn focus_lines(s: &PhoneState) -> String {
     let (pkg, act) = s.foreground();
-    let record = format!("ActivityRecord{{{} u0 {} t{}}}", ident(&pkg), short_component(&pkg, &act), task_id(&pkg));
+    let record = format!(
+        "ActivityRecord{{{} u0 {} t{}}}",
+        ident(&pkg),
+        short_component(&pkg, &act),
+        task_id(&pkg)
+    );
     let focus = if s.locked || !s.screen_on {
-        format!("Window{{{} u0 NotificationShade}}", ident("NotificationShade"))
+        format!(
+            "Window{{{} u0 NotificationShade}}",
+            ident("NotificationShade")
+        )
     } else {
-        format!("Window{{{} u0 {}}}", ident(&act), full_component(&pkg, &act))
+        format!(
+            "Window{{{} u0 {}}}",
+            ident(&act),
+            full_component(&pkg, &act)
+        )
     };
     format!("  mCurrentFocus={focus}\n  mFocusedApp={record}\n")
 }
@@ -107,24 +123,47 @@ fn window(s: &PhoneState, section: Option<&str>) -> String {
     let (w, h) = s.display_size();
     let secure = if s.secure_window { " SECURE" } else { "" };
     let mut t = String::from("WINDOW MANAGER WINDOWS (dumpsys window windows)\n");
-    t.push_str(&format!("  Window #0 Window{{{} u0 {}}}:\n", ident(&act), full_component(&pkg, &act)));
-    t.push_str(&format!("    mDisplayId=0 rootTaskId={} mSession=Session{{{} 12345:u0a10123}}\n", task_id(&pkg), ident("session")));
-    t.push_str(&format!("    mOwnerUid=10123 showForAllUsers=false package={pkg} appop=NONE\n"));
+    t.push_str(&format!(
+        "  Window #0 Window{{{} u0 {}}}:\n",
+        ident(&act),
+        full_component(&pkg, &act)
+    ));
+    t.push_str(&format!(
+        "    mDisplayId=0 rootTaskId={} mSession=Session{{{} 12345:u0a10123}}\n",
+        task_id(&pkg),
+        ident("session")
+    ));
+    t.push_str(&format!(
+        "    mOwnerUid=10123 showForAllUsers=false package={pkg} appop=NONE\n"
+    ));
     t.push_str(&format!(
         "    mAttrs={{(0,0)(fillxfill) sim={{adjust=resize}} ty=BASE_APPLICATION fmt=TRANSLUCENT\n      fl=LAYOUT_IN_SCREEN LAYOUT_INSET_DECOR SPLIT_TOUCH HARDWARE_ACCELERATED{secure}}}\n"
     ));
-    t.push_str(&format!("    mFrame=[0,0][{w},{h}]\n    isOnScreen=true\n    isVisible=true\n\n"));
+    t.push_str(&format!(
+        "    mFrame=[0,0][{w},{h}]\n    isOnScreen=true\n    isVisible=true\n\n"
+    ));
     t.push_str("  mGlobalConfiguration={1.0 ?mcc?mnc [en_US] ldltr}\n  mHasPermanentDpad=false\n  mTopFocusedDisplayId=0\n");
     if section != Some("windows") {
         t.insert_str(0, &format!("WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0 rootTasks=1\n    init={}x{} {}dpi cur={w}x{h}\n\n", s.physical_size().0, s.physical_size().1, s.persona.displays[0].density));
     }
     t.push_str(&focus_lines(s));
-    t.push_str(&format!("  mInputMethodWindow={}\n", if s.ui.focused.is_some() { "Window{ime u0 InputMethod}" } else { "null" }));
+    t.push_str(&format!(
+        "  mInputMethodWindow={}\n",
+        if s.ui.focused.is_some() {
+            "Window{ime u0 InputMethod}"
+        } else {
+            "null"
+        }
+    ));
     t
 }
 
 fn power(s: &PhoneState) -> String {
-    let (wake, state) = if s.screen_on { ("Awake", "ON") } else { ("Asleep", "OFF") };
+    let (wake, state) = if s.screen_on {
+        ("Awake", "ON")
+    } else {
+        ("Asleep", "OFF")
+    };
     format!(
         "POWER MANAGER (dumpsys power)\n\nPower Manager State:\n  mDirty=0x0\n  mWakefulness={wake}\n  mWakefulnessChanging=false\n  mIsPowered=true\n  mPlugType=2\n  mBatteryLevel={}\n  mHoldingDisplaySuspendBlocker={}\n  mIsInteractive={}\n\nDisplay Power: state={state}\n",
         s.battery_level, s.screen_on, s.screen_on
@@ -134,7 +173,12 @@ fn power(s: &PhoneState) -> String {
 fn activity(s: &PhoneState) -> String {
     let mut t = String::from("ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\nDisplay #0 (activities from top to bottom):\n");
     let record = |pkg: &str, act: &str| {
-        format!("ActivityRecord{{{} u0 {} t{}}}", ident(pkg), short_component(pkg, act), task_id(pkg))
+        format!(
+            "ActivityRecord{{{} u0 {} t{}}}",
+            ident(pkg),
+            short_component(pkg, act),
+            task_id(pkg)
+        )
     };
     for (i, (pkg, act)) in s.ui.stack.iter().rev().enumerate() {
         let top = i == 0;

@@ -33,7 +33,8 @@ pub fn cat(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
         match phone.with(|s| s.vfs.read(&path).map(|b| b.to_vec())) {
             Ok(b) => out.stdout.extend_from_slice(&b),
             Err(e) => {
-                out.stderr.extend_from_slice(format!("cat: {p}: {}\n", e.message()).as_bytes());
+                out.stderr
+                    .extend_from_slice(format!("cat: {p}: {}\n", e.message()).as_bytes());
                 out.code = 1;
             }
         }
@@ -53,11 +54,14 @@ fn long_line(name: &str, e: &Entry) -> String {
     let days = e.mtime / 86400;
     let (y, m, d) = civil_from_days(days as i64);
     let (hh, mm) = ((e.mtime % 86400) / 3600, (e.mtime % 3600) / 60);
-    format!("{kind}{perms} 1 root sdcard_rw {:>8} {y:04}-{m:02}-{d:02} {hh:02}:{mm:02} {name}\n", e.size())
+    format!(
+        "{kind}{perms} 1 root sdcard_rw {:>8} {y:04}-{m:02}-{d:02} {hh:02}:{mm:02} {name}\n",
+        e.size()
+    )
 }
 
 /// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(super) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -88,12 +92,17 @@ pub fn ls(phone: &Phone, cwd: &str, args: &[String]) -> Output {
         match listing {
             Ok(entries) => {
                 for (name, e) in entries {
-                    let line = if long { long_line(&name, &e) } else { format!("{name}\n") };
+                    let line = if long {
+                        long_line(&name, &e)
+                    } else {
+                        format!("{name}\n")
+                    };
                     out.stdout.extend_from_slice(line.as_bytes());
                 }
             }
             Err(e) => {
-                out.stderr.extend_from_slice(format!("ls: {p}: {}\n", e.message()).as_bytes());
+                out.stderr
+                    .extend_from_slice(format!("ls: {p}: {}\n", e.message()).as_bytes());
                 out.code = 1;
             }
         }
@@ -113,7 +122,8 @@ pub fn rm(phone: &Phone, cwd: &str, args: &[String]) -> Output {
             if force && e == crate::sim::vfs::VfsError::NotFound {
                 continue;
             }
-            out.stderr.extend_from_slice(format!("rm: {p}: {}\n", e.message()).as_bytes());
+            out.stderr
+                .extend_from_slice(format!("rm: {p}: {}\n", e.message()).as_bytes());
             out.code = 1;
         }
     }
@@ -127,7 +137,8 @@ pub fn mkdir(phone: &Phone, cwd: &str, args: &[String]) -> Output {
     for p in paths {
         let path = normalize(cwd, p);
         if let Err(e) = phone.with(|s| s.vfs.mkdir(&path, flags.contains('p'), now_secs())) {
-            out.stderr.extend_from_slice(format!("mkdir: '{p}': {}\n", e.message()).as_bytes());
+            out.stderr
+                .extend_from_slice(format!("mkdir: '{p}': {}\n", e.message()).as_bytes());
             out.code = 1;
         }
     }
@@ -141,7 +152,8 @@ pub fn touch(phone: &Phone, cwd: &str, args: &[String]) -> Output {
     for p in paths {
         let path = normalize(cwd, p);
         if let Err(e) = phone.with(|s| s.vfs.write(&path, b"", true, now_secs())) {
-            out.stderr.extend_from_slice(format!("touch: '{p}': {}\n", e.message()).as_bytes());
+            out.stderr
+                .extend_from_slice(format!("touch: '{p}': {}\n", e.message()).as_bytes());
             out.code = 1;
         }
     }

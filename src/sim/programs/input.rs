@@ -7,7 +7,16 @@ use crate::sim::phone::{Phone, PhoneState};
 use crate::sim::ui::{self, Action};
 
 const SOURCES: &[&str] = &[
-    "keyboard", "mouse", "touchpad", "gamepad", "touchnavigation", "joystick", "touchscreen", "stylus", "trackball", "dpad",
+    "keyboard",
+    "mouse",
+    "touchpad",
+    "gamepad",
+    "touchnavigation",
+    "joystick",
+    "touchscreen",
+    "stylus",
+    "trackball",
+    "dpad",
 ];
 
 const USAGE: &str = "Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\nThe sources are: \n      dpad\n      keyboard\n      mouse\n      touchpad\n      gamepad\n      touchnavigation\n      joystick\n      touchscreen\n      stylus\n      trackball\n\nThe commands and default sources are:\n      text <string> (Default: keyboard)\n      keyevent [--longpress|--doubletap] <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n      press (Default: trackball)\n      roll <dx> <dy> (Default: trackball)\n";
@@ -21,14 +30,23 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
     if args.first() == Some(&"-d") {
         args.drain(..2.min(args.len()));
     }
-    let Some((verb, rest)) = args.split_first() else { return Output::err(255, USAGE) };
+    let Some((verb, rest)) = args.split_first() else {
+        return Output::err(255, USAGE);
+    };
     match *verb {
         "text" => match rest.first() {
             Some(text) => text_cmd(phone, text),
-            None => Output::err(255, format!("Error: Argument expected after \"text\"\n{USAGE}")),
+            None => Output::err(
+                255,
+                format!("Error: Argument expected after \"text\"\n{USAGE}"),
+            ),
         },
         "keyevent" => {
-            let codes: Vec<u32> = rest.iter().filter(|a| !a.starts_with("--")).filter_map(|a| keys::parse(a)).collect();
+            let codes: Vec<u32> = rest
+                .iter()
+                .filter(|a| !a.starts_with("--"))
+                .filter_map(|a| keys::parse(a))
+                .collect();
             phone.with(|s| codes.iter().for_each(|c| key(s, *c)));
             Output::code(0)
         }
@@ -56,7 +74,11 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
 }
 
 fn coords(args: &[&str], n: usize) -> Option<Vec<f32>> {
-    let v: Vec<f32> = args.iter().take(n).map(|a| a.parse::<f32>().ok()).collect::<Option<_>>()?;
+    let v: Vec<f32> = args
+        .iter()
+        .take(n)
+        .map(|a| a.parse::<f32>().ok())
+        .collect::<Option<_>>()?;
     (v.len() == n).then_some(v)
 }
 
@@ -91,7 +113,10 @@ fn text_cmd(phone: &Phone, arg: &str) -> Output {
     match android_text(arg) {
         Ok(text) => {
             phone.with(|s| {
-                if s.screen_on && !s.locked && s.ui.focused.as_deref() == Some(crate::sim::apps::NOTE_FIELD) {
+                if s.screen_on
+                    && !s.locked
+                    && s.ui.focused.as_deref() == Some(crate::sim::apps::NOTE_FIELD)
+                {
                     s.ui.note_text.push_str(&text);
                 }
             });

@@ -10,7 +10,9 @@ use crate::sim::vfs::normalize;
 /// `sleep SECONDS` (fractions allowed); cancelled when the stream goes away (the future is
 /// dropped).
 pub async fn sleep(args: &[String]) -> Output {
-    let secs = args.first().and_then(|a| a.trim_end_matches('s').parse::<f64>().ok());
+    let secs = args
+        .first()
+        .and_then(|a| a.trim_end_matches('s').parse::<f64>().ok());
     match secs {
         Some(s) if s >= 0.0 && s.is_finite() => {
             tokio::time::sleep(Duration::from_secs_f64(s.min(1e6))).await;
@@ -32,10 +34,12 @@ pub fn info(name: &str, args: &[String]) -> Output {
         _ => {
             let secs = crate::sim::phone::now_secs();
             if args.iter().any(|a| a == "+%s") {
-                Output::ok(format!("{secs}\n"))
-            } else {
-                Output::ok(format!("{secs}\n"))
+                return Output::ok(format!("{secs}\n"));
             }
+            let (y, m, d) = super::fs::civil_from_days(i64::from(secs / 86400));
+            let t = secs % 86400;
+            let (hh, mm, ss) = (t / 3600, (t % 3600) / 60, t % 60);
+            Output::ok(format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02} UTC\n"))
         }
     }
 }

@@ -32,17 +32,27 @@ pub struct Output {
 impl Output {
     /// No output, this status.
     pub fn code(code: i32) -> Output {
-        Output { code, ..Output::default() }
+        Output {
+            code,
+            ..Output::default()
+        }
     }
 
     /// Status 0 with stdout.
     pub fn ok(stdout: impl Into<Vec<u8>>) -> Output {
-        Output { stdout: stdout.into(), ..Output::default() }
+        Output {
+            stdout: stdout.into(),
+            ..Output::default()
+        }
     }
 
     /// A failure with a stderr message.
     pub fn err(code: i32, stderr: impl Into<Vec<u8>>) -> Output {
-        Output { stderr: stderr.into(), code, ..Output::default() }
+        Output {
+            stderr: stderr.into(),
+            code,
+            ..Output::default()
+        }
     }
 
     /// A Java exception as `cmd`-based tools print it (`BasicShellCommandHandler.exec`):
@@ -58,10 +68,39 @@ impl Output {
 
 /// Program names installed in `/system/bin`.
 pub const NAMES: &[&str] = &[
-    "am", "cat", "cmd", "date", "dumpsys", "echo", "false", "getprop", "grep", "head", "id",
-    "input", "ls", "mkdir", "monkey", "pm", "printf", "pwd", "rm", "screencap", "setprop",
-    "settings", "sleep", "tail", "test", "[", "touch", "true", "uiautomator", "uname", "wc",
-    "whoami", "wm",
+    "am",
+    "cat",
+    "cmd",
+    "date",
+    "dumpsys",
+    "echo",
+    "false",
+    "getprop",
+    "grep",
+    "head",
+    "id",
+    "input",
+    "ls",
+    "mkdir",
+    "monkey",
+    "pm",
+    "printf",
+    "pwd",
+    "rm",
+    "screencap",
+    "setprop",
+    "settings",
+    "sleep",
+    "tail",
+    "test",
+    "[",
+    "touch",
+    "true",
+    "uiautomator",
+    "uname",
+    "wc",
+    "whoami",
+    "wm",
 ];
 
 /// Whether the program reads standard input when no file is named.
@@ -84,7 +123,13 @@ pub fn wants_stdin(argv: &[String]) -> bool {
 }
 
 /// Runs program `name`; `None` when no such program exists.
-pub async fn run(phone: &Phone, cwd: &str, name: &str, argv: &[String], stdin: Vec<u8>) -> Option<Output> {
+pub async fn run(
+    phone: &Phone,
+    cwd: &str,
+    name: &str,
+    argv: &[String],
+    stdin: Vec<u8>,
+) -> Option<Output> {
     let args = &argv[1..];
     let out = match name {
         "sleep" => misc::sleep(args).await,

@@ -84,6 +84,9 @@ pub fn cmd(phone: &Phone, args: &[String]) -> Output {
         Some("package") => package_cmd(phone, &rest),
         Some("input") => input::run(phone, &args[1..]),
         Some(svc) => Output::err(20, format!("cmd: Can't find service: {svc}\n")),
-        None => Output::err(20, "cmd: No service specified; use -l to list all services\n"),
+        None => Output::err(
+            20,
+            "cmd: No service specified; use -l to list all services\n",
+        ),
     }
 }

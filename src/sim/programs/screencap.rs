@@ -18,7 +18,11 @@ struct Args {
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
-    let mut out = Args { png: false, display: None, file: None };
+    let mut out = Args {
+        png: false,
+        display: None,
+        file: None,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -29,7 +33,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             "-j" | "-a" => {}
             f if !f.starts_with('-') => out.file = Some(f.to_string()),
-            f => return Err(format!("screencap: invalid option -- '{}'", f.trim_start_matches('-'))),
+            f => {
+                return Err(format!(
+                    "screencap: invalid option -- '{}'",
+                    f.trim_start_matches('-')
+                ))
+            }
         }
     }
     if out.file.as_deref().is_some_and(|f| f.ends_with(".png")) {
@@ -42,23 +51,44 @@ fn parse(args: &[String]) -> Result<Args, String> {
 pub async fn run(phone: &Phone, args: &[String]) -> Output {
     let args = match parse(args) {
         Ok(a) => a,
-        Err(e) => return Output::err(1, format!("{e}\nusage: screencap [-hp] [-d display-id] [FILENAME]\n")),
+        Err(e) => {
+            return Output::err(
+                1,
+                format!("{e}\nusage: screencap [-hp] [-d display-id] [FILENAME]\n"),
+            )
+        }
     };
     let snapshot = phone.with(|s| {
         let displays = &s.persona.displays;
         let which = match args.display {
             None => Some(0),
-            Some(id) => displays.iter().position(|d| u64::from(d.id) == id || d.physical_id == id),
+            Some(id) => displays
+                .iter()
+                .position(|d| u64::from(d.id) == id || d.physical_id == id),
         };
         which.map(|i| {
-            let (w, h) = if i == 0 { s.display_size() } else { (displays[i].width, displays[i].height) };
+            let (w, h) = if i == 0 {
+                s.display_size()
+            } else {
+                (displays[i].width, displays[i].height)
+            };
             let black = i != 0 || s.secure_window || !s.screen_on;
             let warn = args.display.is_none() && displays.len() > 1;
-            (ui::build(s), w, h, black, warn, s.persona.screencap_colorspace)
+            (
+                ui::build(s),
+                w,
+                h,
+                black,
+                warn,
+                s.persona.screencap_colorspace,
+            )
         })
     });
     let Some((tree, w, h, black, warn, colorspace)) = snapshot else {
-        return Output::err(1, format!("Display Id '{}' is not valid.\n", args.display.unwrap_or(0)));
+        return Output::err(
+            1,
+            format!("Display Id '{}' is not valid.\n", args.display.unwrap_or(0)),
+        );
     };
     let png = args.png;
     let encoded = tokio::task::spawn_blocking(move || {
@@ -80,7 +110,9 @@ pub async fn run(phone: &Phone, args: &[String]) -> Output {
         Some(f) => {
             let path = normalize("/", &f);
             if let Err(e) = phone.with(|s| s.vfs.write(&path, &encoded, false, now_secs())) {
-                out.stderr.extend_from_slice(format!("Error opening file: {f} ({})\n", e.message()).as_bytes());
+                out.stderr.extend_from_slice(
+                    format!("Error opening file: {f} ({})\n", e.message()).as_bytes(),
+                );
                 out.code = 1;
             }
         }

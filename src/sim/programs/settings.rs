@@ -19,11 +19,18 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
             Output::ok(format!("{}\n", v.unwrap_or_else(|| "null".into())))
         }),
         ["put", ns, key, value, ..] if ns_ok(ns) => {
-            phone.with(|s| s.settings.insert((ns.to_string(), key.to_string()), value.to_string()));
+            phone.with(|s| {
+                s.settings
+                    .insert((ns.to_string(), key.to_string()), value.to_string())
+            });
             Output::code(0)
         }
         ["delete", ns, key] if ns_ok(ns) => {
-            let n = phone.with(|s| s.settings.remove(&(ns.to_string(), key.to_string())).is_some() as u32);
+            let n = phone.with(|s| {
+                s.settings
+                    .remove(&(ns.to_string(), key.to_string()))
+                    .is_some() as u32
+            });
             Output::ok(format!("Deleted {n} rows\n"))
         }
         ["list", ns] if ns_ok(ns) => phone.with(|s| {

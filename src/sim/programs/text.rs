@@ -7,7 +7,10 @@ use crate::sim::vfs::normalize;
 /// `echo [-n] [-e] ARGS…` (toybox: `-e` interprets `\n \t \\ \c`).
 pub fn echo(args: &[String]) -> Output {
     let (mut newline, mut escapes, mut i) = (true, false, 0);
-    while let Some(flag) = args.get(i).filter(|a| a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))) {
+    while let Some(flag) = args
+        .get(i)
+        .filter(|a| a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c)))
+    {
         newline &= !flag.contains('n');
         escapes = flag.contains('e') || (escapes && !flag.contains('E'));
         i += 1;
@@ -52,7 +55,9 @@ fn unescape(s: &str) -> (String, bool) {
 
 /// `printf FORMAT ARGS…` with `%s`, `%d`, `%%` and backslash escapes.
 pub fn printf(args: &[String]) -> Output {
-    let Some(fmt) = args.first() else { return Output::err(1, "printf: Need 1 argument\n") };
+    let Some(fmt) = args.first() else {
+        return Output::err(1, "printf: Need 1 argument\n");
+    };
     let (fmt, _) = unescape(fmt);
     let mut rest = args[1..].iter();
     let mut out = String::new();
@@ -65,7 +70,13 @@ pub fn printf(args: &[String]) -> Output {
         match chars.next() {
             Some('%') => out.push('%'),
             Some('s') => out.push_str(rest.next().map_or("", |s| s.as_str())),
-            Some('d') => out.push_str(&rest.next().and_then(|s| s.parse::<i64>().ok()).unwrap_or(0).to_string()),
+            Some('d') => out.push_str(
+                &rest
+                    .next()
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .unwrap_or(0)
+                    .to_string(),
+            ),
             Some(o) => {
                 out.push('%');
                 out.push(o);
@@ -76,7 +87,13 @@ pub fn printf(args: &[String]) -> Output {
     Output::ok(out)
 }
 
-fn read_inputs(prog: &str, phone: &Phone, cwd: &str, files: &[&String], stdin: &[u8]) -> Result<Vec<u8>, Output> {
+fn read_inputs(
+    prog: &str,
+    phone: &Phone,
+    cwd: &str,
+    files: &[&String],
+    stdin: &[u8],
+) -> Result<Vec<u8>, Output> {
     if files.is_empty() {
         return Ok(stdin.to_vec());
     }
@@ -86,7 +103,12 @@ fn read_inputs(prog: &str, phone: &Phone, cwd: &str, files: &[&String], stdin: &
         let bytes = phone.with(|s| s.vfs.read(&path).map(|b| b.to_vec()));
         match bytes {
             Ok(b) => all.extend_from_slice(&b),
-            Err(e) => return Err(Output::err(if prog == "grep" { 2 } else { 1 }, format!("{prog}: {f}: {}\n", e.message()))),
+            Err(e) => {
+                return Err(Output::err(
+                    if prog == "grep" { 2 } else { 1 },
+                    format!("{prog}: {f}: {}\n", e.message()),
+                ))
+            }
         }
     }
     Ok(all)
@@ -106,14 +128,21 @@ pub fn grep(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
     let Some((pattern, files)) = rest.split_first() else {
         return Output::err(2, "usage: grep [-EFilnovwcqx] PATTERN [FILE...]\n");
     };
-    let mut pat = if flags.contains('F') { regex::escape(pattern) } else { pattern.to_string() };
+    let mut pat = if flags.contains('F') {
+        regex::escape(pattern)
+    } else {
+        pattern.to_string()
+    };
     if flags.contains('w') {
         pat = format!(r"\b(?:{pat})\b");
     }
     if flags.contains('x') {
         pat = format!("^(?:{pat})$");
     }
-    let re = match regex::RegexBuilder::new(&pat).case_insensitive(flags.contains('i')).build() {
+    let re = match regex::RegexBuilder::new(&pat)
+        .case_insensitive(flags.contains('i'))
+        .build()
+    {
         Ok(r) => r,
         Err(_) => return Output::err(2, format!("grep: bad regex '{pattern}'\n")),
     };
@@ -131,7 +160,11 @@ pub fn grep(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
     } else {
         hits.iter().map(|l| format!("{l}\n")).collect()
     };
-    Output { stdout: stdout.into_bytes(), stderr: Vec::new(), code }
+    Output {
+        stdout: stdout.into_bytes(),
+        stderr: Vec::new(),
+        code,
+    }
 }
 
 /// `head`/`tail` with `-n N`, `-N`, `-c BYTES` (default 10 lines).
@@ -140,7 +173,8 @@ pub fn head_tail(phone: &Phone, cwd: &str, head: bool, args: &[String], stdin: &
     let mut files = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let num = |v: Option<&String>| v.and_then(|v| v.trim_start_matches(['+', '-']).parse().ok());
+        let num =
+            |v: Option<&String>| v.and_then(|v| v.trim_start_matches(['+', '-']).parse().ok());
         match a.as_str() {
             "-n" => n = num(it.next()).unwrap_or(10),
             "-c" => bytes = num(it.next()),
@@ -157,10 +191,18 @@ pub fn head_tail(phone: &Phone, cwd: &str, head: bool, args: &[String], stdin: &
     };
     if let Some(c) = bytes {
         let c = c.min(input.len());
-        return Output::ok(if head { input[..c].to_vec() } else { input[input.len() - c..].to_vec() });
+        return Output::ok(if head {
+            input[..c].to_vec()
+        } else {
+            input[input.len() - c..].to_vec()
+        });
     }
     let lines: Vec<&[u8]> = input.split_inclusive(|b| *b == b'\n').collect();
-    let pick = if head { &lines[..n.min(lines.len())] } else { &lines[lines.len().saturating_sub(n)..] };
+    let pick = if head {
+        &lines[..n.min(lines.len())]
+    } else {
+        &lines[lines.len().saturating_sub(n)..]
+    };
     Output::ok(pick.concat())
 }
 

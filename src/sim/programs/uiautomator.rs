@@ -13,7 +13,10 @@ pub const DEFAULT_FILE: &str = "/sdcard/window_dump.xml";
 
 /// Runs `uiautomator`.
 pub fn run(phone: &Phone, cwd: &str, args: &[String]) -> Output {
-    let mut args = args.iter().map(String::as_str).filter(|a| *a != "--compressed");
+    let mut args = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--compressed");
     if args.next() != Some("dump") {
         return Output::err(1, "Usage: uiautomator <subcommand> [options]\n\nAvailable subcommands:\n\nhelp: displays help message\n\nruntest: executes UI automation tests\n\ndump: creates an XML dump of current UI hierarchy\n\nevents: prints out accessibility events until terminated\n");
     }
@@ -26,7 +29,10 @@ pub fn run(phone: &Phone, cwd: &str, args: &[String]) -> Output {
     let path = normalize(cwd, &file);
     match phone.with(|s| s.vfs.write(&path, xml.as_bytes(), false, now_secs())) {
         Ok(()) => Output::ok(done),
-        Err(e) => Output::err(1, format!("ERROR: could not write {file}: {}\n", e.message())),
+        Err(e) => Output::err(
+            1,
+            format!("ERROR: could not write {file}: {}\n", e.message()),
+        ),
     }
 }
 

@@ -41,7 +41,10 @@ pub fn parse(name: &str, persona: &Persona) -> Option<Service> {
         return Some(Service::Sync);
     }
     if let Some(cmd) = name.strip_prefix("exec:") {
-        return Some(Service::Shell { mode: ShellMode::Exec, command: cmd.to_string() });
+        return Some(Service::Shell {
+            mode: ShellMode::Exec,
+            command: cmd.to_string(),
+        });
     }
     let rest = name.strip_prefix("shell")?;
     let (args, command) = rest.split_once(':')?;
@@ -53,7 +56,10 @@ pub fn parse(name: &str, persona: &Persona) -> Option<Service> {
         return None;
     }
     let mode = if v2 { ShellMode::V2 } else { ShellMode::Legacy };
-    Some(Service::Shell { mode, command: command.to_string() })
+    Some(Service::Shell {
+        mode,
+        command: command.to_string(),
+    })
 }
 
 /// Runs a service on its stream to completion.
@@ -73,15 +79,24 @@ mod tests {
         let p = Persona::load("pixel-android14").unwrap();
         assert_eq!(
             parse("shell,v2,TERM=xterm,raw:echo hi", &p),
-            Some(Service::Shell { mode: ShellMode::V2, command: "echo hi".into() })
+            Some(Service::Shell {
+                mode: ShellMode::V2,
+                command: "echo hi".into()
+            })
         );
         assert_eq!(
             parse("shell:echo hi", &p),
-            Some(Service::Shell { mode: ShellMode::Legacy, command: "echo hi".into() })
+            Some(Service::Shell {
+                mode: ShellMode::Legacy,
+                command: "echo hi".into()
+            })
         );
         assert_eq!(
             parse("exec:echo 'hi2'", &p),
-            Some(Service::Shell { mode: ShellMode::Exec, command: "echo 'hi2'".into() })
+            Some(Service::Shell {
+                mode: ShellMode::Exec,
+                command: "echo 'hi2'".into()
+            })
         );
         assert_eq!(parse("sync:", &p), Some(Service::Sync));
         assert_eq!(parse("shellfoo:x", &p), None);

@@ -6,7 +6,9 @@
 use tokio::sync::mpsc;
 
 use super::ShellMode;
-use crate::adb::shell_v2::{encode, ShellV2Decoder, ID_CLOSE_STDIN, ID_EXIT, ID_STDERR, ID_STDIN, ID_STDOUT};
+use crate::adb::shell_v2::{
+    encode, ShellV2Decoder, ID_CLOSE_STDIN, ID_EXIT, ID_STDERR, ID_STDIN, ID_STDOUT,
+};
 use crate::sim::phone::Phone;
 use crate::sim::sh::{Fd, Shell, Sink, Stdin};
 use crate::sim::stream::{Closed, StreamReader, StreamWriter};
@@ -28,18 +30,34 @@ pub async fn execute(phone: Phone, line: String, sink: Sink, stdin: Stdin) -> i3
     shell.run_line(&line).await
 }
 
-async fn send(wr: &mut StreamWriter, mode: ShellMode, fd: Fd, bytes: Vec<u8>) -> Result<(), Closed> {
+async fn send(
+    wr: &mut StreamWriter,
+    mode: ShellMode,
+    fd: Fd,
+    bytes: Vec<u8>,
+) -> Result<(), Closed> {
     if bytes.is_empty() {
         return Ok(());
     }
     match mode {
-        ShellMode::V2 => wr.write(&encode(if fd == Fd::Out { ID_STDOUT } else { ID_STDERR }, &bytes)).await,
+        ShellMode::V2 => {
+            wr.write(&encode(
+                if fd == Fd::Out { ID_STDOUT } else { ID_STDERR },
+                &bytes,
+            ))
+            .await
+        }
         ShellMode::Legacy | ShellMode::Exec => wr.write(&bytes).await,
     }
 }
 
 /// Host bytes → shell stdin; `false` once stdin is closed.
-fn feed(mode: ShellMode, decoder: &mut ShellV2Decoder, data: Vec<u8>, stdin: &mut Option<mpsc::UnboundedSender<Vec<u8>>>) {
+fn feed(
+    mode: ShellMode,
+    decoder: &mut ShellV2Decoder,
+    data: Vec<u8>,
+    stdin: &mut Option<mpsc::UnboundedSender<Vec<u8>>>,
+) {
     if mode != ShellMode::V2 {
         if let Some(tx) = stdin {
             let _ = tx.send(data);
@@ -61,7 +79,13 @@ fn feed(mode: ShellMode, decoder: &mut ShellV2Decoder, data: Vec<u8>, stdin: &mu
 }
 
 /// Serves a shell stream to completion.
-pub async fn run(phone: Phone, mode: ShellMode, command: String, mut rd: StreamReader, mut wr: StreamWriter) {
+pub async fn run(
+    phone: Phone,
+    mode: ShellMode,
+    command: String,
+    mut rd: StreamReader,
+    mut wr: StreamWriter,
+) {
     let (sink, mut output) = mpsc::unbounded_channel();
     let (stdin_tx, stdin_rx) = mpsc::unbounded_channel();
     let exec = execute(phone, command, sink, Stdin::Stream(stdin_rx));
@@ -88,7 +112,12 @@ pub async fn run(phone: Phone, mode: ShellMode, command: String, mut rd: StreamR
             return;
         }
     }
-    if mode == ShellMode::V2 && wr.write(&encode(ID_EXIT, &[(code & 0xff) as u8])).await.is_err() {
+    if mode == ShellMode::V2
+        && wr
+            .write(&encode(ID_EXIT, &[(code & 0xff) as u8]))
+            .await
+            .is_err()
+    {
         return;
     }
     wr.close().await;

@@ -3,8 +3,9 @@
 //! Source: AOSP `daemon/file_sync_service.cpp`, `file_sync_protocol.h`; research notes §3.6.
 
 use crate::adb::sync_proto::{
-    encode, encode_stat_v1, encode_word, ID_DATA, ID_DENT, ID_DNT2, ID_DONE, ID_FAIL, ID_LIS2, ID_LIST, ID_LST2,
-    ID_OKAY, ID_QUIT, ID_RECV, ID_SEND, ID_STA2, ID_STAT, SYNC_DATA_MAX, SYNC_PATH_MAX,
+    encode, encode_stat_v1, encode_word, ID_DATA, ID_DENT, ID_DNT2, ID_DONE, ID_FAIL, ID_LIS2,
+    ID_LIST, ID_LST2, ID_OKAY, ID_QUIT, ID_RECV, ID_SEND, ID_STA2, ID_STAT, SYNC_DATA_MAX,
+    SYNC_PATH_MAX,
 };
 use crate::sim::phone::{now_secs, Phone};
 use crate::sim::stream::{StreamReader, StreamWriter};
@@ -27,7 +28,10 @@ impl Input {
 
     async fn header(&mut self) -> Option<(u32, u32)> {
         let h = self.take(8).await?;
-        Some((u32::from_le_bytes([h[0], h[1], h[2], h[3]]), u32::from_le_bytes([h[4], h[5], h[6], h[7]])))
+        Some((
+            u32::from_le_bytes([h[0], h[1], h[2], h[3]]),
+            u32::from_le_bytes([h[4], h[5], h[6], h[7]]),
+        ))
     }
 }
 
@@ -109,7 +113,9 @@ async fn send(phone: &Phone, input: &mut Input, spec: &str) -> (Vec<u8>, bool) {
     };
     let mut data = Vec::new();
     let mtime = loop {
-        let Some((id, len)) = input.header().await else { return (Vec::new(), false) };
+        let Some((id, len)) = input.header().await else {
+            return (Vec::new(), false);
+        };
         match id {
             ID_DATA if len as usize <= SYNC_DATA_MAX => match input.take(len as usize).await {
                 Some(b) => data.extend_from_slice(&b),
@@ -120,7 +126,9 @@ async fn send(phone: &Phone, input: &mut Input, spec: &str) -> (Vec<u8>, bool) {
         }
     };
     let stored = phone.with(|s| {
-        let parent = path.rsplit_once('/').map_or("/", |(p, _)| if p.is_empty() { "/" } else { p });
+        let parent = path
+            .rsplit_once('/')
+            .map_or("/", |(p, _)| if p.is_empty() { "/" } else { p });
         s.vfs.mkdir(parent, true, now_secs())?;
         s.vfs.write(&path, &data, false, now_secs())?;
         s.vfs.set_meta(&path, mode, mtime);
@@ -128,13 +136,19 @@ async fn send(phone: &Phone, input: &mut Input, spec: &str) -> (Vec<u8>, bool) {
     });
     match stored {
         Ok(()) => (encode_word(ID_OKAY, 0), true),
-        Err(e) => (fail(&format!("couldn't create file: {}", e.message())), false),
+        Err(e) => (
+            fail(&format!("couldn't create file: {}", e.message())),
+            false,
+        ),
     }
 }
 
 /// Serves a sync session until `QUIT`, a failure, or the host closing.
 pub async fn run(phone: Phone, rd: StreamReader, mut wr: StreamWriter) {
-    let mut input = Input { rd, buf: Vec::new() };
+    let mut input = Input {
+        rd,
+        buf: Vec::new(),
+    };
     while let Some((id, len)) = input.header().await {
         if id == ID_QUIT {
             break;
@@ -143,7 +157,9 @@ pub async fn run(phone: Phone, rd: StreamReader, mut wr: StreamWriter) {
             let _ = wr.write(&fail("path too long")).await;
             break;
         }
-        let Some(path) = input.take(len as usize).await else { break };
+        let Some(path) = input.take(len as usize).await else {
+            break;
+        };
         let path = String::from_utf8_lossy(&path).to_string();
         let (reply, keep_going) = match id {
             ID_STAT => (phone.with(|s| stat_v1(s.vfs.stat(&path))), true),

@@ -53,7 +53,10 @@ impl Shell {
         ];
         Shell {
             phone,
-            vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            vars: vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             status: 0,
             pid: 4000 + (now_secs() % 20000),
             cwd: "/".into(),
@@ -125,7 +128,12 @@ impl Shell {
     }
 
     /// Runs one simple command; returns its status and, when `to_pipe`, its stdout.
-    async fn run_command(&mut self, cmd: &Command, input: Option<Vec<u8>>, to_pipe: bool) -> (i32, Vec<u8>) {
+    async fn run_command(
+        &mut self,
+        cmd: &Command,
+        input: Option<Vec<u8>>,
+        to_pipe: bool,
+    ) -> (i32, Vec<u8>) {
         let mut assigns = Vec::new();
         let mut argv = Vec::new();
         for word in &cmd.words {
@@ -137,7 +145,11 @@ impl Shell {
                 _ => argv.extend(self.expand(word).await),
             }
         }
-        let first = if to_pipe { Target::Pipe } else { Target::Sink(Fd::Out) };
+        let first = if to_pipe {
+            Target::Pipe
+        } else {
+            Target::Sink(Fd::Out)
+        };
         let mut fds = [Target::Null, first, Target::Sink(Fd::Err)];
         let file_in = match self.apply_redirs(cmd, &mut fds).await {
             Ok(file_in) => file_in,
@@ -164,12 +176,20 @@ impl Shell {
     }
 
     /// Applies redirections left to right; returns stdin file contents for `<`.
-    async fn apply_redirs(&mut self, cmd: &Command, fds: &mut [Target; 3]) -> Result<Option<Vec<u8>>, String> {
+    async fn apply_redirs(
+        &mut self,
+        cmd: &Command,
+        fds: &mut [Target; 3],
+    ) -> Result<Option<Vec<u8>>, String> {
         let mut file_in = None;
         for r in &cmd.redirs {
             match r.op {
-                RedirOp::Dup { fd, to } if fd <= 2 && to <= 2 => fds[fd as usize] = fds[to as usize].clone(),
-                RedirOp::Dup { to, .. } => return Err(format!("{SH}: {to}: bad file descriptor\n")),
+                RedirOp::Dup { fd, to } if fd <= 2 && to <= 2 => {
+                    fds[fd as usize] = fds[to as usize].clone()
+                }
+                RedirOp::Dup { to, .. } => {
+                    return Err(format!("{SH}: {to}: bad file descriptor\n"))
+                }
                 RedirOp::Out { fd, append } => {
                     let target = self.expand_one(&r.target).await;
                     let path = normalize(&self.cwd, &target);
@@ -178,7 +198,9 @@ impl Shell {
                     } else {
                         self.phone
                             .with(|s| s.vfs.write(&path, b"", append, now_secs()))
-                            .map_err(|e| format!("{SH}: can't create {target}: {}\n", e.message()))?;
+                            .map_err(|e| {
+                                format!("{SH}: can't create {target}: {}\n", e.message())
+                            })?;
                         Target::File(path)
                     };
                     if fd <= 2 {
@@ -208,7 +230,9 @@ impl Shell {
             Target::Pipe => piped.extend_from_slice(&bytes),
             Target::Null => {}
             Target::File(path) => {
-                let _ = self.phone.with(|s| s.vfs.write(path, &bytes, true, now_secs()));
+                let _ = self
+                    .phone
+                    .with(|s| s.vfs.write(path, &bytes, true, now_secs()));
             }
         }
     }
@@ -229,7 +253,10 @@ impl Shell {
         let name = argv[0].rsplit('/').next().unwrap_or_default().to_string();
         match name.as_str() {
             "exit" => {
-                let code = argv.get(1).and_then(|a| a.parse::<i32>().ok()).unwrap_or(self.status);
+                let code = argv
+                    .get(1)
+                    .and_then(|a| a.parse::<i32>().ok())
+                    .unwrap_or(self.status);
                 self.exited = Some(code & 0xff);
                 return Output::code(code & 0xff);
             }
@@ -248,7 +275,10 @@ impl Shell {
         let known = !argv[0].contains('/') || self.phone.with(|s| s.vfs.stat(&argv[0]).is_ok());
         match programs::run(&self.phone, &self.cwd, &name, argv, stdin).await {
             Some(out) if known => out,
-            _ => Output::err(127, format!("{SH}: {}: inaccessible or not found\n", argv[0])),
+            _ => Output::err(
+                127,
+                format!("{SH}: {}: inaccessible or not found\n", argv[0]),
+            ),
         }
     }
 
@@ -289,12 +319,17 @@ impl Shell {
 /// `NAME=value` at the start of an unquoted word: `(NAME, value word)`.
 fn assignment(word: &Word) -> Option<(String, Word)> {
     let first = word.0.first()?;
-    let Part::Lit(text) = &first.part else { return None };
+    let Part::Lit(text) = &first.part else {
+        return None;
+    };
     if first.quoted {
         return None;
     }
     let (name, value) = text.split_once('=')?;
-    let valid = name.chars().next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
     if !valid {
         return None;

@@ -91,7 +91,10 @@ struct Lexer {
 
 /// Splits a command line into tokens.
 pub fn tokenize(line: &str) -> Result<Vec<Token>, LexError> {
-    let mut lx = Lexer { chars: line.chars().collect(), pos: 0 };
+    let mut lx = Lexer {
+        chars: line.chars().collect(),
+        pos: 0,
+    };
     let mut out = Vec::new();
     while let Some(c) = lx.peek() {
         match c {
@@ -100,11 +103,21 @@ pub fn tokenize(line: &str) -> Result<Vec<Token>, LexError> {
                 lx.pos += 1;
                 out.push(Token::Semi);
             }
-            '&' => out.push(if lx.eat2('&') { Token::AndIf } else { lx.single(Token::Amp) }),
-            '|' => out.push(if lx.eat2('|') { Token::OrIf } else { lx.single(Token::Pipe) }),
+            '&' => out.push(if lx.eat2('&') {
+                Token::AndIf
+            } else {
+                lx.single(Token::Amp)
+            }),
+            '|' => out.push(if lx.eat2('|') {
+                Token::OrIf
+            } else {
+                lx.single(Token::Pipe)
+            }),
             '>' | '<' => out.push(Token::Redir(lx.redir(None)?)),
             '#' => lx.skip_comment(),
-            '(' | ')' | '{' | '}' if lx.is_lone(c) => return Err(LexError::Unexpected(c.to_string())),
+            '(' | ')' | '{' | '}' if lx.is_lone(c) => {
+                return Err(LexError::Unexpected(c.to_string()))
+            }
             _ => {
                 let word = lx.word()?;
                 match (lx.peek(), fd_number(&word)) {
@@ -119,7 +132,10 @@ pub fn tokenize(line: &str) -> Result<Vec<Token>, LexError> {
 
 fn fd_number(word: &Word) -> Option<u32> {
     match word.0.as_slice() {
-        [WordPart { part: Part::Lit(s), quoted: false }] if s.len() == 1 => s.parse().ok(),
+        [WordPart {
+            part: Part::Lit(s),
+            quoted: false,
+        }] if s.len() == 1 => s.parse().ok(),
         _ => None,
     }
 }
@@ -153,7 +169,7 @@ impl Lexer {
     }
 
     fn is_lone(&self, _c: char) -> bool {
-        self.peek_at(1).is_none_or(|n| is_meta(n) || n == ' ')
+        self.peek_at(1).map_or(true, |n| is_meta(n) || n == ' ')
     }
 
     fn skip_comment(&mut self) {
@@ -172,7 +188,9 @@ impl Lexer {
             if self.peek() == Some('<') {
                 return Err(LexError::Unexpected("<<".into()));
             }
-            return Ok(RedirOp::In { fd: fd.unwrap_or(0) });
+            return Ok(RedirOp::In {
+                fd: fd.unwrap_or(0),
+            });
         }
         let fd = fd.unwrap_or(1);
         match self.peek() {
@@ -200,7 +218,10 @@ impl Lexer {
         let mut lit = String::new();
         let flush = |lit: &mut String, parts: &mut Vec<WordPart>, quoted: bool| {
             if !lit.is_empty() || quoted {
-                parts.push(WordPart { part: Part::Lit(std::mem::take(lit)), quoted });
+                parts.push(WordPart {
+                    part: Part::Lit(std::mem::take(lit)),
+                    quoted,
+                });
             }
         };
         while let Some(c) = self.peek() {
@@ -214,14 +235,20 @@ impl Lexer {
                     Some(n) => {
                         self.pos += 1;
                         flush(&mut lit, &mut parts, false);
-                        parts.push(WordPart { part: Part::Lit(n.to_string()), quoted: true });
+                        parts.push(WordPart {
+                            part: Part::Lit(n.to_string()),
+                            quoted: true,
+                        });
                     }
                     None => lit.push('\\'),
                 },
                 '\'' => {
                     flush(&mut lit, &mut parts, false);
                     let text = self.until('\'')?;
-                    parts.push(WordPart { part: Part::Lit(text), quoted: true });
+                    parts.push(WordPart {
+                        part: Part::Lit(text),
+                        quoted: true,
+                    });
                 }
                 '"' => {
                     flush(&mut lit, &mut parts, false);
@@ -230,7 +257,10 @@ impl Lexer {
                 '$' | '`' => match self.dollar(c)? {
                     Some(part) => {
                         flush(&mut lit, &mut parts, false);
-                        parts.push(WordPart { part, quoted: false });
+                        parts.push(WordPart {
+                            part,
+                            quoted: false,
+                        });
                     }
                     None => lit.push('$'),
                 },
@@ -260,7 +290,10 @@ impl Lexer {
     }
 
     fn double_quoted(&mut self) -> Result<Vec<WordPart>, LexError> {
-        let mut parts = vec![WordPart { part: Part::Lit(String::new()), quoted: true }];
+        let mut parts = vec![WordPart {
+            part: Part::Lit(String::new()),
+            quoted: true,
+        }];
         let mut lit = String::new();
         loop {
             let c = self.peek().ok_or(LexError::NoClosingQuote)?;
@@ -276,7 +309,10 @@ impl Lexer {
                 }
                 '$' | '`' => match self.dollar(c)? {
                     Some(part) => {
-                        parts.push(WordPart { part: Part::Lit(std::mem::take(&mut lit)), quoted: true });
+                        parts.push(WordPart {
+                            part: Part::Lit(std::mem::take(&mut lit)),
+                            quoted: true,
+                        });
                         parts.push(WordPart { part, quoted: true });
                     }
                     None => lit.push('$'),
@@ -284,7 +320,10 @@ impl Lexer {
                 _ => lit.push(c),
             }
         }
-        parts.push(WordPart { part: Part::Lit(lit), quoted: true });
+        parts.push(WordPart {
+            part: Part::Lit(lit),
+            quoted: true,
+        });
         Ok(parts)
     }
 
@@ -309,7 +348,10 @@ impl Lexer {
             }
             Some(a) if a == '_' || a.is_ascii_alphabetic() => {
                 let mut name = String::new();
-                while let Some(n) = self.peek().filter(|n| *n == '_' || n.is_ascii_alphanumeric()) {
+                while let Some(n) = self
+                    .peek()
+                    .filter(|n| *n == '_' || n.is_ascii_alphanumeric())
+                {
                     name.push(n);
                     self.pos += 1;
                 }

@@ -153,7 +153,9 @@ impl Parser {
             }
         }
         if cmd.words.is_empty() && cmd.redirs.is_empty() {
-            return Err(ParseError::Unexpected(self.peek().map_or("newline", token_name)));
+            return Err(ParseError::Unexpected(
+                self.peek().map_or("newline", token_name),
+            ));
         }
         Ok(cmd)
     }
