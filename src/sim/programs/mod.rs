@@ -27,6 +27,9 @@ pub struct Output {
     pub stderr: Vec<u8>,
     /// Exit status.
     pub code: i32,
+    /// The program wrote its stderr before its stdout (screencap's warnings); matters where
+    /// the two share one stream (`exec:`, legacy `shell:`, `2>&1`).
+    pub stderr_first: bool,
 }
 
 impl Output {

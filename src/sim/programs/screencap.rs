@@ -104,6 +104,7 @@ pub async fn run(phone: &Phone, args: &[String]) -> Output {
     let mut out = Output::default();
     if warn {
         out.stderr = MULTI_DISPLAY_WARNING.as_bytes().to_vec();
+        out.stderr_first = true;
     }
     match args.file {
         None => out.stdout = encoded,

@@ -161,9 +161,8 @@ pub fn grep(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
         hits.iter().map(|l| format!("{l}\n")).collect()
     };
     Output {
-        stdout: stdout.into_bytes(),
-        stderr: Vec::new(),
         code,
+        ..Output::ok(stdout)
     }
 }
 
