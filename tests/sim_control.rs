@@ -195,6 +195,23 @@ fn transport_offline_then_online() {
 }
 
 #[test]
+fn transport_unauthorized_then_accepted() {
+    let r = rig("pixel-android14");
+    r.post(
+        "/v1/transport",
+        serde_json::json!({"state": "unauthorized"}),
+    );
+    let _ = r.adb.run(&["connect", &r.target]);
+    assert!(
+        r.wait_state("unauthorized"),
+        "adb never saw the device unauthorized"
+    );
+    r.post("/v1/transport", serde_json::json!({"state": "online"}));
+    assert!(r.wait_state("device"));
+    assert_eq!(r.stdout(&["shell", "echo", "accepted"]), "accepted\n");
+}
+
+#[test]
 fn legacy_persona_has_no_exit_status() {
     let r = rig("legacy-android6");
     assert_eq!(r.stdout(&["features"]).trim(), "");

@@ -7,7 +7,7 @@
 //! | DELETE | `/v1/log` | – | clears the command log |
 //! | POST | `/v1/script` | [`Script`] | adds a scripted answer (first match wins) |
 //! | DELETE | `/v1/script` | – | removes all scripts |
-//! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"unplugged"}` | see [`TransportMode`] |
+//! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
 //!
 //! Errors answer 400 with `{"error": "…"}`.
 
