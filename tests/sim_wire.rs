@@ -145,7 +145,7 @@ async fn blocked_stream_does_not_block_others() {
         (b"hi\n".to_vec(), b"err\n".to_vec(), Some(4))
     );
     assert!(!c.closed.contains(&1) && !c.closed.contains(&2));
-    while c.data.get(&2).is_none() {
+    while !c.data.contains_key(&2) {
         c.pump(&[2]).await;
     }
     c.open(5, "exec:echo more").await;
