@@ -148,7 +148,7 @@ async fn spec_8_19_concurrent_repeat_waits_for_the_first() {
     let sim = SimPhone::start_with_control("SIMWAIT000019", &[]);
     let dir = TempDir::new("wait");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = bound(&sim, &conn).await;
+    let (x, ch, _) = bound(&sim, &conn).await;
     let st = sim.control_post(
         "/v1/script",
         json!({"command_regex": "input.*tap.*'21' '22'", "stdout": "", "exit_code": 0, "delay_ms": 1500, "times": 1}),

@@ -1,17 +1,242 @@
-//! Control API (JSON over HTTP on loopback), placeholder until implemented.
+//! Control API: JSON over HTTP/1.1 on loopback, to inspect the phone and inject faults.
+//!
+//! | method | path | body | effect |
+//! |---|---|---|---|
+//! | GET | `/v1/state` | – | [`StateView`]: phone state and the command log |
+//! | POST | `/v1/state` | [`StatePatch`] (all fields optional) | changes state, returns the new [`StateView`] |
+//! | DELETE | `/v1/log` | – | clears the command log |
+//! | POST | `/v1/script` | [`Script`] | adds a scripted answer (first match wins) |
+//! | DELETE | `/v1/script` | – | removes all scripts |
+//! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
+//!
+//! Errors answer 400 with `{"error": "…"}`.
 
 use std::net::SocketAddr;
 
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::phone::Phone;
+use super::apps;
+use super::phone::{LogEntry, Phone, PhoneState, TransportMode};
+use super::script::Script;
 
-/// Binds the control API and serves it until `shutdown`.
+/// What `GET /v1/state` returns.
+#[derive(Debug, Serialize)]
+pub struct StateView {
+    /// `ro.serialno`.
+    pub serial: String,
+    /// `ro.product.model`.
+    pub model: String,
+    /// Persona name.
+    pub persona: String,
+    /// Foreground `package`.
+    pub foreground: String,
+    /// Foreground activity (short form).
+    pub activity: String,
+    /// Focused input field resource-id.
+    pub focused: Option<String>,
+    /// Text in the Notes field.
+    pub note_text: String,
+    /// Rotation, quarter turns.
+    pub rotation: u32,
+    /// `[w, h]` override, if set.
+    pub override_size: Option<(u32, u32)>,
+    /// Display on.
+    pub screen_on: bool,
+    /// Keyguard showing.
+    pub locked: bool,
+    /// Battery percent.
+    pub battery_level: u32,
+    /// FLAG_SECURE on the focused window.
+    pub secure_window: bool,
+    /// Transport mode.
+    pub transport: TransportMode,
+    /// Number of active scripts.
+    pub scripts: usize,
+    /// Every program run so far.
+    pub command_log: Vec<LogEntry>,
+}
+
+/// `POST /v1/state` body; absent fields stay as they are.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatePatch {
+    /// 0..=3.
+    pub rotation: Option<u32>,
+    /// `"WxH"` to set, `"reset"` or `""` to clear.
+    pub override_size: Option<String>,
+    /// Display on/off.
+    pub screen_on: Option<bool>,
+    /// Keyguard.
+    pub locked: Option<bool>,
+    /// 0..=100.
+    pub battery_level: Option<u32>,
+    /// `package` or `package/.Activity` to bring to the front.
+    pub foreground: Option<String>,
+    /// FLAG_SECURE on the focused window.
+    pub secure_window: Option<bool>,
+    /// Replaces the Notes field text.
+    pub note_text: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TransportBody {
+    state: TransportMode,
+}
+
+type ApiError = (StatusCode, Json<serde_json::Value>);
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    (
+        StatusCode::BAD_REQUEST,
+        Json(serde_json::json!({ "error": msg.into() })),
+    )
+}
+
+fn view(phone: &Phone) -> StateView {
+    let transport = phone.transport_mode();
+    phone.with(|s| {
+        let (foreground, activity) = s.foreground();
+        StateView {
+            serial: s.serial.clone(),
+            model: s.model.clone(),
+            persona: s.persona.name.clone(),
+            foreground,
+            activity,
+            focused: s.ui.focused.clone(),
+            note_text: s.ui.note_text.clone(),
+            rotation: s.rotation,
+            override_size: s.override_size,
+            screen_on: s.screen_on,
+            locked: s.locked,
+            battery_level: s.battery_level,
+            secure_window: s.secure_window,
+            transport,
+            scripts: s.scripts.len(),
+            command_log: s.log.clone(),
+        }
+    })
+}
+
+fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
+    if let Some(r) = p.rotation {
+        s.rotation = if r <= 3 {
+            r
+        } else {
+            return Err("rotation must be 0..=3".into());
+        };
+    }
+    if let Some(size) = p.override_size {
+        s.override_size = match size.as_str() {
+            "" | "reset" => None,
+            spec => {
+                let parsed = spec
+                    .split_once('x')
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
+                Some(
+                    parsed
+                        .filter(|(w, h)| *w > 0 && *h > 0)
+                        .ok_or("override_size must be WxH")?,
+                )
+            }
+        };
+    }
+    if let Some(level) = p.battery_level {
+        s.battery_level = if level <= 100 {
+            level
+        } else {
+            return Err("battery_level must be 0..=100".into());
+        };
+    }
+    if let Some(fg) = p.foreground {
+        let (pkg, act) = match fg.split_once('/') {
+            Some((p, a)) => (p.to_string(), a.to_string()),
+            None if fg == s.persona.launcher_package => s.persona.launcher_component(),
+            None => {
+                let app = apps::find(&fg).ok_or_else(|| format!("unknown package {fg}"))?;
+                (app.package.to_string(), app.activity.to_string())
+            }
+        };
+        s.launch(&pkg, &act);
+    }
+    s.screen_on = p.screen_on.unwrap_or(s.screen_on);
+    s.locked = p.locked.unwrap_or(s.locked);
+    s.secure_window = p.secure_window.unwrap_or(s.secure_window);
+    if let Some(t) = p.note_text {
+        s.ui.note_text = t;
+    }
+    Ok(())
+}
+
+async fn get_state(State(phone): State<Phone>) -> Json<StateView> {
+    Json(view(&phone))
+}
+
+async fn post_state(
+    State(phone): State<Phone>,
+    Json(patch): Json<StatePatch>,
+) -> Result<Json<StateView>, ApiError> {
+    phone.with(|s| apply(s, patch)).map_err(bad)?;
+    Ok(Json(view(&phone)))
+}
+
+async fn clear_log(State(phone): State<Phone>) -> StatusCode {
+    phone.with(|s| s.log.clear());
+    StatusCode::NO_CONTENT
+}
+
+async fn post_script(
+    State(phone): State<Phone>,
+    Json(script): Json<Script>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    script.validate().map_err(bad)?;
+    let n = phone.with(|s| {
+        s.scripts.push(script);
+        s.scripts.len()
+    });
+    Ok(Json(serde_json::json!({ "scripts": n })))
+}
+
+async fn delete_scripts(State(phone): State<Phone>) -> StatusCode {
+    phone.with(|s| s.scripts.clear());
+    StatusCode::NO_CONTENT
+}
+
+async fn post_transport(
+    State(phone): State<Phone>,
+    Json(body): Json<TransportBody>,
+) -> Json<serde_json::Value> {
+    phone.set_transport_mode(body.state);
+    Json(serde_json::json!({ "state": body.state }))
+}
+
+/// The router (exposed for in-process tests).
+pub fn router(phone: Phone) -> Router {
+    Router::new()
+        .route("/v1/state", get(get_state).post(post_state))
+        .route("/v1/log", axum::routing::delete(clear_log))
+        .route("/v1/script", post(post_script).delete(delete_scripts))
+        .route("/v1/transport", post(post_transport))
+        .with_state(phone)
+}
+
+/// Binds the control API on `addr` (loopback) and serves it until `shutdown`.
 pub async fn start(
     addr: SocketAddr,
-    _phone: Phone,
-    _shutdown: CancellationToken,
+    phone: Phone,
+    shutdown: CancellationToken,
 ) -> std::io::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    listener.local_addr()
+    let bound = listener.local_addr()?;
+    let app = router(phone);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await;
+    });
+    Ok(bound)
 }

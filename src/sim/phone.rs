@@ -40,6 +40,8 @@ pub enum TransportMode {
     Offline,
     /// Connections are dropped and new ones refused at once.
     Unplugged,
+    /// New connections get AUTH tokens and are never accepted (`adb devices`: `unauthorized`).
+    Unauthorized,
 }
 
 /// Everything a phone knows.

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -15,7 +15,10 @@ use tokio_util::sync::CancellationToken;
 use super::phone::{Phone, TransportMode};
 use super::services;
 use super::stream::{StreamEntry, StreamReader, StreamTable, StreamWriter};
-use crate::adb::wire::{Message, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE, MAX_PAYLOAD};
+use crate::adb::wire::{
+    Message, AUTH_SIGNATURE, AUTH_TOKEN, A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE,
+    MAX_PAYLOAD,
+};
 
 /// How long a new connection may take to send its `CNXN`.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -71,17 +74,58 @@ async fn writer(
     let _ = wr.shutdown().await;
 }
 
-/// Waits until the transport is online; `false` when unplugged or shut down.
-async fn wait_online(phone: &Phone, cancel: &CancellationToken) -> bool {
-    let mut watch = phone.watch_transport();
+/// Reads messages into a channel (so callers can `select!` without losing partial reads).
+/// Garbage or EOF ends the task, which closes the channel.
+async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<Message>, cancel: CancellationToken) {
     loop {
-        match *watch.borrow_and_update() {
+        let msg = tokio::select! {
+            m = Message::read_from(&mut rd, MAX_PAYLOAD) => m,
+            _ = cancel.cancelled() => return,
+        };
+        let Ok(msg) = msg else { return };
+        if tx.send(msg).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn auth_token() -> Message {
+    let mut token = [0u8; 20];
+    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut token);
+    Message::new(A_AUTH, AUTH_TOKEN, 0, token.to_vec())
+}
+
+/// Holds a connection until the transport is online: silent while `Offline`, an AUTH token
+/// loop while `Unauthorized` (a new token per signature, nothing for a public key: the user
+/// never accepts), like adbd with `ro.adb.secure=1` (`daemon/auth.cpp`). `false` when
+/// unplugged, closed or shut down.
+async fn admit(
+    phone: &Phone,
+    rx: &mut mpsc::Receiver<Message>,
+    out: &mpsc::Sender<Message>,
+    cancel: &CancellationToken,
+) -> bool {
+    let mut watch = phone.watch_transport();
+    let mut token_sent = false;
+    loop {
+        let mode = *watch.borrow_and_update();
+        match mode {
             TransportMode::Online => return true,
             TransportMode::Unplugged => return false,
-            TransportMode::Offline => {}
+            TransportMode::Unauthorized if !token_sent => {
+                token_sent = out.send(auth_token()).await.is_ok();
+            }
+            _ => {}
         }
         tokio::select! {
             r = watch.changed() => if r.is_err() { return false },
+            m = rx.recv() => match m {
+                None => return false,
+                Some(m) if m.command == A_AUTH && m.arg0 == AUTH_SIGNATURE && mode == TransportMode::Unauthorized => {
+                    let _ = out.send(auth_token()).await;
+                }
+                Some(_) => {}
+            },
             _ = cancel.cancelled() => return false,
         }
     }
@@ -91,22 +135,23 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
     if phone.transport_mode() == TransportMode::Unplugged {
         return;
     }
-    let (mut rd, wr) = sock.into_split();
+    let (rd, wr) = sock.into_split();
     let (out, out_rx) = mpsc::channel::<Message>(64);
+    let (in_tx, mut rx) = mpsc::channel::<Message>(64);
     tokio::spawn(writer(wr, out_rx, cancel.clone()));
+    tokio::spawn(reader(rd, in_tx, cancel.clone()));
     let hello = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
-        loop {
-            match Message::read_from(&mut rd, MAX_PAYLOAD).await {
-                Ok(m) if m.command == A_CNXN => return Some(m),
-                Ok(_) => continue,
-                Err(_) => return None,
+        while let Some(m) = rx.recv().await {
+            if m.command == A_CNXN {
+                return Some(m);
             }
         }
+        None
     });
     let Ok(Some(cnxn)) = hello.await else {
         return cancel.cancel();
     };
-    if !wait_online(&phone, &cancel).await {
+    if !admit(&phone, &mut rx, &out, &cancel).await {
         return cancel.cancel();
     }
     let max_payload = cnxn.arg1.clamp(4096, MAX_PAYLOAD);
@@ -121,7 +166,7 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
         next_id: 1,
         cancel,
     };
-    conn.run(rd).await;
+    conn.run(rx).await;
 }
 
 struct Conn {
@@ -134,7 +179,7 @@ struct Conn {
 }
 
 impl Conn {
-    async fn run(mut self, mut rd: tokio::net::tcp::OwnedReadHalf) {
+    async fn run(mut self, mut rx: mpsc::Receiver<Message>) {
         let mut watch = self.phone.watch_transport();
         loop {
             let msg = tokio::select! {
@@ -143,9 +188,9 @@ impl Conn {
                     if r.is_err() || *watch.borrow_and_update() != TransportMode::Online { break }
                     continue;
                 }
-                m = Message::read_from(&mut rd, MAX_PAYLOAD) => m,
+                m = rx.recv() => m,
             };
-            let Ok(msg) = msg else { break };
+            let Some(msg) = msg else { break };
             if self.handle(msg).await.is_err() {
                 break;
             }

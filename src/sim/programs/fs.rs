@@ -61,7 +61,7 @@ fn long_line(name: &str, e: &Entry) -> String {
 }
 
 /// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(super) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -31,8 +31,16 @@ pub fn info(name: &str, args: &[String]) -> Output {
             Output::ok("Linux localhost 5.15.137-android14-11 #1 SMP PREEMPT Mon Jan 1 00:00:00 UTC 2024 aarch64 Toybox\n")
         }
         "uname" => Output::ok("Linux\n"),
-        // `date` in any format prints epoch seconds: what callers of `date +%s` read.
-        _ => Output::ok(format!("{}\n", crate::sim::phone::now_secs())),
+        _ => {
+            let secs = crate::sim::phone::now_secs();
+            if args.iter().any(|a| a == "+%s") {
+                return Output::ok(format!("{secs}\n"));
+            }
+            let (y, m, d) = super::fs::civil_from_days(i64::from(secs / 86400));
+            let t = secs % 86400;
+            let (hh, mm, ss) = (t / 3600, (t % 3600) / 60, t % 60);
+            Output::ok(format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02} UTC\n"))
+        }
     }
 }
 

@@ -27,6 +27,9 @@ pub struct Output {
     pub stderr: Vec<u8>,
     /// Exit status.
     pub code: i32,
+    /// The program wrote its stderr before its stdout (screencap's warnings); matters where
+    /// the two share one stream (`exec:`, legacy `shell:`, `2>&1`).
+    pub stderr_first: bool,
 }
 
 impl Output {
@@ -106,10 +109,15 @@ pub const NAMES: &[&str] = &[
 /// Whether the program reads standard input when no file is named.
 pub fn wants_stdin(argv: &[String]) -> bool {
     let name = argv[0].rsplit('/').next().unwrap_or_default();
-    let files = argv[1..]
-        .iter()
-        .filter(|a| !a.starts_with('-') || a.as_str() == "-")
-        .count();
+    let mut files = 0;
+    let mut skip_value = false;
+    for a in &argv[1..] {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        skip_value = matches!(a.as_str(), "-n" | "-c" | "-e");
+        files += usize::from(!a.starts_with('-') || a == "-");
+    }
     match name {
         "cat" | "head" | "tail" | "wc" => files == 0 || argv[1..].iter().any(|a| a == "-"),
         "grep" => files <= 1,

@@ -47,6 +47,41 @@ fn parse(args: &[String]) -> Result<Args, String> {
     Ok(out)
 }
 
+/// What to draw, copied out of the phone under its lock.
+struct Shot {
+    tree: ui::Node,
+    width: u32,
+    height: u32,
+    black: bool,
+    warn: bool,
+    colorspace: bool,
+}
+
+fn snapshot(phone: &Phone, display: Option<u64>) -> Option<Shot> {
+    phone.with(|s| {
+        let displays = &s.persona.displays;
+        let i = match display {
+            None => 0,
+            Some(id) => displays
+                .iter()
+                .position(|d| u64::from(d.id) == id || d.physical_id == id)?,
+        };
+        let (width, height) = if i == 0 {
+            s.display_size()
+        } else {
+            (displays[i].width, displays[i].height)
+        };
+        Some(Shot {
+            tree: ui::build(s),
+            width,
+            height,
+            black: i != 0 || s.secure_window || !s.screen_on,
+            warn: display.is_none() && displays.len() > 1,
+            colorspace: s.persona.screencap_colorspace,
+        })
+    })
+}
+
 /// Runs `screencap`.
 pub async fn run(phone: &Phone, args: &[String]) -> Output {
     let args = match parse(args) {
@@ -58,45 +93,19 @@ pub async fn run(phone: &Phone, args: &[String]) -> Output {
             )
         }
     };
-    let snapshot = phone.with(|s| {
-        let displays = &s.persona.displays;
-        let which = match args.display {
-            None => Some(0),
-            Some(id) => displays
-                .iter()
-                .position(|d| u64::from(d.id) == id || d.physical_id == id),
-        };
-        which.map(|i| {
-            let (w, h) = if i == 0 {
-                s.display_size()
-            } else {
-                (displays[i].width, displays[i].height)
-            };
-            let black = i != 0 || s.secure_window || !s.screen_on;
-            let warn = args.display.is_none() && displays.len() > 1;
-            (
-                ui::build(s),
-                w,
-                h,
-                black,
-                warn,
-                s.persona.screencap_colorspace,
-            )
-        })
-    });
-    let Some((tree, w, h, black, warn, colorspace)) = snapshot else {
+    let Some(shot) = snapshot(phone, args.display) else {
         return Output::err(
             1,
             format!("Display Id '{}' is not valid.\n", args.display.unwrap_or(0)),
         );
     };
-    let png = args.png;
+    let (png, warn) = (args.png, shot.warn);
     let encoded = tokio::task::spawn_blocking(move || {
-        let frame = render::draw(&tree, w, h, black);
+        let frame = render::draw(&shot.tree, shot.width, shot.height, shot.black);
         if png {
-            frame.to_png(colorspace)
+            frame.to_png(shot.colorspace)
         } else {
-            frame.to_raw(colorspace)
+            frame.to_raw(shot.colorspace)
         }
     })
     .await
@@ -104,6 +113,7 @@ pub async fn run(phone: &Phone, args: &[String]) -> Output {
     let mut out = Output::default();
     if warn {
         out.stderr = MULTI_DISPLAY_WARNING.as_bytes().to_vec();
+        out.stderr_first = true;
     }
     match args.file {
         None => out.stdout = encoded,

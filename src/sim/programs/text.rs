@@ -88,6 +88,7 @@ pub fn printf(args: &[String]) -> Output {
 }
 
 fn read_inputs(
+    prog: &str,
     phone: &Phone,
     cwd: &str,
     files: &[&String],
@@ -102,7 +103,12 @@ fn read_inputs(
         let bytes = phone.with(|s| s.vfs.read(&path).map(|b| b.to_vec()));
         match bytes {
             Ok(b) => all.extend_from_slice(&b),
-            Err(e) => return Err(Output::err(2, format!("grep: {f}: {}\n", e.message()))),
+            Err(e) => {
+                return Err(Output::err(
+                    if prog == "grep" { 2 } else { 1 },
+                    format!("{prog}: {f}: {}\n", e.message()),
+                ))
+            }
         }
     }
     Ok(all)
@@ -140,7 +146,7 @@ pub fn grep(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
         Ok(r) => r,
         Err(_) => return Output::err(2, format!("grep: bad regex '{pattern}'\n")),
     };
-    let input = match read_inputs(phone, cwd, files, stdin) {
+    let input = match read_inputs("grep", phone, cwd, files, stdin) {
         Ok(b) => String::from_utf8_lossy(&b).to_string(),
         Err(e) => return e,
     };
@@ -155,37 +161,41 @@ pub fn grep(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
         hits.iter().map(|l| format!("{l}\n")).collect()
     };
     Output {
-        stdout: stdout.into_bytes(),
-        stderr: Vec::new(),
         code,
+        ..Output::ok(stdout)
     }
 }
 
-/// `head`/`tail` with `-n N`, `-N` (default 10 lines).
+/// `head`/`tail` with `-n N`, `-N`, `-c BYTES` (default 10 lines).
 pub fn head_tail(phone: &Phone, cwd: &str, head: bool, args: &[String], stdin: &[u8]) -> Output {
-    let mut n = 10usize;
+    let (mut n, mut bytes) = (10usize, None::<usize>);
     let mut files = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        if a == "-n" {
-            n = it
-                .next()
-                .and_then(|v| v.trim_start_matches('+').parse().ok())
-                .unwrap_or(10);
-        } else if let Some(v) = a
-            .strip_prefix("-n")
-            .or_else(|| a.strip_prefix('-'))
-            .filter(|v| !v.is_empty())
-        {
-            n = v.parse().unwrap_or(10);
-        } else {
-            files.push(a);
+        let num =
+            |v: Option<&String>| v.and_then(|v| v.trim_start_matches(['+', '-']).parse().ok());
+        match a.as_str() {
+            "-n" => n = num(it.next()).unwrap_or(10),
+            "-c" => bytes = num(it.next()),
+            _ if a.starts_with("-c") => bytes = num(Some(&a[2..].to_string())),
+            _ if a.starts_with("-n") => n = num(Some(&a[2..].to_string())).unwrap_or(10),
+            _ if a.len() > 1 && a.starts_with('-') => n = num(Some(a)).unwrap_or(10),
+            _ => files.push(a),
         }
     }
-    let input = match read_inputs(phone, cwd, &files, stdin) {
+    let prog = if head { "head" } else { "tail" };
+    let input = match read_inputs(prog, phone, cwd, &files, stdin) {
         Ok(b) => b,
         Err(e) => return e,
     };
+    if let Some(c) = bytes {
+        let c = c.min(input.len());
+        return Output::ok(if head {
+            input[..c].to_vec()
+        } else {
+            input[input.len() - c..].to_vec()
+        });
+    }
     let lines: Vec<&[u8]> = input.split_inclusive(|b| *b == b'\n').collect();
     let pick = if head {
         &lines[..n.min(lines.len())]

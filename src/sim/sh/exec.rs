@@ -170,8 +170,13 @@ impl Shell {
         let out = self.execute(&argv, stdin).await;
         self.phone.log(&argv, out.code);
         let mut piped = Vec::new();
-        self.route(&fds[1], out.stdout, &mut piped);
-        self.route(&fds[2], out.stderr, &mut piped);
+        let mut streams = [(&fds[1], out.stdout), (&fds[2], out.stderr)];
+        if out.stderr_first {
+            streams.reverse();
+        }
+        for (target, bytes) in streams {
+            self.route(target, bytes, &mut piped);
+        }
         (out.code, piped)
     }
 

@@ -1,0 +1,242 @@
+//! The control API and personas, through a real adb 34 server: scripted answers (field bugs
+//! 9/10/20), state changes (foreground, FLAG_SECURE), transport faults (field bug 12),
+//! the legacy persona without shell_v2 (field bug 19) and the foldable's display warning
+//! (field bug 7).
+
+#[path = "common/adb_server.rs"]
+mod adb_server;
+
+use std::time::{Duration, Instant};
+
+use adb_server::{AdbFlavor, AdbServer};
+use tokio_util::sync::CancellationToken;
+use xagent_adb_connector::sim::{self, SimOptions};
+
+struct Rig {
+    _rt: tokio::runtime::Runtime,
+    shutdown: CancellationToken,
+    adb: AdbServer,
+    target: String,
+    control: String,
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        let _ = self.adb.run(&["disconnect", &self.target]);
+        self.shutdown.cancel();
+    }
+}
+
+fn rig(persona: &str) -> Rig {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let opts = SimOptions {
+        serial: "SIMCTL".into(),
+        persona: persona.into(),
+        control: Some("127.0.0.1:0".parse().unwrap()),
+        ..SimOptions::default()
+    };
+    let handle = rt.block_on(sim::start(opts, shutdown.clone())).unwrap();
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let target = handle.adb_addr.to_string();
+    adb.connect(&target);
+    let control = format!("http://{}", handle.control_addr.unwrap());
+    Rig {
+        _rt: rt,
+        shutdown,
+        adb,
+        target,
+        control,
+    }
+}
+
+impl Rig {
+    fn adb(&self, args: &[&str]) -> std::process::Output {
+        let mut full = vec!["-s", self.target.as_str()];
+        full.extend_from_slice(args);
+        self.adb.run(&full)
+    }
+
+    fn stdout(&self, args: &[&str]) -> String {
+        String::from_utf8_lossy(&self.adb(args).stdout).to_string()
+    }
+
+    fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        let mut resp = ureq::post(format!("{}{path}", self.control))
+            .content_type("application/json")
+            .send(body.to_string())
+            .unwrap();
+        serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap()
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let mut resp = ureq::get(format!("{}/v1/state", self.control))
+            .call()
+            .unwrap();
+        serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap()
+    }
+
+    /// Polls `adb devices` until this target's state is `want` (bounded).
+    fn wait_state(&self, want: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let list = String::from_utf8_lossy(&self.adb.run(&["devices"]).stdout).to_string();
+            let state = list
+                .lines()
+                .find(|l| l.starts_with(&self.target))
+                .and_then(|l| l.split('\t').nth(1));
+            if state == Some(want) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+}
+
+#[test]
+fn scripted_ui_dump_fails_then_recovers() {
+    let r = rig("pixel-android14");
+    let n = r.post(
+        "/v1/script",
+        serde_json::json!({"command_regex": "^uiautomator dump", "stdout": "ERROR: could not get idle state.\n", "times": 2}),
+    );
+    assert_eq!(n["scripts"], 1);
+    for _ in 0..2 {
+        assert_eq!(
+            r.stdout(&["shell", "uiautomator", "dump", "/dev/tty"]),
+            "ERROR: could not get idle state.\n"
+        );
+    }
+    assert!(r
+        .stdout(&["shell", "uiautomator", "dump", "/dev/tty"])
+        .contains("<hierarchy"));
+    let state = r.state();
+    assert_eq!(state["scripts"], 0);
+    let log = state["command_log"].as_array().unwrap();
+    assert_eq!(log[0]["argv"][0], "uiautomator dump /dev/tty");
+    assert_eq!(
+        log.last().unwrap()["argv"],
+        serde_json::json!(["uiautomator", "dump", "/dev/tty"])
+    );
+}
+
+#[test]
+fn hanging_command_does_not_block_the_phone() {
+    let r = rig("pixel-android14");
+    r.post(
+        "/v1/script",
+        serde_json::json!({"command_regex": "^su$", "hang": true}),
+    );
+    let mut child = std::process::Command::new(AdbFlavor::Google34.binary())
+        .args([
+            "-P",
+            &r.adb.port.to_string(),
+            "-s",
+            &r.target,
+            "shell",
+            "su",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "su returned although scripted to hang"
+    );
+    assert_eq!(
+        r.stdout(&["shell", "echo", "still-usable"]),
+        "still-usable\n"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(r.stdout(&["shell", "echo", "after-kill"]), "after-kill\n");
+}
+
+#[test]
+fn state_patch_changes_what_the_phone_reports() {
+    let r = rig("pixel-android14");
+    let v = r.post("/v1/state", serde_json::json!({"foreground": "com.android.settings", "secure_window": true, "battery_level": 42}));
+    assert_eq!(v["foreground"], "com.android.settings");
+    let win = r.stdout(&["shell", "dumpsys", "window", "windows"]);
+    assert!(
+        win.contains("com.android.settings/com.android.settings.Settings}")
+            && win.contains("SECURE"),
+        "{win}"
+    );
+    assert!(r
+        .stdout(&["shell", "dumpsys battery"])
+        .contains("  level: 42\n"));
+    let png = r.adb(&["exec-out", "screencap", "-p"]).stdout;
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut buf).unwrap();
+    assert!(
+        buf.chunks(4).all(|px| px[..3] == [0, 0, 0]),
+        "secure window must capture black"
+    );
+}
+
+#[test]
+fn transport_offline_then_online() {
+    let r = rig("pixel-android14");
+    r.post("/v1/transport", serde_json::json!({"state": "offline"}));
+    assert!(r.wait_state("offline"), "adb never saw the device offline");
+    r.post("/v1/transport", serde_json::json!({"state": "online"}));
+    r.adb.connect(&r.target);
+    assert_eq!(r.stdout(&["shell", "echo", "back"]), "back\n");
+}
+
+#[test]
+fn transport_unauthorized_then_accepted() {
+    let r = rig("pixel-android14");
+    r.post(
+        "/v1/transport",
+        serde_json::json!({"state": "unauthorized"}),
+    );
+    let _ = r.adb.run(&["connect", &r.target]);
+    assert!(
+        r.wait_state("unauthorized"),
+        "adb never saw the device unauthorized"
+    );
+    r.post("/v1/transport", serde_json::json!({"state": "online"}));
+    assert!(r.wait_state("device"));
+    assert_eq!(r.stdout(&["shell", "echo", "accepted"]), "accepted\n");
+}
+
+#[test]
+fn legacy_persona_has_no_exit_status() {
+    let r = rig("legacy-android6");
+    assert_eq!(r.stdout(&["features"]).trim(), "");
+    let out = r.adb(&["shell", "nosuchcmd; exit 3"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "/system/bin/sh: nosuchcmd: inaccessible or not found\n"
+    );
+    let raw = r.adb(&["exec-out", "screencap"]).stdout;
+    assert_eq!(
+        raw.len(),
+        12 + 1080 * 1920 * 4,
+        "Android 6 raw header is 12 bytes"
+    );
+}
+
+#[test]
+fn foldable_warns_before_png_without_display_id() {
+    let r = rig("foldable-android14");
+    let out = r.adb(&["exec-out", "screencap", "-p"]).stdout;
+    assert!(out.starts_with(b"[Warning] Multiple displays were found"));
+    let png = r.adb(&["exec-out", "screencap", "-p", "-d", "0"]).stdout;
+    let reader = png::Decoder::new(std::io::Cursor::new(png))
+        .read_info()
+        .unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (1840, 2208));
+}
