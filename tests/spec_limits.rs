@@ -1,0 +1,110 @@
+//! Limits and bad input (issue: protocol rules): time to the first packet, maximum packet size,
+//! per-channel tool-call rate. Each breach gets its documented error or close, never a crash, and
+//! persisted state survives.
+
+mod common;
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::json;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::claim_when_visible;
+use common::xagent::{connect, http_get};
+use common::API_KEY;
+
+#[tokio::test]
+async fn limit_no_first_packet_closes_after_10_s() {
+    let dir = TempDir::new("first");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut req = format!("ws://{}/ws", conn.addr)
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "Authorization",
+        format!("Bearer {API_KEY}").parse().unwrap(),
+    );
+    req.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "xagent.connector.packet.v1".parse().unwrap(),
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let t = std::time::Instant::now();
+    let end = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(Ok(m)) = ws.next().await {
+            if m.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(end.is_ok(), "socket closed by the server");
+    assert!(
+        t.elapsed() >= Duration::from_secs(9),
+        "not before the 10 s limit"
+    );
+}
+
+#[tokio::test]
+async fn limit_oversized_packet_closes_the_socket_and_state_survives() {
+    let dir = TempDir::new("big");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ch, _) = x.open(None).await;
+    let huge = format!(
+        "{{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":\"p\",\"type\":\"ping\",\"payload\":{{\"pad\":\"{}\"}}}}",
+        "x".repeat(2 * 1024 * 1024)
+    );
+    x.send_text(&huge).await;
+    assert!(x.recv_within(5).await.is_none(), "the socket is closed");
+    // The server is alive and nothing persisted was lost.
+    assert_eq!(
+        http_get(&format!("{}/health", conn.base), Some(API_KEY)).0,
+        200
+    );
+    let mut y = connect(&conn.addr).await;
+    assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
+    assert_eq!(y.open(Some(&ch)).await.0, ch);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_tool_call_rate_per_channel() {
+    let sim = SimPhone::start("SIMRATE000023");
+    let dir = TempDir::new("rate");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    claim_when_visible(&mut x, &ch, &sim.serial).await;
+    // Fire 60 calls without waiting: past the 30-call burst some are refused.
+    for n in 0..60 {
+        let p = common::xagent::packet(
+            "tool.invoke",
+            Some(&ch),
+            json!({"tool_id": "android_press_key", "arguments": {"connector_channel_id": ch, "key": "home"}}),
+            10_000 + n,
+        );
+        x.send_text(&p.to_string()).await;
+    }
+    let mut limited = 0;
+    let mut ok = 0;
+    for _ in 0..60 {
+        let ack = x.recv_within(30).await.expect("every call is answered");
+        match ack["error"]["code"].as_str() {
+            Some("rate_limited") => limited += 1,
+            None => ok += 1,
+            Some(other) => panic!("unexpected {other}: {ack}"),
+        }
+    }
+    assert!(ok >= 30, "the burst passes ({ok})");
+    assert!(limited >= 1, "calls past the rate are refused ({limited})");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "the channel recovers: {ack}");
+}
