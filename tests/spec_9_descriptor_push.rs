@@ -59,3 +59,58 @@ async fn spec_8_17_unplug_pushes_offline_and_replug_pushes_connected() {
     let ack = x.tool(&ch, "android_device_status", json!({})).await;
     assert!(ack.get("error").is_none(), "binding survived: {ack}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_9_unauthorized_is_revoked_with_tools_requiring_reauth() {
+    let sim = SimPhone::start_with_control("SIMREVOKE0013", &[]);
+    let dir = TempDir::new("revoked");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    // The phone drops the host and, on reconnect, asks for a key it does not accept.
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "unplugged"})),
+        200
+    );
+    let push = x
+        .wait_push("connection.descriptor.push", 5)
+        .await
+        .expect("offline push");
+    assert_eq!(
+        push["payload"]["connection_descriptor"]["connection"]["status"],
+        "offline"
+    );
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "unauthorized"})),
+        200
+    );
+    let push = x
+        .wait_push("connection.descriptor.push", 5)
+        .await
+        .expect("revoked push");
+    let d = &push["payload"]["connection_descriptor"];
+    assert_eq!(d["connection"]["status"], "revoked");
+    assert!(d["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["status"] == "requires_reauth"
+            && t["target_permission_state"] == "requires_reauth"));
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    let push = x
+        .wait_push("connection.descriptor.push", 5)
+        .await
+        .expect("connected push");
+    assert_eq!(
+        push["payload"]["connection_descriptor"]["connection"]["status"],
+        "connected"
+    );
+}
