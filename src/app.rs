@@ -48,6 +48,7 @@ async fn build_state(
         store.clone(),
         config.data_dir.join("files"),
         config.file_ttl,
+        config.file_cache_max_bytes,
     )
     .await?;
     let inventory = Inventory::default();
@@ -149,6 +150,7 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
         file_ttl: DEFAULT_FILE_TTL,
         lease_grace: crate::connector::lease::DEFAULT_LEASE_GRACE,
         upload_max_bytes: crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES,
+        file_cache_max_bytes: crate::files::DEFAULT_CAPACITY_BYTES,
     };
     print_demo_help(&opts, &key_path, &api_key);
     serve(config, shutdown).await

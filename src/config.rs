@@ -82,6 +82,8 @@ pub struct ConfigFile {
     pub lease_grace: Option<String>,
     /// Largest accepted upload, bytes.
     pub upload_max_bytes: Option<u64>,
+    /// File cache capacity, bytes.
+    pub file_cache_max_bytes: Option<u64>,
 }
 
 /// Validated settings of `serve`.
@@ -107,6 +109,8 @@ pub struct ServeConfig {
     pub lease_grace: Duration,
     /// Largest accepted `POST /files/uploads` body file, bytes.
     pub upload_max_bytes: u64,
+    /// File cache capacity, bytes (oldest evicted first).
+    pub file_cache_max_bytes: u64,
 }
 
 /// Default listen address.
@@ -230,6 +234,7 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. F
 # claim_policy = "code"               # or "open"
 # file_ttl_secs = 900
 # upload_max_bytes = 268435456        # 256 MiB
+# file_cache_max_bytes = 536870912    # 512 MiB, oldest files evicted first
 # lease_grace = "1h"                  # channels are removed after this long with no xAgent connected
 #
 # [claim_codes]                       # serial = code; prefer the hashed form:

@@ -58,13 +58,24 @@ pub struct FileCache {
     key: hmac::Key,
     dir: PathBuf,
     ttl: Duration,
+    capacity: u64,
 }
+
+/// Default capacity of the cache: 512 MiB (an SD card on a Pi is small); oldest files are evicted
+/// first when a new one would exceed it.
+pub const DEFAULT_CAPACITY_BYTES: u64 = 512 * 1024 * 1024;
 
 const KEY_META: &str = "file_ref_hmac_key";
 
 impl FileCache {
-    /// Opens the cache under `dir` with `ttl`, creating the signing key on first use.
-    pub async fn open(store: Store, dir: PathBuf, ttl: Duration) -> Result<FileCache, StoreError> {
+    /// Opens the cache under `dir` with `ttl` and `capacity` (bytes), creating the signing key on
+    /// first use.
+    pub async fn open(
+        store: Store,
+        dir: PathBuf,
+        ttl: Duration,
+        capacity: u64,
+    ) -> Result<FileCache, StoreError> {
         use ring::rand::SecureRandom;
         let mut fresh = [0u8; 32];
         ring::rand::SystemRandom::new()
@@ -79,6 +90,7 @@ impl FileCache {
             key: hmac::Key::new(hmac::HMAC_SHA256, &key),
             dir,
             ttl,
+            capacity,
         })
     }
 
@@ -151,6 +163,9 @@ impl FileCache {
                 expires_ms,
             })
             .await?;
+        for evicted in self.store.file_evict_to(self.capacity as i64).await? {
+            let _ = tokio::fs::remove_file(evicted).await;
+        }
         let file_ref = format!("{file_id}.{}", self.sign(file_id, channel_id, expires_ms));
         Ok(IssuedFile {
             download_url: format!("/files/refs/{file_ref}"),

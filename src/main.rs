@@ -166,6 +166,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     Some(text) => config::parse_duration(&text)?,
                     None => xagent_adb_connector::connector::lease::DEFAULT_LEASE_GRACE,
                 },
+                file_cache_max_bytes: file
+                    .file_cache_max_bytes
+                    .unwrap_or(xagent_adb_connector::files::DEFAULT_CAPACITY_BYTES),
                 upload_max_bytes: upload_max_bytes
                     .or(file.upload_max_bytes)
                     .unwrap_or(xagent_adb_connector::server::upload::DEFAULT_MAX_UPLOAD_BYTES),

@@ -93,3 +93,41 @@ async fn spec_5_1_uploads_are_authenticated_channel_bound_and_limited() {
         .collect();
     assert_eq!(leftover.len(), 1, "the refused upload left no file behind");
 }
+
+#[tokio::test]
+async fn spec_5_2_file_cache_has_a_finite_ttl_and_capacity() {
+    let dir = TempDir::new("cache");
+    let cfg = dir.path().join("cache.toml");
+    std::fs::write(&cfg, "file_ttl_secs = 2\nfile_cache_max_bytes = 100000\n").unwrap();
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--claim-policy", "open", "--config", cfg.to_str().unwrap()],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let url = format!("{}/files/uploads", conn.base);
+    let mut refs = Vec::new();
+    for i in 0..3u8 {
+        let (ctype, body) = multipart(
+            &format!("f{i}.bin"),
+            "application/octet-stream",
+            &[i; 40_000],
+        );
+        let (st, v) = post(&url, Some(API_KEY), Some(&ch), &ctype, &body);
+        assert_eq!(st, 200, "{v}");
+        refs.push(format!(
+            "{}/files/refs/{}",
+            conn.base,
+            v["file_ref"].as_str().unwrap()
+        ));
+    }
+    // 3 × 40 kB > 100 kB: the oldest was evicted, the newer two remain.
+    assert_eq!(http_get(&refs[0], None).0, 404);
+    assert_eq!(http_get(&refs[1], None).0, 200);
+    assert_eq!(http_get(&refs[2], None).0, 200);
+    // After the TTL nothing is served.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(http_get(&refs[2], None).0, 404);
+}

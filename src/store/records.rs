@@ -194,6 +194,34 @@ impl Store {
         .await
     }
 
+    /// Evicts the oldest file records until the total is at most `max_bytes`; returns the
+    /// evicted paths (the caller removes the files).
+    pub async fn file_evict_to(&self, max_bytes: i64) -> Result<Vec<String>, StoreError> {
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let mut total: i64 = tx.query_row(sql::FILE_TOTAL_BYTES, [], |r| r.get(0))?;
+            let mut evicted = Vec::new();
+            if total > max_bytes {
+                let oldest: Vec<(String, String, i64)> = {
+                    let mut st = tx.prepare(sql::FILE_OLDEST)?;
+                    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                    rows.collect::<rusqlite::Result<_>>()?
+                };
+                for (id, path, size) in oldest {
+                    if total <= max_bytes {
+                        break;
+                    }
+                    tx.execute(sql::FILE_DELETE, params![id])?;
+                    total -= size;
+                    evicted.push(path);
+                }
+            }
+            tx.commit()?;
+            Ok(evicted)
+        })
+        .await
+    }
+
     /// Deletes expired file records and returns their paths (the caller removes the files).
     pub async fn file_take_expired(&self, now_ms: i64) -> Result<Vec<String>, StoreError> {
         self.run(move |c| {

@@ -73,6 +73,11 @@ pub const FILE_INSERT: &str = "INSERT INTO file_refs (file_id, channel_id, path,
 pub const FILE_GET: &str = "SELECT file_id, channel_id, path, mime, filename, byte_size, created_ms, expires_ms FROM file_refs WHERE file_id = ?1";
 /// Expired files (for the cleaner).
 pub const FILE_EXPIRED: &str = "SELECT file_id, path FROM file_refs WHERE expires_ms <= ?1";
+/// Total bytes of stored files.
+pub const FILE_TOTAL_BYTES: &str = "SELECT COALESCE(SUM(byte_size), 0) FROM file_refs";
+/// Files oldest first (for capacity eviction).
+pub const FILE_OLDEST: &str =
+    "SELECT file_id, path, byte_size FROM file_refs ORDER BY created_ms ASC, file_id ASC";
 /// Delete a file record.
 pub const FILE_DELETE: &str = "DELETE FROM file_refs WHERE file_id = ?1";
 
