@@ -216,3 +216,55 @@ async fn observation_formats() {
         "bar\nnull\n"
     );
 }
+
+/// Decodes a PNG into (width, height, rgba).
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    (info.width, info.height, buf)
+}
+
+#[tokio::test]
+async fn screenshot_agrees_with_ui_dump() {
+    let p = phone();
+    let xml = sh(&p, "uiautomator dump /dev/tty").await.0;
+    let node = xml
+        .split("<node ")
+        .find(|n| n.contains("text=\"Notes\""))
+        .unwrap();
+    let bounds: Vec<u32> = node
+        .split("bounds=\"")
+        .nth(1)
+        .unwrap()
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .take(4)
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut shell = Shell::new(p.clone(), tx, Stdin::Empty);
+    shell
+        .run_line("screencap -p /sdcard/s.png; cat /sdcard/s.png")
+        .await;
+    drop(shell);
+    let mut png_bytes = Vec::new();
+    while let Some((Fd::Out, b)) = rx.recv().await {
+        png_bytes.extend(b);
+    }
+    if std::env::var_os("SIM_SAVE_PNG").is_some() {
+        std::fs::write("/tmp/sim-launcher.png", &png_bytes).unwrap();
+    }
+    let (w, h, rgba) = decode_png(&png_bytes);
+    assert_eq!((w, h), (1080, 2400));
+    let px =
+        |x: u32, y: u32| rgba[((y * w + x) * 4) as usize..((y * w + x) * 4 + 3) as usize].to_vec();
+    assert_eq!(
+        px(bounds[0] + 4, bounds[1] + 4),
+        vec![0xf9, 0xc7, 0x4f],
+        "Notes icon colour under its bounds"
+    );
+    assert_ne!(px(bounds[0] + 4, bounds[1] - 4), vec![0xf9, 0xc7, 0x4f]);
+}
