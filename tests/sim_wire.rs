@@ -267,3 +267,23 @@ async fn many_connections_at_once() {
     }
     shutdown.cancel();
 }
+
+#[tokio::test]
+async fn interactive_shell_runs_stdin_lines() {
+    let shutdown = CancellationToken::new();
+    let (mut c, _) = Client::connect(sim_addr(&shutdown).await).await;
+    c.open(3, "shell,v2,TERM=xterm-256color,pty:").await;
+    while !c.peer.contains_key(&3) {
+        c.pump(&[]).await;
+    }
+    let dev = c.peer[&3];
+    let input = shell_v2::encode(shell_v2::ID_STDIN, b"cd /sdcard\necho hi\nexit 5\n");
+    c.send(Message::new(A_WRTE, 3, dev, input)).await;
+    let (out, _, code) = decode_v2(&c.until_closed(3, &[]).await);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "shiba:/ $ shiba:/sdcard $ hi\nshiba:/sdcard $ "
+    );
+    assert_eq!(code, Some(5));
+    shutdown.cancel();
+}
