@@ -268,3 +268,65 @@ async fn screenshot_agrees_with_ui_dump() {
     );
     assert_ne!(px(bounds[0] + 4, bounds[1] - 4), vec![0xf9, 0xc7, 0x4f]);
 }
+
+#[tokio::test]
+async fn leanback_only_app_and_unknown_package_differ() {
+    let p = phone();
+    let launcher =
+        "cmd package resolve-activity --brief -c android.intent.category.LAUNCHER com.example.tv";
+    assert_eq!(sh(&p, launcher).await.0, "No activity found\n");
+    let leanback = "cmd package resolve-activity --brief -c android.intent.category.LEANBACK_LAUNCHER com.example.tv";
+    assert!(sh(&p, leanback)
+        .await
+        .0
+        .ends_with("\ncom.example.tv/.TvMainActivity\n"));
+    assert!(sh(&p, "pm list packages com.example.tv")
+        .await
+        .0
+        .contains("package:com.example.tv\n"));
+    assert_eq!(sh(&p, "pm list packages com.nope").await.0, "");
+    let (_, _, code) = sh(
+        &p,
+        "monkey -p com.example.tv -c android.intent.category.LAUNCHER 1",
+    )
+    .await;
+    assert_eq!(code, 252);
+    let (out, _, code) = sh(&p, "am start -n com.example.tv/.TvMainActivity").await;
+    assert_eq!(
+        (out.as_str(), code),
+        (
+            "Starting: Intent { cmp=com.example.tv/.TvMainActivity }\n",
+            0
+        )
+    );
+    assert_eq!(p.with(|s| s.foreground().0), "com.example.tv");
+}
+
+#[tokio::test]
+async fn adb_keyboard_broadcast_types_unicode_only_when_selected() {
+    let p = phone();
+    p.with(|s| {
+        s.launch("com.example.notes", ".MainActivity");
+        s.ui.focused = Some("com.example.notes:id/note_text".into());
+    });
+    // "中文'输入\"test" as base64.
+    let b64 = "5Lit5paHJ+i+k+WFpSJ0ZXN0";
+    let cmd = format!("am broadcast -a ADB_INPUT_B64 --es msg {b64}");
+    let (out, _, _) = sh(&p, &cmd).await;
+    assert!(out.ends_with("Broadcast completed: result=0\n"), "{out}");
+    assert_eq!(
+        p.with(|s| s.ui.note_text.clone()),
+        "",
+        "no receiver without ADBKeyBoard"
+    );
+    p.with(|s| s.adb_keyboard = true);
+    let (out, _, _) = sh(&p, "ime set com.android.adbkeyboard/.AdbIME").await;
+    assert_eq!(
+        out,
+        "Input method com.android.adbkeyboard/.AdbIME selected for user #0\n"
+    );
+    sh(&p, &cmd).await;
+    assert_eq!(p.with(|s| s.ui.note_text.clone()), "中文'输入\"test");
+    let xml = sh(&p, "uiautomator dump /dev/tty").await.0;
+    assert!(xml.contains("text=\"中文'输入&quot;test\""), "{xml}");
+}

@@ -40,6 +40,23 @@ pub const APPS: &[App] = &[
     },
 ];
 
+/// Apps with only a `LEANBACK_LAUNCHER` activity (TV apps; field bug 17): not on the home
+/// screen, not found by `monkey -c android.intent.category.LAUNCHER`.
+pub const LEANBACK_APPS: &[App] = &[App {
+    package: "com.example.tv",
+    activity: ".TvMainActivity",
+    label: "TV Guide",
+    color: [0x8e, 0x24, 0xaa, 0xff],
+}];
+
+/// Package of ADBKeyBoard (`senzhk/ADBKeyBoard`), installed when the state says so.
+pub const ADB_KEYBOARD_PACKAGE: &str = "com.android.adbkeyboard";
+/// Its input method id.
+pub const ADB_KEYBOARD_IME: &str = "com.android.adbkeyboard/.AdbIME";
+/// The stock keyboard's input method id.
+pub const LATIN_IME: &str =
+    "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME";
+
 /// Installed packages without a launcher activity (`pm list packages`).
 pub const SYSTEM_PACKAGES: &[&str] = &[
     "android",
@@ -72,6 +89,11 @@ pub const SETTINGS_ITEMS: &[(&str, &str)] = &[
 /// The app record of a package with a launcher activity.
 pub fn find(package: &str) -> Option<&'static App> {
     APPS.iter().find(|a| a.package == package)
+}
+
+/// The app record of a package with a launcher or leanback launcher activity.
+pub fn find_any(package: &str) -> Option<&'static App> {
+    find(package).or_else(|| LEANBACK_APPS.iter().find(|a| a.package == package))
 }
 
 const WHITE: [u8; 4] = [0xff, 0xff, 0xff, 0xff];
@@ -139,7 +161,7 @@ pub fn keyguard(screen: Rect) -> Node {
 
 /// The screen of a non-launcher app.
 pub fn screen(pkg: &str, state: &PhoneState, screen: Rect) -> Node {
-    let app = find(pkg);
+    let app = find_any(pkg);
     let label = app.map_or(pkg, |a| a.label);
     let color = app.map_or([0x60, 0x60, 0x60, 0xff], |a| a.color);
     let body = Rect::new(0, screen.y2 / 10, screen.x2, screen.y2);

@@ -55,6 +55,10 @@ pub struct StateView {
     pub secure_window: bool,
     /// Transport mode.
     pub transport: TransportMode,
+    /// ADBKeyBoard installed.
+    pub adb_keyboard: bool,
+    /// `settings get secure default_input_method`.
+    pub input_method: String,
     /// Number of active scripts.
     pub scripts: usize,
     /// Every program run so far.
@@ -81,6 +85,8 @@ pub struct StatePatch {
     pub secure_window: Option<bool>,
     /// Replaces the Notes field text.
     pub note_text: Option<String>,
+    /// Installs (or removes) ADBKeyBoard; selecting it stays a shell step (`ime set`).
+    pub adb_keyboard: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -116,6 +122,8 @@ fn view(phone: &Phone) -> StateView {
             battery_level: s.battery_level,
             secure_window: s.secure_window,
             transport,
+            adb_keyboard: s.adb_keyboard,
+            input_method: s.current_ime(),
             scripts: s.scripts.len(),
             command_log: s.log.clone(),
         }
@@ -166,6 +174,7 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     s.screen_on = p.screen_on.unwrap_or(s.screen_on);
     s.locked = p.locked.unwrap_or(s.locked);
     s.secure_window = p.secure_window.unwrap_or(s.secure_window);
+    s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);
     if let Some(t) = p.note_text {
         s.ui.note_text = t;
     }
