@@ -139,19 +139,18 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
         };
     }
     if let Some(size) = p.override_size {
-        s.override_size = match size.as_str() {
-            "" | "reset" => None,
+        match size.as_str() {
+            "" | "reset" => s.override_size = None,
             spec => {
                 let parsed = spec
                     .split_once('x')
                     .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
-                Some(
-                    parsed
-                        .filter(|(w, h)| *w > 0 && *h > 0)
-                        .ok_or("override_size must be WxH")?,
-                )
+                let (w, h) = parsed
+                    .filter(|(w, h)| *w > 0 && *h > 0)
+                    .ok_or("override_size must be WxH")?;
+                s.set_override_size(w, h);
             }
-        };
+        }
     }
     if let Some(level) = p.battery_level {
         s.battery_level = if level <= 100 {

@@ -198,6 +198,13 @@ impl PhoneState {
         }
     }
 
+    /// Sets the `wm size` override, clamped like `WindowManagerService.setForcedDisplaySize`
+    /// (each side between 200 px and 3x the physical size).
+    pub fn set_override_size(&mut self, w: u32, h: u32) {
+        let (pw, ph) = self.physical_size();
+        self.override_size = Some((w.clamp(200, pw * 3), h.clamp(200, ph * 3)));
+    }
+
     /// Physical size of the default display (portrait), pixels.
     pub fn physical_size(&self) -> (u32, u32) {
         let d = &self.persona.displays[0];
