@@ -78,7 +78,7 @@ pub const SETTINGS_ITEMS: &[(&str, &str)] = &[
     ("Connected devices", "Bluetooth, pairing"),
     ("Apps", "Recent apps, default apps"),
     ("Notifications", "Notification history, conversations"),
-    ("Battery", "80%"),
+    ("Battery", "(battery level)"),
     ("Storage", "34% used - 84.5 GB free"),
     ("Sound & vibration", "Volume, haptics, Do Not Disturb"),
     ("Display", "Dark theme, font size, brightness"),
@@ -167,7 +167,7 @@ pub fn screen(pkg: &str, state: &PhoneState, screen: Rect) -> Node {
     let body = Rect::new(0, screen.y2 / 10, screen.x2, screen.y2);
     let content = match pkg {
         "com.example.notes" => vec![notes_field(state, body)],
-        "com.android.settings" => vec![settings_list(body)],
+        "com.android.settings" => vec![settings_list(body, state.battery_level)],
         "com.android.deskclock" => vec![Node::new(
             "android.widget.TextView",
             pkg,
@@ -207,13 +207,19 @@ fn notes_field(state: &PhoneState, body: Rect) -> Node {
     field
 }
 
-fn settings_list(body: Rect) -> Node {
+fn settings_list(body: Rect, battery: u32) -> Node {
     let pkg = "com.android.settings";
     let row_h = (body.y2 - body.y1) / 12;
     let rows = SETTINGS_ITEMS
         .iter()
         .enumerate()
         .map(|(i, (title, summary))| {
+            let battery_text = format!("{battery}%");
+            let summary = if *title == "Battery" {
+                battery_text.as_str()
+            } else {
+                summary
+            };
             let y = body.y1 + i as i32 * row_h;
             let row = Rect::new(0, y, body.x2, y + row_h - 4);
             let t = Node::new(
