@@ -287,3 +287,42 @@ async fn interactive_shell_runs_stdin_lines() {
     assert_eq!(code, Some(5));
     shutdown.cancel();
 }
+
+#[tokio::test]
+async fn persona_model_when_model_is_empty() {
+    let shutdown = CancellationToken::new();
+    let opts = SimOptions {
+        persona: "samsung-android13".into(),
+        model: String::new(),
+        ..SimOptions::default()
+    };
+    let addr = sim::start(opts, shutdown.clone()).await.unwrap().adb_addr;
+    let (_, cnxn) = Client::connect(addr).await;
+    let banner = String::from_utf8(cnxn.payload).unwrap();
+    assert!(
+        banner.starts_with(
+            "device::ro.product.name=dm1qxxx;ro.product.model=SM-S911B;ro.product.device=dm1q;"
+        ),
+        "{banner}"
+    );
+    let bad = SimOptions {
+        persona: "nope".into(),
+        ..SimOptions::default()
+    };
+    assert_eq!(
+        sim::start(bad, shutdown.clone()).await.unwrap_err().kind(),
+        std::io::ErrorKind::InvalidInput
+    );
+    let public = SimOptions {
+        control: Some("0.0.0.0:0".parse().unwrap()),
+        ..SimOptions::default()
+    };
+    assert_eq!(
+        sim::start(public, shutdown.clone())
+            .await
+            .unwrap_err()
+            .kind(),
+        std::io::ErrorKind::PermissionDenied
+    );
+    shutdown.cancel();
+}
