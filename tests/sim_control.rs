@@ -195,6 +195,27 @@ fn transport_offline_then_online() {
 }
 
 #[test]
+fn transport_unplugged_then_replugged() {
+    let r = rig("pixel-android14");
+    r.post("/v1/transport", serde_json::json!({"state": "unplugged"}));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = r.adb(&["shell", "echo", "x"]);
+        if !out.status.success() || out.stdout != b"x\n" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "shell kept working while unplugged"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    r.post("/v1/transport", serde_json::json!({"state": "online"}));
+    r.adb.connect(&r.target);
+    assert_eq!(r.stdout(&["shell", "echo", "replugged"]), "replugged\n");
+}
+
+#[test]
 fn transport_unauthorized_then_accepted() {
     let r = rig("pixel-android14");
     r.post(

@@ -216,3 +216,117 @@ async fn observation_formats() {
         "bar\nnull\n"
     );
 }
+
+/// Decodes a PNG into (width, height, rgba).
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    (info.width, info.height, buf)
+}
+
+#[tokio::test]
+async fn screenshot_agrees_with_ui_dump() {
+    let p = phone();
+    let xml = sh(&p, "uiautomator dump /dev/tty").await.0;
+    let node = xml
+        .split("<node ")
+        .find(|n| n.contains("text=\"Notes\""))
+        .unwrap();
+    let bounds: Vec<u32> = node
+        .split("bounds=\"")
+        .nth(1)
+        .unwrap()
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .take(4)
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut shell = Shell::new(p.clone(), tx, Stdin::Empty);
+    shell
+        .run_line("screencap -p /sdcard/s.png; cat /sdcard/s.png")
+        .await;
+    drop(shell);
+    let mut png_bytes = Vec::new();
+    while let Some((Fd::Out, b)) = rx.recv().await {
+        png_bytes.extend(b);
+    }
+    if std::env::var_os("SIM_SAVE_PNG").is_some() {
+        std::fs::write("/tmp/sim-launcher.png", &png_bytes).unwrap();
+    }
+    let (w, h, rgba) = decode_png(&png_bytes);
+    assert_eq!((w, h), (1080, 2400));
+    let px =
+        |x: u32, y: u32| rgba[((y * w + x) * 4) as usize..((y * w + x) * 4 + 3) as usize].to_vec();
+    assert_eq!(
+        px(bounds[0] + 4, bounds[1] + 4),
+        vec![0xf9, 0xc7, 0x4f],
+        "Notes icon colour under its bounds"
+    );
+    assert_ne!(px(bounds[0] + 4, bounds[1] - 4), vec![0xf9, 0xc7, 0x4f]);
+}
+
+#[tokio::test]
+async fn leanback_only_app_and_unknown_package_differ() {
+    let p = phone();
+    let launcher =
+        "cmd package resolve-activity --brief -c android.intent.category.LAUNCHER com.example.tv";
+    assert_eq!(sh(&p, launcher).await.0, "No activity found\n");
+    let leanback = "cmd package resolve-activity --brief -c android.intent.category.LEANBACK_LAUNCHER com.example.tv";
+    assert!(sh(&p, leanback)
+        .await
+        .0
+        .ends_with("\ncom.example.tv/.TvMainActivity\n"));
+    assert!(sh(&p, "pm list packages com.example.tv")
+        .await
+        .0
+        .contains("package:com.example.tv\n"));
+    assert_eq!(sh(&p, "pm list packages com.nope").await.0, "");
+    let (_, _, code) = sh(
+        &p,
+        "monkey -p com.example.tv -c android.intent.category.LAUNCHER 1",
+    )
+    .await;
+    assert_eq!(code, 252);
+    let (out, _, code) = sh(&p, "am start -n com.example.tv/.TvMainActivity").await;
+    assert_eq!(
+        (out.as_str(), code),
+        (
+            "Starting: Intent { cmp=com.example.tv/.TvMainActivity }\n",
+            0
+        )
+    );
+    assert_eq!(p.with(|s| s.foreground().0), "com.example.tv");
+}
+
+#[tokio::test]
+async fn adb_keyboard_broadcast_types_unicode_only_when_selected() {
+    let p = phone();
+    p.with(|s| {
+        s.launch("com.example.notes", ".MainActivity");
+        s.ui.focused = Some("com.example.notes:id/note_text".into());
+    });
+    // "中文'输入\"test" as base64.
+    let b64 = "5Lit5paHJ+i+k+WFpSJ0ZXN0";
+    let cmd = format!("am broadcast -a ADB_INPUT_B64 --es msg {b64}");
+    let (out, _, _) = sh(&p, &cmd).await;
+    assert!(out.ends_with("Broadcast completed: result=0\n"), "{out}");
+    assert_eq!(
+        p.with(|s| s.ui.note_text.clone()),
+        "",
+        "no receiver without ADBKeyBoard"
+    );
+    p.with(|s| s.adb_keyboard = true);
+    let (out, _, _) = sh(&p, "ime set com.android.adbkeyboard/.AdbIME").await;
+    assert_eq!(
+        out,
+        "Input method com.android.adbkeyboard/.AdbIME selected for user #0\n"
+    );
+    sh(&p, &cmd).await;
+    assert_eq!(p.with(|s| s.ui.note_text.clone()), "中文'输入\"test");
+    let xml = sh(&p, "uiautomator dump /dev/tty").await.0;
+    assert!(xml.contains("text=\"中文'输入&quot;test\""), "{xml}");
+}

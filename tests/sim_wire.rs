@@ -267,3 +267,62 @@ async fn many_connections_at_once() {
     }
     shutdown.cancel();
 }
+
+#[tokio::test]
+async fn interactive_shell_runs_stdin_lines() {
+    let shutdown = CancellationToken::new();
+    let (mut c, _) = Client::connect(sim_addr(&shutdown).await).await;
+    c.open(3, "shell,v2,TERM=xterm-256color,pty:").await;
+    while !c.peer.contains_key(&3) {
+        c.pump(&[]).await;
+    }
+    let dev = c.peer[&3];
+    let input = shell_v2::encode(shell_v2::ID_STDIN, b"cd /sdcard\necho hi\nexit 5\n");
+    c.send(Message::new(A_WRTE, 3, dev, input)).await;
+    let (out, _, code) = decode_v2(&c.until_closed(3, &[]).await);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "shiba:/ $ shiba:/sdcard $ hi\nshiba:/sdcard $ "
+    );
+    assert_eq!(code, Some(5));
+    shutdown.cancel();
+}
+
+#[tokio::test]
+async fn persona_model_when_model_is_empty() {
+    let shutdown = CancellationToken::new();
+    let opts = SimOptions {
+        persona: "samsung-android13".into(),
+        model: String::new(),
+        ..SimOptions::default()
+    };
+    let addr = sim::start(opts, shutdown.clone()).await.unwrap().adb_addr;
+    let (_, cnxn) = Client::connect(addr).await;
+    let banner = String::from_utf8(cnxn.payload).unwrap();
+    assert!(
+        banner.starts_with(
+            "device::ro.product.name=dm1qxxx;ro.product.model=SM-S911B;ro.product.device=dm1q;"
+        ),
+        "{banner}"
+    );
+    let bad = SimOptions {
+        persona: "nope".into(),
+        ..SimOptions::default()
+    };
+    assert_eq!(
+        sim::start(bad, shutdown.clone()).await.unwrap_err().kind(),
+        std::io::ErrorKind::InvalidInput
+    );
+    let public = SimOptions {
+        control: Some("0.0.0.0:0".parse().unwrap()),
+        ..SimOptions::default()
+    };
+    assert_eq!(
+        sim::start(public, shutdown.clone())
+            .await
+            .unwrap_err()
+            .kind(),
+        std::io::ErrorKind::PermissionDenied
+    );
+    shutdown.cancel();
+}

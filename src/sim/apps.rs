@@ -40,6 +40,23 @@ pub const APPS: &[App] = &[
     },
 ];
 
+/// Apps with only a `LEANBACK_LAUNCHER` activity (TV apps; field bug 17): not on the home
+/// screen, not found by `monkey -c android.intent.category.LAUNCHER`.
+pub const LEANBACK_APPS: &[App] = &[App {
+    package: "com.example.tv",
+    activity: ".TvMainActivity",
+    label: "TV Guide",
+    color: [0x8e, 0x24, 0xaa, 0xff],
+}];
+
+/// Package of ADBKeyBoard (`senzhk/ADBKeyBoard`), installed when the state says so.
+pub const ADB_KEYBOARD_PACKAGE: &str = "com.android.adbkeyboard";
+/// Its input method id.
+pub const ADB_KEYBOARD_IME: &str = "com.android.adbkeyboard/.AdbIME";
+/// The stock keyboard's input method id.
+pub const LATIN_IME: &str =
+    "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME";
+
 /// Installed packages without a launcher activity (`pm list packages`).
 pub const SYSTEM_PACKAGES: &[&str] = &[
     "android",
@@ -61,7 +78,7 @@ pub const SETTINGS_ITEMS: &[(&str, &str)] = &[
     ("Connected devices", "Bluetooth, pairing"),
     ("Apps", "Recent apps, default apps"),
     ("Notifications", "Notification history, conversations"),
-    ("Battery", "80%"),
+    ("Battery", "(battery level)"),
     ("Storage", "34% used - 84.5 GB free"),
     ("Sound & vibration", "Volume, haptics, Do Not Disturb"),
     ("Display", "Dark theme, font size, brightness"),
@@ -72,6 +89,11 @@ pub const SETTINGS_ITEMS: &[(&str, &str)] = &[
 /// The app record of a package with a launcher activity.
 pub fn find(package: &str) -> Option<&'static App> {
     APPS.iter().find(|a| a.package == package)
+}
+
+/// The app record of a package with a launcher or leanback launcher activity.
+pub fn find_any(package: &str) -> Option<&'static App> {
+    find(package).or_else(|| LEANBACK_APPS.iter().find(|a| a.package == package))
 }
 
 const WHITE: [u8; 4] = [0xff, 0xff, 0xff, 0xff];
@@ -139,13 +161,13 @@ pub fn keyguard(screen: Rect) -> Node {
 
 /// The screen of a non-launcher app.
 pub fn screen(pkg: &str, state: &PhoneState, screen: Rect) -> Node {
-    let app = find(pkg);
+    let app = find_any(pkg);
     let label = app.map_or(pkg, |a| a.label);
     let color = app.map_or([0x60, 0x60, 0x60, 0xff], |a| a.color);
     let body = Rect::new(0, screen.y2 / 10, screen.x2, screen.y2);
     let content = match pkg {
         "com.example.notes" => vec![notes_field(state, body)],
-        "com.android.settings" => vec![settings_list(body)],
+        "com.android.settings" => vec![settings_list(body, state.battery_level)],
         "com.android.deskclock" => vec![Node::new(
             "android.widget.TextView",
             pkg,
@@ -185,13 +207,19 @@ fn notes_field(state: &PhoneState, body: Rect) -> Node {
     field
 }
 
-fn settings_list(body: Rect) -> Node {
+fn settings_list(body: Rect, battery: u32) -> Node {
     let pkg = "com.android.settings";
     let row_h = (body.y2 - body.y1) / 12;
     let rows = SETTINGS_ITEMS
         .iter()
         .enumerate()
         .map(|(i, (title, summary))| {
+            let battery_text = format!("{battery}%");
+            let summary = if *title == "Battery" {
+                battery_text.as_str()
+            } else {
+                summary
+            };
             let y = body.y1 + i as i32 * row_h;
             let row = Rect::new(0, y, body.x2, y + row_h - 4);
             let t = Node::new(

@@ -55,6 +55,10 @@ pub struct StateView {
     pub secure_window: bool,
     /// Transport mode.
     pub transport: TransportMode,
+    /// ADBKeyBoard installed.
+    pub adb_keyboard: bool,
+    /// `settings get secure default_input_method`.
+    pub input_method: String,
     /// Number of active scripts.
     pub scripts: usize,
     /// Every program run so far.
@@ -81,6 +85,8 @@ pub struct StatePatch {
     pub secure_window: Option<bool>,
     /// Replaces the Notes field text.
     pub note_text: Option<String>,
+    /// Installs (or removes) ADBKeyBoard; selecting it stays a shell step (`ime set`).
+    pub adb_keyboard: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -116,6 +122,8 @@ fn view(phone: &Phone) -> StateView {
             battery_level: s.battery_level,
             secure_window: s.secure_window,
             transport,
+            adb_keyboard: s.adb_keyboard,
+            input_method: s.current_ime(),
             scripts: s.scripts.len(),
             command_log: s.log.clone(),
         }
@@ -131,19 +139,18 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
         };
     }
     if let Some(size) = p.override_size {
-        s.override_size = match size.as_str() {
-            "" | "reset" => None,
+        match size.as_str() {
+            "" | "reset" => s.override_size = None,
             spec => {
                 let parsed = spec
                     .split_once('x')
                     .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
-                Some(
-                    parsed
-                        .filter(|(w, h)| *w > 0 && *h > 0)
-                        .ok_or("override_size must be WxH")?,
-                )
+                let (w, h) = parsed
+                    .filter(|(w, h)| *w > 0 && *h > 0)
+                    .ok_or("override_size must be WxH")?;
+                s.set_override_size(w, h);
             }
-        };
+        }
     }
     if let Some(level) = p.battery_level {
         s.battery_level = if level <= 100 {
@@ -166,6 +173,7 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     s.screen_on = p.screen_on.unwrap_or(s.screen_on);
     s.locked = p.locked.unwrap_or(s.locked);
     s.secure_window = p.secure_window.unwrap_or(s.secure_window);
+    s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);
     if let Some(t) = p.note_text {
         s.ui.note_text = t;
     }

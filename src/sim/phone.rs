@@ -75,6 +75,8 @@ pub struct PhoneState {
     pub battery_level: u32,
     /// Focused window has FLAG_SECURE: screenshots come out black (field bug 8).
     pub secure_window: bool,
+    /// ADBKeyBoard is installed (its IME can then be selected with `ime set`).
+    pub adb_keyboard: bool,
     /// Every program executed, in order.
     pub log: Vec<LogEntry>,
     /// Scripted answers (control API).
@@ -124,6 +126,7 @@ impl Phone {
             locked: false,
             battery_level: 80,
             secure_window: false,
+            adb_keyboard: false,
             log: Vec::new(),
             scripts: Vec::new(),
         };
@@ -193,6 +196,13 @@ impl PhoneState {
         } else {
             (w, h)
         }
+    }
+
+    /// Sets the `wm size` override, clamped like `WindowManagerService.setForcedDisplaySize`
+    /// (each side between 200 px and 3x the physical size).
+    pub fn set_override_size(&mut self, w: u32, h: u32) {
+        let (pw, ph) = self.physical_size();
+        self.override_size = Some((w.clamp(200, pw * 3), h.clamp(200, ph * 3)));
     }
 
     /// Physical size of the default display (portrait), pixels.

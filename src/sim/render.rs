@@ -70,10 +70,18 @@ fn paint(frame: &mut Frame, node: &Node) {
         frame.fill_rect(b.x1, b.y2 - t, b.x2, b.y2, c);
     }
     if !node.text.is_empty() {
-        let scale = ((b.y2 - b.y1) / 24).clamp(2, 6);
+        let longest = node
+            .text
+            .lines()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(1)
+            .max(1) as i32;
+        let fit = (b.x2 - b.x1 - 24) / (6 * longest);
+        let scale = ((b.y2 - b.y1) / 24).min(fit).clamp(2, 6);
         let x = b.x1 + 12;
         let y = b.y1 + ((b.y2 - b.y1) - 7 * scale) / 2;
-        super::font::draw_text(frame, x, y, scale, &node.text, node.ink, b.x2);
+        super::font::draw_text(frame, x, y.max(b.y1), scale, &node.text, node.ink, b.x2);
     }
     for child in &node.children {
         paint(frame, child);

@@ -15,7 +15,7 @@ fn resolve(s: &PhoneState, component: &str) -> Option<(String, String)> {
     if pkg == lp && short == short_component(&lp, &la) {
         return Some((lp, la));
     }
-    let app = apps::find(pkg)?;
+    let app = apps::find_any(pkg)?;
     (short == format!("{pkg}/{}", app.activity))
         .then(|| (pkg.to_string(), app.activity.to_string()))
 }
@@ -25,6 +25,7 @@ pub fn am(phone: &Phone, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
         ["start" | "start-activity", rest @ ..] => phone.with(|s| start(s, rest)),
+        ["broadcast", rest @ ..] => super::ime::broadcast(phone, rest),
         ["force-stop" | "kill", pkg, ..] => {
             phone.with(|s| s.force_stop(pkg));
             Output::code(0)

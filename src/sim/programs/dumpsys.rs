@@ -44,6 +44,7 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         Some("power") => Output::ok(power(s)),
         Some("activity") => Output::ok(activity(s)),
         Some("display") => Output::ok(display(s)),
+        Some("input") => Output::ok(input(s)),
         Some("input_method") => Output::ok(format!(
             "Input method service state:\n  mCurMethodId={}\n  mInputShown={}\n",
             "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME",
@@ -146,6 +147,10 @@ fn window(s: &PhoneState, section: Option<&str>) -> String {
     if section != Some("windows") {
         t.insert_str(0, &format!("WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0 rootTasks=1\n    init={}x{} {}dpi cur={w}x{h}\n\n", s.physical_size().0, s.physical_size().1, s.persona.displays[0].density));
     }
+    t.push_str(&format!(
+        "  mCurrentRotation=ROTATION_{}\n",
+        s.rotation * 90
+    ));
     t.push_str(&focus_lines(s));
     t.push_str(&format!(
         "  mInputMethodWindow={}\n",
@@ -209,4 +214,15 @@ fn display(s: &PhoneState) -> String {
         ));
     }
     t
+}
+
+/// `dumpsys input`: the viewport and touchscreen orientation lines tools grep
+/// (`SurfaceOrientation`, AOSP `TouchInputMapper::dump`).
+fn input(s: &PhoneState) -> String {
+    let d = &s.persona.displays[0];
+    let (w, h) = s.display_size();
+    format!(
+        "INPUT MANAGER (dumpsys input)\n\nInput Manager State:\n  Viewports:\n    displayId=0, uniqueId=local:{}, port=0, orientation={}, isActive=true, logicalFrame=[0, 0, {w}, {h}], deviceSize=[{}, {}]\n\nInput Reader State:\n  Device 4: sec_touchscreen\n    Touch Input Mapper (mode - DIRECT):\n      SurfaceOrientation: {}\n      SurfaceWidth: {w}px\n      SurfaceHeight: {h}px\n",
+        d.physical_id, s.rotation, d.width, d.height, s.rotation
+    )
 }

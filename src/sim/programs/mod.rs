@@ -6,6 +6,7 @@ mod am;
 mod dumpsys;
 mod fs;
 mod getprop;
+mod ime;
 mod input;
 mod keys;
 mod misc;
@@ -159,6 +160,7 @@ pub async fn run(
         "wm" => wm::run(phone, args),
         "dumpsys" => dumpsys::run(phone, args),
         "input" => input::run(phone, args),
+        "ime" => ime::ime(phone, args),
         "am" => am::am(phone, args),
         "monkey" => am::monkey(phone, args),
         "pm" => pm::pm(phone, args),

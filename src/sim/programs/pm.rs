@@ -8,8 +8,16 @@ use crate::sim::phone::Phone;
 
 /// All installed package names, sorted.
 fn packages(phone: &Phone) -> Vec<String> {
-    let launcher = phone.with(|s| s.persona.launcher_package.clone());
-    let mut all: Vec<String> = apps::APPS.iter().map(|a| a.package.to_string()).collect();
+    let (launcher, adb_keyboard) =
+        phone.with(|s| (s.persona.launcher_package.clone(), s.adb_keyboard));
+    let mut all: Vec<String> = apps::APPS
+        .iter()
+        .chain(apps::LEANBACK_APPS)
+        .map(|a| a.package.to_string())
+        .collect();
+    if adb_keyboard {
+        all.push(apps::ADB_KEYBOARD_PACKAGE.to_string());
+    }
     all.extend(apps::SYSTEM_PACKAGES.iter().map(|p| p.to_string()));
     all.push(launcher);
     all.sort();
@@ -52,11 +60,12 @@ fn package_cmd(phone: &Phone, args: &[&str]) -> Output {
 }
 
 fn resolve_activity(phone: &Phone, args: &[&str]) -> Output {
-    let mut pkg = None;
+    let (mut pkg, mut category) = (None, "android.intent.category.LAUNCHER");
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match *a {
-            "-c" | "-a" | "--user" | "--components" => {
+            "-c" => category = it.next().copied().unwrap_or(category),
+            "-a" | "--user" | "--components" => {
                 it.next();
             }
             a if !a.starts_with('-') => pkg = Some(a),
@@ -64,9 +73,20 @@ fn resolve_activity(phone: &Phone, args: &[&str]) -> Output {
         }
     }
     let launcher = phone.with(|s| s.persona.launcher_component());
+    let launcher_category = category == "android.intent.category.LAUNCHER";
+    let pool = match category {
+        "android.intent.category.LEANBACK_LAUNCHER" => apps::LEANBACK_APPS,
+        "android.intent.category.LAUNCHER" => apps::APPS,
+        _ => &[],
+    };
     let hit = match pkg {
-        Some(p) if p == launcher.0 => Some((launcher.0.clone(), launcher.1.clone())),
-        Some(p) => apps::find(p).map(|a| (a.package.to_string(), a.activity.to_string())),
+        Some(p) if p == launcher.0 && launcher_category => {
+            Some((launcher.0.clone(), launcher.1.clone()))
+        }
+        Some(p) => pool
+            .iter()
+            .find(|a| a.package == p)
+            .map(|a| (a.package.to_string(), a.activity.to_string())),
         None => None,
     };
     match hit {

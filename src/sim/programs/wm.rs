@@ -24,7 +24,7 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         }
         ["size", spec] => match spec.split_once('x').and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?))) {
             Some((w, h)) if w > 0 && h > 0 => {
-                s.override_size = Some((w, h));
+                s.set_override_size(w, h);
                 Output::code(0)
             }
             _ => Output::err(255, format!("Error: bad size {spec}\n")),

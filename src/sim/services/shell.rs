@@ -26,7 +26,11 @@ pub async fn execute(phone: Phone, line: String, sink: Sink, stdin: Stdin) -> i3
         let _ = sink.send((Fd::Err, answer.stderr));
         return answer.exit_code;
     }
+    let device = phone.with(|s| s.persona.device.clone());
     let mut shell = Shell::new(phone, sink, stdin);
+    if line.trim().is_empty() {
+        return shell.interactive(&device).await;
+    }
     shell.run_line(&line).await
 }
 

@@ -87,6 +87,34 @@ impl Shell {
         self.exited.unwrap_or(self.status)
     }
 
+    /// Interactive mode (`adb shell` without a command): prints the prompt
+    /// (`<device>:<cwd> $ `, mksh's Android `PS1`), runs each stdin line, ends at EOF or `exit`.
+    pub async fn interactive(&mut self, device: &str) -> i32 {
+        let mut pending: Vec<u8> = Vec::new();
+        loop {
+            self.emit(Fd::Out, format!("{device}:{} $ ", self.cwd).into_bytes());
+            let line = loop {
+                if let Some(i) = pending.iter().position(|b| *b == b'\n' || *b == b'\r') {
+                    let raw: Vec<u8> = pending.drain(..=i).collect();
+                    break Some(String::from_utf8_lossy(&raw[..i]).to_string());
+                }
+                let chunk = match &mut self.stdin {
+                    Stdin::Stream(rx) => rx.recv().await,
+                    Stdin::Empty => None,
+                };
+                match chunk {
+                    Some(c) => pending.extend_from_slice(&c),
+                    None => break None,
+                }
+            };
+            let Some(line) = line else { return self.status };
+            let code = self.run_line(&line).await;
+            if self.exited.is_some() {
+                return code;
+            }
+        }
+    }
+
     fn run_list<'a>(&'a mut self, list: &'a List) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(async move {
             for and_or in list {

@@ -160,3 +160,118 @@ impl Parser {
         Ok(cmd)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::lexer::{Part, WordPart};
+    use super::*;
+
+    fn lit(word: &Word) -> String {
+        word.0
+            .iter()
+            .map(|p| match &p.part {
+                Part::Lit(s) => s.clone(),
+                Part::Var(v) => format!("${v}"),
+                Part::Subst(c) => format!("$({c})"),
+            })
+            .collect()
+    }
+
+    fn argv(cmd: &Command) -> Vec<String> {
+        cmd.words.iter().map(lit).collect()
+    }
+
+    #[test]
+    fn injection_inside_single_quotes_is_one_argument() {
+        let list = parse("input text 'a;reboot'").unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(argv(&list[0].first[0]), ["input", "text", "a;reboot"]);
+        let list = parse("input text a;reboot").unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(argv(&list[1].first[0]), ["reboot"]);
+    }
+
+    #[test]
+    fn quotes_and_escapes() {
+        let list = parse(r#"echo "a b" 'c"d' e\ f "\$x" 'it'\''s'"#).unwrap();
+        assert_eq!(
+            argv(&list[0].first[0]),
+            ["echo", "a b", "c\"d", "e f", "$x", "it's"]
+        );
+        let w = &list[0].first[0].words[4];
+        assert!(w
+            .0
+            .iter()
+            .all(|p| p.quoted || p.part == Part::Lit(String::new())));
+        assert_eq!(
+            parse("echo 'x").unwrap_err().to_string(),
+            "no closing quote"
+        );
+        assert_eq!(
+            parse("echo \"x").unwrap_err().to_string(),
+            "no closing quote"
+        );
+    }
+
+    #[test]
+    fn operators_pipes_and_redirections() {
+        let list = parse("a && b || c; d | grep x > /sdcard/o 2>&1 &").unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(
+            list[0].rest.iter().map(|(j, _)| *j).collect::<Vec<_>>(),
+            [Join::And, Join::Or]
+        );
+        let pipe = &list[1].first;
+        assert_eq!(pipe.len(), 2);
+        assert_eq!(
+            pipe[1].redirs.iter().map(|r| r.op).collect::<Vec<_>>(),
+            [
+                RedirOp::Out {
+                    fd: 1,
+                    append: false
+                },
+                RedirOp::Dup { fd: 2, to: 1 }
+            ]
+        );
+        assert_eq!(lit(&pipe[1].redirs[0].target), "/sdcard/o");
+        let list = parse("ls 2>>/e >> /o < /i").unwrap();
+        let ops: Vec<RedirOp> = list[0].first[0].redirs.iter().map(|r| r.op).collect();
+        assert_eq!(
+            ops,
+            [
+                RedirOp::Out {
+                    fd: 2,
+                    append: true
+                },
+                RedirOp::Out {
+                    fd: 1,
+                    append: true
+                },
+                RedirOp::In { fd: 0 }
+            ]
+        );
+        assert!(parse("| x").is_err());
+        assert!(parse("x &&").is_err());
+    }
+
+    #[test]
+    fn variables_and_substitutions() {
+        let list = parse("echo $? ${HOME}x \"$A-b\" `id` $(echo (a))").unwrap();
+        let words = &list[0].first[0].words;
+        assert_eq!(
+            words[1].0,
+            vec![WordPart {
+                part: Part::Var("?".into()),
+                quoted: false
+            }]
+        );
+        assert_eq!(lit(&words[2]), "$HOMEx");
+        assert_eq!(lit(&words[3]), "$A-b");
+        assert_eq!(lit(&words[4]), "$(id)");
+        assert_eq!(lit(&words[5]), "$(echo (a))");
+        assert_eq!(
+            argv(&parse("echo a#b # comment").unwrap()[0].first[0]),
+            ["echo", "a#b"]
+        );
+    }
+}
