@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use super::{lock, Connector};
 use crate::device::parse::devices::DeviceState;
-use crate::device::tools::{self, tool_decl, ToolCtx, ToolError, ToolId};
+use crate::device::tools::{self, card_tools, tool_decl, ToolCtx, ToolError, ToolId};
 use crate::protocol::card::tool_input_schema;
 use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{now_ms, ErrorCode};
@@ -24,12 +24,13 @@ impl Validators {
     /// Compiles every tool's declared schema. The schemas are ours and compile; a failure is a
     /// programming error caught by the unit test below.
     pub fn build() -> Validators {
-        let by_tool = ToolId::ALL
-            .iter()
+        let by_tool = card_tools()
+            .into_iter()
             .filter_map(|t| {
-                jsonschema::validator_for(&tool_input_schema(tool_decl(*t)))
+                let decl = tool_decl(t)?;
+                jsonschema::validator_for(&tool_input_schema(decl))
                     .ok()
-                    .map(|v| (*t, v))
+                    .map(|v| (t, v))
             })
             .collect();
         Validators { by_tool }
@@ -69,12 +70,14 @@ impl Connector {
         channel_id: &str,
         payload: &ToolInvokePayload,
     ) -> Result<Value, ToolError> {
-        let tool = ToolId::from_wire(&payload.tool_id).ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::ToolNotFound,
-                "tool_id is not in this connector's card",
-            )
-        })?;
+        let tool = ToolId::from_wire(&payload.tool_id)
+            .filter(|t| tool_decl(*t).is_some())
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorCode::ToolNotFound,
+                    "tool_id is not in this connector's card",
+                )
+            })?;
         let binding = self.binding(channel_id).ok_or_else(|| {
             ToolError::new(
                 ErrorCode::ConnectionNotAuthenticated,
@@ -134,7 +137,7 @@ impl Connector {
             channel_id,
             display: &runtime.display,
         };
-        if !tool_decl(tool).side_effect {
+        if !tool_decl(tool).is_some_and(|d| d.side_effect) {
             return tools::invoke(tool, &args, &ctx).await;
         }
         let _guard = runtime.side_effects.lock().await;
@@ -272,7 +275,7 @@ mod tests {
     #[test]
     fn every_tool_schema_compiles_and_names_the_bad_field() {
         let v = Validators::build();
-        assert_eq!(v.by_tool.len(), ToolId::ALL.len());
+        assert_eq!(v.by_tool.len(), card_tools().len());
         let err = v
             .check(
                 ToolId::Tap,

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use crate::config::{ClaimPolicy, CodeHash};
 use crate::device::inventory::Inventory;
 use crate::device::parse::devices::DeviceState;
-use crate::device::tools::{DisplayCache, ToolId};
+use crate::device::tools::{card_tools, DisplayCache};
 use crate::files::FileCache;
 use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
 use crate::protocol::{random_id, Packet};
@@ -271,7 +271,7 @@ impl Connector {
             model: b.model.clone(),
             serial_hint: mask_serial(&b.serial),
         });
-        let ids: Vec<&str> = ToolId::ALL.iter().map(|t| t.as_str()).collect();
+        let ids: Vec<&str> = card_tools().iter().map(|t| t.as_str()).collect();
         Descriptor::project(
             &self.connector_id(),
             channel_id,

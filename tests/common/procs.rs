@@ -40,31 +40,43 @@ impl Drop for TempDir {
     }
 }
 
-/// Spawns `cmd` and waits (≤ 20 s) for a stdout line starting with `prefix`; returns the child and
-/// the rest of that line. Later stdout lines are drained in a thread.
-fn spawn_and_wait(mut cmd: Command, prefix: &str) -> (Child, String) {
+/// Spawns `cmd` and waits (≤ 20 s) for a stdout line starting with each of `prefixes`, in
+/// order; returns the child and the rest of those lines. Later stdout lines are drained.
+fn spawn_and_wait_all(mut cmd: Command, prefixes: &[&str]) -> (Child, Vec<String>) {
     let mut child = cmd.stdout(Stdio::piped()).spawn().expect("spawn binary");
     let stdout = child.stdout.take().expect("stdout");
     let (tx, rx) = mpsc::channel();
-    let wanted = prefix.to_string();
     std::thread::spawn(move || {
-        let mut sent = false;
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if !sent {
-                if let Some(rest) = line.strip_prefix(&wanted) {
-                    let _ = tx.send(rest.trim().to_string());
-                    sent = true;
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut found = Vec::new();
+    for prefix in prefixes {
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.strip_prefix(prefix) {
+                        found.push(rest.trim().to_string());
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = child.kill();
+                    let status = child.wait().ok();
+                    panic!("process did not print {prefix:?} ({e:?}; exit status {status:?})");
                 }
             }
         }
-    });
-    match rx.recv_timeout(Duration::from_secs(20)) {
-        Ok(rest) => (child, rest),
-        Err(_) => {
-            let _ = child.kill();
-            panic!("process did not print {prefix:?} within 20 s");
-        }
     }
+    (child, found)
+}
+
+fn spawn_and_wait(cmd: Command, prefix: &str) -> (Child, String) {
+    let (child, mut found) = spawn_and_wait_all(cmd, &[prefix]);
+    (child, found.remove(0))
 }
 
 /// A simulated phone process.
@@ -89,15 +101,33 @@ impl SimPhone {
         Self::spawn(serial, listen, &[])
     }
 
-    /// A phone with its control API on a free loopback port, and extra `sim` flags.
+    /// A phone with its control API on a loopback port chosen by the OS, and extra `sim` flags.
     pub fn start_with_control(serial: &str, extra: &[&str]) -> SimPhone {
-        let port = super::adb_server::free_port().to_string();
-        let control = format!("127.0.0.1:{port}");
-        let mut args = vec!["--control", control.as_str()];
-        args.extend_from_slice(extra);
-        let mut sim = Self::spawn(serial, "127.0.0.1:0", &args);
-        sim.control = Some(format!("http://{control}"));
-        sim
+        let mut cmd = Command::new(bin());
+        cmd.args([
+            "sim",
+            "--listen",
+            "127.0.0.1:0",
+            "--serial",
+            serial,
+            "--control",
+            "127.0.0.1:0",
+        ])
+        .args(extra)
+        .stderr(Stdio::null());
+        let (child, found) = spawn_and_wait_all(
+            cmd,
+            &[
+                "simulated phone listening on tcp:",
+                "control API on http://",
+            ],
+        );
+        SimPhone {
+            child,
+            addr: found[0].clone(),
+            serial: serial.to_string(),
+            control: Some(format!("http://{}", found[1])),
+        }
     }
 
     fn spawn(serial: &str, listen: &str, extra: &[&str]) -> SimPhone {

@@ -1,15 +1,48 @@
 //! Control tools: `android_tap`, `android_input_text`, `android_press_key`. Every command line is
 //! built from argv and quoted once for the phone's `sh` ([`crate::device::shell_quote`]).
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::catalog::KEYS;
 use super::{ToolCtx, ToolError};
 use crate::device::parse::{text, wm};
 use crate::device::shell_quote::command_line;
+use crate::protocol::card::ToolDecl;
 use crate::protocol::ErrorCode;
+
+/// Keys of `android_press_key` (closed set) and their Android keycodes
+/// (`android.view.KeyEvent`, frameworks/base/core/java/android/view/KeyEvent.java).
+pub const KEYS: &[(&str, u32)] = &[
+    ("home", 3),
+    ("back", 4),
+    ("enter", 66),
+    ("recents", 187),
+    ("delete", 67),
+    ("tab", 61),
+    ("space", 62),
+    ("escape", 111),
+    ("dpad_up", 19),
+    ("dpad_down", 20),
+    ("dpad_left", 21),
+    ("dpad_right", 22),
+    ("dpad_center", 23),
+    ("volume_up", 24),
+    ("volume_down", 25),
+    ("volume_mute", 164),
+    ("power", 26),
+    ("wake", 224),
+    ("sleep", 223),
+    ("menu", 82),
+    ("search", 84),
+    ("paste", 279),
+    ("copy", 278),
+    ("cut", 277),
+    ("select_all", 29),
+];
+
+const COORDS: &str = "Coordinates are device pixels in the current display's input space (the `wm size` Override size when set, else Physical; rotation applied), origin top-left — the same space as an android_screenshot image at full size and android_ui_tree bounds.";
 
 /// Deadline of a tap or key press.
 pub const INPUT_DEADLINE: Duration = Duration::from_secs(5);
@@ -160,6 +193,52 @@ pub async fn press_key(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolErr
     };
     run_input(ctx, &cmd, INPUT_DEADLINE).await?;
     Ok(json!({"key": key, "long_press": long}))
+}
+
+fn format_static_tap() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!("Tap once at (x, y) on the bound phone. {COORDS} Coordinates outside the display are refused with out_of_bounds naming the valid range.")
+    })
+}
+
+/// Card declarations of the input tools.
+pub fn decls() -> Vec<ToolDecl> {
+    let key_names: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+    vec![
+        ToolDecl {
+            tool_id: "android_tap",
+            title: "Tap the screen",
+            description: format_static_tap(),
+            side_effect: true,
+            input_schema: json!({"type": "object", "required": ["x", "y"], "properties": {
+                "x": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "X in device px."},
+                "y": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Y in device px."}
+            }}),
+            output_schema: json!({"type": "object"}),
+        },
+        ToolDecl {
+            tool_id: "android_input_text",
+            title: "Type text",
+            description: "Type text into the focused field of the bound phone, exactly as given (every character is passed as data, never as shell syntax; `%s` is typed literally; a newline presses Enter). This version types printable ASCII; other characters are refused with unsupported_text. Tap a text field first.",
+            side_effect: true,
+            input_schema: json!({"type": "object", "required": ["text"], "properties": {
+                "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Text to type."}
+            }}),
+            output_schema: json!({"type": "object"}),
+        },
+        ToolDecl {
+            tool_id: "android_press_key",
+            title: "Press a key",
+            description: "Press one key on the bound phone (home, back, enter, recents, delete, …).",
+            side_effect: true,
+            input_schema: json!({"type": "object", "required": ["key"], "properties": {
+                "key": {"type": "string", "enum": key_names, "description": "Key to press."},
+                "long_press": {"type": "boolean", "description": "Hold the key (long press)."}
+            }}),
+            output_schema: json!({"type": "object"}),
+        },
+    ]
 }
 
 #[cfg(test)]

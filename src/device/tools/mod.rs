@@ -19,7 +19,7 @@ use crate::files::FileCache;
 use crate::protocol::card::ToolDecl;
 use crate::protocol::ErrorCode;
 
-pub use catalog::{catalog, tool_decl, ToolId};
+pub use catalog::{card_tools, catalog, tool_decl, ToolId};
 
 /// A tool failure: a stable code and a message free of secrets and user text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +102,10 @@ pub async fn invoke(tool: ToolId, args: &Value, ctx: &ToolCtx<'_>) -> Result<Val
         ToolId::Tap => input::tap(args, ctx).await,
         ToolId::InputText => input::input_text(args, ctx).await,
         ToolId::PressKey => input::press_key(args, ctx).await,
+        other => Err(ToolError::new(
+            ErrorCode::ToolNotFound,
+            format!("{} is not implemented by this build", other.as_str()),
+        )),
     }
 }
 

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::{ToolCtx, ToolError};
 use crate::device::parse::{battery, getprop, png_check, power, text, uiautomator, window, wm};
+use crate::protocol::card::ToolDecl;
 use crate::protocol::ErrorCode;
 
 /// Deadline of `android_device_status` (one compound shell command).
@@ -145,4 +146,41 @@ pub async fn ui_tree(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError
         "truncated": total > elements.len(),
         "elements": elements,
     }))
+}
+
+/// Card declarations of the observation tools.
+pub fn decls() -> Vec<ToolDecl> {
+    vec![
+        ToolDecl {
+            tool_id: "android_device_status",
+            title: "Android device status",
+            description: "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, display size (px) and the foreground app package. No side effects.",
+            side_effect: false,
+            input_schema: json!({"type": "object", "properties": {}}),
+            output_schema: json!({"type": "object", "properties": {
+                "model": {"type": "string"}, "manufacturer": {"type": "string"},
+                "android_release": {"type": "string"}, "sdk": {"type": ["integer", "null"]},
+                "battery_percent": {"type": ["integer", "null"]}, "screen_on": {"type": ["boolean", "null"]},
+                "display": {"type": "object"}, "foreground_package": {"type": ["string", "null"]}
+            }}),
+        },
+        ToolDecl {
+            tool_id: "android_screenshot",
+            title: "Take a screenshot",
+            description: "Capture the bound phone's screen as PNG. Returns a file_ref and a relative download_url (the image is never inline), mime_type, width and height (px), byte_size (bytes) and expires_at (Unix ms). No side effects.",
+            side_effect: false,
+            input_schema: json!({"type": "object", "properties": {}}),
+            output_schema: json!({"type": "object", "required": ["file_ref", "download_url", "mime_type", "width", "height", "byte_size", "expires_at"]}),
+        },
+        ToolDecl {
+            tool_id: "android_ui_tree",
+            title: "Read the UI tree",
+            description: "Dump the on-screen accessibility tree (uiautomator) as a flat list of meaningful elements: element_id, class, text, content_desc, resource_id, bounds [left, top, right, bottom] and center [x, y] in device px, clickable, focusable, focused, enabled. No side effects. Fails with ui_dump_failed rather than returning an empty screen.",
+            side_effect: false,
+            input_schema: json!({"type": "object", "properties": {
+                "max_nodes": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Most elements to return (default 300)."}
+            }}),
+            output_schema: json!({"type": "object", "required": ["elements"]}),
+        },
+    ]
 }
