@@ -88,6 +88,7 @@ async fn build_state(
         config.claim_policy,
         config.claim_codes.clone(),
         config.lease_grace,
+        config.profiles.clone(),
     )
     .await?;
     let connector = Arc::new(connector);
@@ -151,6 +152,7 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
         lease_grace: crate::connector::lease::DEFAULT_LEASE_GRACE,
         upload_max_bytes: crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES,
         file_cache_max_bytes: crate::files::DEFAULT_CAPACITY_BYTES,
+        profiles: crate::device::policy::Profiles::builtin(),
     };
     print_demo_help(&opts, &key_path, &api_key);
     serve(config, shutdown).await

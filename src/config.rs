@@ -84,6 +84,8 @@ pub struct ConfigFile {
     pub upload_max_bytes: Option<u64>,
     /// File cache capacity, bytes.
     pub file_cache_max_bytes: Option<u64>,
+    /// Directory of device profiles (`default.toml` + refinements).
+    pub device_profiles: Option<PathBuf>,
 }
 
 /// Validated settings of `serve`.
@@ -111,6 +113,8 @@ pub struct ServeConfig {
     pub upload_max_bytes: u64,
     /// File cache capacity, bytes (oldest evicted first).
     pub file_cache_max_bytes: u64,
+    /// Device policy profiles (`device-profiles/`).
+    pub profiles: crate::device::policy::Profiles,
 }
 
 /// Default listen address.
@@ -235,6 +239,7 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. F
 # file_ttl_secs = 900
 # upload_max_bytes = 268435456        # 256 MiB
 # file_cache_max_bytes = 536870912    # 512 MiB, oldest files evicted first
+# device_profiles = "/etc/xagent-adb-connector/device-profiles"
 # lease_grace = "1h"                  # channels are removed after this long with no xAgent connected
 #
 # [claim_codes]                       # serial = code; prefer the hashed form:

@@ -52,6 +52,9 @@ enum Command {
         /// Largest accepted upload in bytes (default 256 MiB).
         #[arg(long)]
         upload_max_bytes: Option<u64>,
+        /// Directory of device policy profiles (default: the built-in default.toml).
+        #[arg(long)]
+        device_profiles: Option<PathBuf>,
     },
     /// Run one simulated Android phone (device side of the ADB transport over TCP).
     Sim {
@@ -125,6 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             config: config_path,
             lease_grace,
             upload_max_bytes,
+            device_profiles,
         } => {
             let file = match &config_path {
                 Some(p) => config::read_config_file(p)?,
@@ -165,6 +169,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 lease_grace: match lease_grace.or(file.lease_grace) {
                     Some(text) => config::parse_duration(&text)?,
                     None => xagent_adb_connector::connector::lease::DEFAULT_LEASE_GRACE,
+                },
+                profiles: match device_profiles.or(file.device_profiles) {
+                    Some(dir) => xagent_adb_connector::device::policy::Profiles::load_dir(&dir)?,
+                    None => xagent_adb_connector::device::policy::Profiles::builtin(),
                 },
                 file_cache_max_bytes: file
                     .file_cache_max_bytes

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use super::{lock, Connector};
 use crate::device::parse::devices::DeviceState;
+use crate::device::policy::PhoneFacts;
 use crate::device::tools::{self, card_tools, tool_decl, ToolCtx, ToolError, ToolId};
 use crate::protocol::card::tool_input_schema;
 use crate::protocol::payloads::ToolInvokePayload;
@@ -71,7 +72,7 @@ impl Connector {
         payload: &ToolInvokePayload,
     ) -> Result<Value, ToolError> {
         let tool = ToolId::from_wire(&payload.tool_id)
-            .filter(|t| tool_decl(*t).is_some())
+            .filter(|t| self.card_tools.contains(t))
             .ok_or_else(|| {
                 ToolError::new(
                     ErrorCode::ToolNotFound,
@@ -131,7 +132,16 @@ impl Connector {
                 ),
             ));
         }
+        let policy = self
+            .profiles
+            .for_phone(&PhoneFacts {
+                manufacturer: phone.manufacturer.clone(),
+                model: phone.model.clone(),
+                sdk: phone.sdk,
+            })
+            .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
         let ctx = ToolCtx {
+            policy: &policy,
             link: &phone.link,
             files: &self.files,
             channel_id,

@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 use crate::config::{ClaimPolicy, CodeHash};
 use crate::device::inventory::Inventory;
 use crate::device::parse::devices::DeviceState;
-use crate::device::tools::{card_tools, DisplayCache};
+use crate::device::policy::{Policy, Profiles};
+use crate::device::tools::{card_tools, DisplayCache, ToolId};
 use crate::files::FileCache;
 use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
 use crate::protocol::{random_id, Packet};
@@ -103,6 +104,8 @@ pub struct Connector {
     runtimes: Mutex<HashMap<String, Arc<ChannelRuntime>>>,
     auth_sessions: Mutex<HashMap<String, claim::AuthSession>>,
     validators: invoke::Validators,
+    profiles: Profiles,
+    card_tools: Vec<ToolId>,
     inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
 }
 
@@ -122,6 +125,7 @@ impl Connector {
         claim_policy: ClaimPolicy,
         claim_codes: HashMap<String, CodeHash>,
         lease_grace: std::time::Duration,
+        profiles: Profiles,
     ) -> Result<Connector, StoreError> {
         let fresh = random_id("conn_device_adb").into_bytes();
         let id = store.meta_get_or_init(CONNECTOR_ID_META, fresh).await?;
@@ -154,6 +158,8 @@ impl Connector {
             runtimes: Mutex::default(),
             auth_sessions: Mutex::default(),
             validators: invoke::Validators::build(),
+            card_tools: card_tools_for(&profiles.card_policy()),
+            profiles,
             inflight: Mutex::default(),
         })
     }
@@ -166,6 +172,16 @@ impl Connector {
     /// Whether any channel exists (restored from disk or opened since).
     pub fn has_channels(&self) -> bool {
         !lock(&self.channels).is_empty()
+    }
+
+    /// Tools in this connector's card (implemented, and enabled by the default policy).
+    pub fn card_tools(&self) -> &[ToolId] {
+        &self.card_tools
+    }
+
+    /// The loaded device profiles.
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
     }
 
     /// The file cache.
@@ -271,7 +287,7 @@ impl Connector {
             model: b.model.clone(),
             serial_hint: mask_serial(&b.serial),
         });
-        let ids: Vec<&str> = card_tools().iter().map(|t| t.as_str()).collect();
+        let ids: Vec<&str> = self.card_tools.iter().map(|t| t.as_str()).collect();
         Descriptor::project(
             &self.connector_id(),
             channel_id,
@@ -280,4 +296,14 @@ impl Connector {
             &ids,
         )
     }
+}
+
+/// The card's tools under `policy`: implemented tools minus `[tools].disabled`, and
+/// `android_shell` only when `[shell].enabled` (Device Profile §7: no arbitrary shell by default).
+pub fn card_tools_for(policy: &Policy) -> Vec<ToolId> {
+    card_tools()
+        .into_iter()
+        .filter(|t| !policy.tools.disabled.iter().any(|d| d == t.as_str()))
+        .filter(|t| *t != ToolId::Shell || policy.shell.enabled)
+        .collect()
 }

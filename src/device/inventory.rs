@@ -29,6 +29,8 @@ pub struct AttachedPhone {
     pub model: String,
     /// `ro.product.manufacturer`.
     pub manufacturer: String,
+    /// `ro.build.version.sdk`.
+    pub sdk: Option<u32>,
     /// Transport state.
     pub state: DeviceState,
     /// How to reach it.
@@ -112,11 +114,18 @@ impl Inventory {
     }
 }
 
-/// Identity of an online phone.
-async fn probe(link: &DeviceLink) -> Result<(String, String, String), AdbError> {
+/// Identity of an online phone: (serial, model, manufacturer, sdk).
+struct Identity {
+    serial: String,
+    model: String,
+    manufacturer: String,
+    sdk: Option<u32>,
+}
+
+async fn probe(link: &DeviceLink) -> Result<Identity, AdbError> {
     let out = link
         .shell(
-            "getprop ro.serialno; getprop ro.product.model; getprop ro.product.manufacturer",
+            "getprop ro.serialno; getprop ro.product.model; getprop ro.product.manufacturer; getprop ro.build.version.sdk",
             PROBE_DEADLINE,
             64 * 1024,
         )
@@ -126,12 +135,18 @@ async fn probe(link: &DeviceLink) -> Result<(String, String, String), AdbError> 
     let serial = lines.next().unwrap_or_default();
     let model = lines.next().unwrap_or_default();
     let manufacturer = lines.next().unwrap_or_default();
+    let sdk = lines.next().and_then(|l| l.parse().ok());
     if serial.is_empty() {
         return Err(AdbError::Protocol(
             "phone reported an empty ro.serialno".into(),
         ));
     }
-    Ok((serial, model, manufacturer))
+    Ok(Identity {
+        serial,
+        model,
+        manufacturer,
+        sdk,
+    })
 }
 
 /// Follows `host:track-devices` of one adb server until `shutdown`, reconnecting with back-off.
@@ -172,12 +187,18 @@ async fn reconcile(
         let link = DeviceLink::via_server(client.clone(), e.serial.clone());
         if e.state == DeviceState::Device {
             match probe(&link).await {
-                Ok((serial, model, manufacturer)) => {
+                Ok(Identity {
+                    serial,
+                    model,
+                    manufacturer,
+                    sdk,
+                }) => {
                     known.insert(e.serial.clone(), serial.clone());
                     inv.upsert(AttachedPhone {
                         serial,
                         model,
                         manufacturer,
+                        sdk,
                         state: DeviceState::Device,
                         link,
                         transport: e.serial.clone(),
@@ -193,6 +214,7 @@ async fn reconcile(
                 serial: e.serial.clone(),
                 model: e.model.clone().unwrap_or_default(),
                 manufacturer: String::new(),
+                sdk: None,
                 state: e.state.clone(),
                 link,
                 transport: e.serial.clone(),
@@ -215,11 +237,17 @@ pub async fn run_direct_watch(inv: Inventory, addr: String, shutdown: Cancellati
             link.is_connected().await
         } else {
             match probe(&link).await {
-                Ok((serial, model, manufacturer)) => {
+                Ok(Identity {
+                    serial,
+                    model,
+                    manufacturer,
+                    sdk,
+                }) => {
                     inv.upsert(AttachedPhone {
                         serial,
                         model,
                         manufacturer,
+                        sdk,
                         state: DeviceState::Device,
                         link: link.clone(),
                         transport: transport.clone(),

@@ -3,5 +3,6 @@
 
 pub mod inventory;
 pub mod parse;
+pub mod policy;
 pub mod shell_quote;
 pub mod tools;

@@ -25,8 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Secret;
 use crate::connector::{session, Connector};
-use crate::device::tools::catalog;
+use crate::device::tools::tool_decl;
 use crate::protocol::card::build_card;
+use crate::protocol::card::ToolDecl;
 use crate::protocol::{BUILD, CARD_ID, CONNECTOR_VERSION, PROTOCOL_VERSION, WS_SUBPROTOCOL};
 
 /// The connector's primary skill, served as `/skill.md`.
@@ -61,15 +62,25 @@ impl AppState {
         shutdown: CancellationToken,
         upload_max_bytes: u64,
     ) -> Self {
+        let card = Arc::new(build_card(&BUILD, &card_decls(&connector)));
         Self {
             connector,
             api_key,
-            card: Arc::new(build_card(&BUILD, catalog())),
+            card,
             shutdown,
             upload_max_bytes,
             sockets: Arc::new(tokio::sync::Semaphore::new(MAX_SOCKETS)),
         }
     }
+}
+
+/// Declarations of the connector's card tools.
+fn card_decls(connector: &Connector) -> Vec<ToolDecl> {
+    connector
+        .card_tools()
+        .iter()
+        .filter_map(|t| tool_decl(*t).cloned())
+        .collect()
 }
 
 /// The router with every route.

@@ -83,6 +83,8 @@ impl DisplayCache {
 
 /// What a tool may use.
 pub struct ToolCtx<'a> {
+    /// The bound phone's effective device policy.
+    pub policy: &'a crate::device::policy::Policy,
     /// The bound phone.
     pub link: &'a DeviceLink,
     /// Where screenshots and files go.
