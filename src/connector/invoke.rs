@@ -146,6 +146,7 @@ impl Connector {
             files: &self.files,
             channel_id,
             display: &runtime.display,
+            memory: &runtime.memory,
         };
         if !tool_decl(tool).is_some_and(|d| d.side_effect) {
             return tools::invoke(tool, &args, &ctx).await;

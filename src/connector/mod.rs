@@ -32,6 +32,8 @@ use crate::store::{BindingRecord, Store, StoreError};
 pub struct ChannelRuntime {
     /// Display size cache.
     pub display: DisplayCache,
+    /// What the agent last saw (UI snapshot, screenshots).
+    pub memory: crate::device::tools::memory::ChannelMemory,
     /// Held while a side-effecting tool runs (Device Profile §5: serialise per channel).
     pub side_effects: tokio::sync::Mutex<()>,
     /// Token bucket of tool calls.

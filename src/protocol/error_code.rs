@@ -76,6 +76,10 @@ pub enum ErrorCode {
     /// A repeated side-effecting call whose first attempt was interrupted by a restart: its
     /// effect is unknown and it is not run again.
     ToolCallInterrupted,
+    /// `element_id` / selector matched nothing on screen.
+    ElementNotFound,
+    /// `snapshot_id` is not the channel's latest UI snapshot.
+    StaleSnapshot,
     /// Internal failure (storage).
     InternalError,
     /// A code this build does not know (received from a peer).
@@ -121,6 +125,8 @@ impl ErrorCode {
             Self::RateLimited => "rate_limited",
             Self::PacketTooLarge => "packet_too_large",
             Self::ToolCallInterrupted => "tool_call_interrupted",
+            Self::ElementNotFound => "element_not_found",
+            Self::StaleSnapshot => "stale_snapshot",
             Self::InternalError => "internal_error",
             Self::Unknown => "unknown",
         }

@@ -70,6 +70,7 @@ pub fn catalog() -> &'static [ToolDecl] {
     static CATALOG: OnceLock<Vec<ToolDecl>> = OnceLock::new();
     CATALOG.get_or_init(|| {
         let mut all = super::observe::decls();
+        all.extend(super::gestures::decls());
         all.extend(super::input::decls());
         all
     })

@@ -1,7 +1,6 @@
 //! Control tools: `android_tap`, `android_input_text`, `android_press_key`. Every command line is
 //! built from argv and quoted once for the phone's `sh` ([`crate::device::shell_quote`]).
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -42,8 +41,6 @@ pub const KEYS: &[(&str, u32)] = &[
     ("select_all", 29),
 ];
 
-const COORDS: &str = "Coordinates are device pixels in the current display's input space (the `wm size` Override size when set, else Physical; rotation applied), origin top-left — the same space as an android_screenshot image at full size and android_ui_tree bounds.";
-
 /// Deadline of a tap or key press.
 pub const INPUT_DEADLINE: Duration = Duration::from_secs(5);
 /// Deadline of typing (`input text` is ~20 ms per character on real phones).
@@ -52,7 +49,7 @@ pub const TEXT_DEADLINE: Duration = Duration::from_secs(30);
 const OUTPUT_LIMIT: usize = 64 * 1024;
 
 /// The display's input size, from the cache or `wm size` (Override wins over Physical).
-async fn display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), ToolError> {
+pub(super) async fn display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), ToolError> {
     if let Some(s) = ctx.display.get() {
         return Ok(s);
     }
@@ -73,7 +70,11 @@ async fn display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), ToolError> {
 }
 
 /// Runs an input command and maps a failure (non-zero exit or error text) to a tool error.
-async fn run_input(ctx: &ToolCtx<'_>, cmd: &str, deadline: Duration) -> Result<(), ToolError> {
+pub(super) async fn run_input(
+    ctx: &ToolCtx<'_>,
+    cmd: &str,
+    deadline: Duration,
+) -> Result<(), ToolError> {
     let out = ctx.link.shell(cmd, deadline, OUTPUT_LIMIT).await?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -99,22 +100,6 @@ async fn run_input(ctx: &ToolCtx<'_>, cmd: &str, deadline: Duration) -> Result<(
         ));
     }
     Ok(())
-}
-
-/// `input tap X Y` after checking (X, Y) lies inside the display.
-pub async fn tap(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let x = args.get("x").and_then(Value::as_i64).unwrap_or(-1);
-    let y = args.get("y").and_then(Value::as_i64).unwrap_or(-1);
-    let (w, h) = display_size(ctx).await?;
-    if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
-        return Err(ToolError::new(
-            ErrorCode::OutOfBounds,
-            format!("({x}, {y}) is outside the display: x must be 0..{w}, y must be 0..{h} (px)"),
-        ));
-    }
-    let cmd = command_line(&["input", "tap", &x.to_string(), &y.to_string()]);
-    run_input(ctx, &cmd, INPUT_DEADLINE).await?;
-    Ok(json!({"tapped": {"x": x, "y": y}, "display": {"width": w, "height": h}}))
 }
 
 /// Splits one line so that no piece contains `%s` (which `input text` turns into a space:
@@ -195,28 +180,10 @@ pub async fn press_key(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolErr
     Ok(json!({"key": key, "long_press": long}))
 }
 
-fn format_static_tap() -> &'static str {
-    static TEXT: OnceLock<String> = OnceLock::new();
-    TEXT.get_or_init(|| {
-        format!("Tap once at (x, y) on the bound phone. {COORDS} Coordinates outside the display are refused with out_of_bounds naming the valid range.")
-    })
-}
-
 /// Card declarations of the input tools.
 pub fn decls() -> Vec<ToolDecl> {
     let key_names: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
     vec![
-        ToolDecl {
-            tool_id: "android_tap",
-            title: "Tap the screen",
-            description: format_static_tap(),
-            side_effect: true,
-            input_schema: json!({"type": "object", "required": ["x", "y"], "properties": {
-                "x": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "X in device px."},
-                "y": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "Y in device px."}
-            }}),
-            output_schema: json!({"type": "object"}),
-        },
         ToolDecl {
             tool_id: "android_input_text",
             title: "Type text",

@@ -6,8 +6,11 @@
 //! (per-tool, documented in `docs/tools.md`).
 
 mod catalog;
+mod gestures;
 mod input;
+pub mod memory;
 mod observe;
+mod target;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -93,6 +96,8 @@ pub struct ToolCtx<'a> {
     pub channel_id: &'a str,
     /// Display size cache of the bound phone.
     pub display: &'a DisplayCache,
+    /// What the agent last saw on this channel (UI snapshot, screenshots).
+    pub memory: &'a memory::ChannelMemory,
 }
 
 /// Runs `tool` with already schema-validated `args`.
@@ -101,7 +106,11 @@ pub async fn invoke(tool: ToolId, args: &Value, ctx: &ToolCtx<'_>) -> Result<Val
         ToolId::DeviceStatus => observe::device_status(ctx).await,
         ToolId::Screenshot => observe::screenshot(ctx).await,
         ToolId::UiTree => observe::ui_tree(args, ctx).await,
-        ToolId::Tap => input::tap(args, ctx).await,
+        ToolId::Tap => gestures::tap(args, ctx).await,
+        ToolId::LongPress => gestures::long_press(args, ctx).await,
+        ToolId::DoubleTap => gestures::double_tap(args, ctx).await,
+        ToolId::Swipe => gestures::swipe(args, ctx).await,
+        ToolId::Scroll => gestures::scroll(args, ctx).await,
         ToolId::InputText => input::input_text(args, ctx).await,
         ToolId::PressKey => input::press_key(args, ctx).await,
         other => Err(ToolError::new(

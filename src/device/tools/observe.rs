@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::memory::{SnapshotElement, UiSnapshot};
 use super::{ToolCtx, ToolError};
 use crate::device::parse::{battery, getprop, png_check, power, text, uiautomator, window, wm};
 use crate::protocol::card::ToolDecl;
@@ -88,64 +89,163 @@ pub async fn screenshot(ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     }))
 }
 
-/// Default and maximum of `max_nodes`.
+/// Default `max_nodes`.
 const DEFAULT_MAX_NODES: usize = 300;
+/// Attempts of `uiautomator dump` for transient failures (not idle, null root, busy).
+pub const UI_DUMP_ATTEMPTS: u32 = 4;
+/// Pause between attempts (ms): lets an animation settle.
+pub const UI_DUMP_BACKOFF: Duration = Duration::from_millis(250);
 
-/// `uiautomator dump /dev/tty` → flat list of meaningful elements.
+/// The typed reason of a failed dump (field bugs 9, 10).
+fn dump_reason(e: &uiautomator::UiDumpError) -> &'static str {
+    match e {
+        uiautomator::UiDumpError::NotIdle => "not_idle",
+        uiautomator::UiDumpError::NullRoot => "null_root",
+        uiautomator::UiDumpError::AutomationBusy => "automation_busy",
+        _ => "parse_error",
+    }
+}
+
+/// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen).
+async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump, ToolError> {
+    let started = std::time::Instant::now();
+    let mut last = None;
+    for attempt in 1..=UI_DUMP_ATTEMPTS {
+        let left = UI_TREE_DEADLINE.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        let out = ctx
+            .link
+            .shell("uiautomator dump /dev/tty", left, TEXT_LIMIT)
+            .await?;
+        let output = text::decode_output(&out.stdout);
+        match uiautomator::parse_uiautomator_dump(&output) {
+            Ok(dump) => return Ok(dump),
+            Err(e) => {
+                tracing::debug!(attempt, reason = dump_reason(&e), "uiautomator dump failed");
+                last = Some(e);
+            }
+        }
+        if attempt < UI_DUMP_ATTEMPTS {
+            tokio::time::sleep(UI_DUMP_BACKOFF).await;
+        }
+    }
+    let reason = last.as_ref().map(dump_reason).unwrap_or("timeout");
+    Err(ToolError::new(
+        ErrorCode::UiDumpFailed,
+        format!(
+            "ui_dump_failed (reason: {reason}) after {UI_DUMP_ATTEMPTS} attempts: {}; wait for the screen to settle or use android_screenshot",
+            last.map(|e| e.to_string()).unwrap_or_default()
+        ),
+    ))
+}
+
+fn meaningful(n: &uiautomator::UiNode, include_invisible: bool) -> bool {
+    let visible = n.bounds.right > n.bounds.left && n.bounds.bottom > n.bounds.top;
+    (visible || include_invisible)
+        && (!n.text.is_empty()
+            || !n.content_desc.is_empty()
+            || !n.resource_id.is_empty()
+            || n.clickable
+            || n.focusable
+            || n.scrollable
+            || n.long_clickable)
+}
+
+/// Dumps the UI and builds a snapshot of its meaningful elements; `remember` stores it as the
+/// channel's latest (the one `element_id`s refer to).
+pub async fn take_snapshot(ctx: &ToolCtx<'_>, remember: bool) -> Result<UiSnapshot, ToolError> {
+    let dump = dump_with_retries(ctx).await?;
+    let snap = snapshot_of(&dump, false);
+    if remember {
+        ctx.memory.set_ui(snap.clone());
+    }
+    Ok(snap)
+}
+
+fn snapshot_of(dump: &uiautomator::UiDump, include_invisible: bool) -> UiSnapshot {
+    UiSnapshot {
+        snapshot_id: crate::protocol::random_id("ui"),
+        elements: dump
+            .nodes
+            .iter()
+            .filter(|n| meaningful(n, include_invisible))
+            .enumerate()
+            .map(|(i, n)| SnapshotElement {
+                element_id: format!("e{i}"),
+                bounds: n.bounds,
+                text: n.text.clone(),
+                resource_id: n.resource_id.clone(),
+                content_desc: n.content_desc.clone(),
+                class: n.class.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// `android_ui_tree`: compact list of meaningful elements with stable ids for this snapshot.
 pub async fn ui_tree(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     let max_nodes = args
         .get("max_nodes")
         .and_then(Value::as_u64)
         .map(|n| n as usize)
         .unwrap_or(DEFAULT_MAX_NODES);
-    let out = ctx
-        .link
-        .shell("uiautomator dump /dev/tty", UI_TREE_DEADLINE, TEXT_LIMIT)
-        .await?;
-    let output = text::decode_output(&out.stdout);
-    let dump = uiautomator::parse_uiautomator_dump(&output)
-        .map_err(|e| ToolError::new(ErrorCode::UiDumpFailed, e.to_string()))?;
-    let meaningful: Vec<&uiautomator::UiNode> = dump
+    let include_invisible = args
+        .get("include_invisible")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let dump = dump_with_retries(ctx).await?;
+    let snap = snapshot_of(&dump, include_invisible);
+    let nodes: Vec<&uiautomator::UiNode> = dump
         .nodes
         .iter()
-        .filter(|n| {
-            !n.text.is_empty()
-                || !n.content_desc.is_empty()
-                || !n.resource_id.is_empty()
-                || n.clickable
-                || n.focusable
-                || n.scrollable
-        })
+        .filter(|n| meaningful(n, include_invisible))
         .collect();
-    let total = meaningful.len();
-    let elements: Vec<Value> = meaningful
-        .into_iter()
+    let total = nodes.len();
+    let elements: Vec<Value> = nodes
+        .iter()
+        .zip(&snap.elements)
         .take(max_nodes)
-        .enumerate()
-        .map(|(i, n)| {
-            let (cx, cy) = n.bounds.center();
-            json!({
-                "element_id": format!("e{i}"),
-                "class": n.class,
-                "text": n.text,
-                "content_desc": n.content_desc,
-                "resource_id": n.resource_id,
-                "package": n.package,
-                "bounds": [n.bounds.left, n.bounds.top, n.bounds.right, n.bounds.bottom],
-                "center": [cx, cy],
-                "clickable": n.clickable,
-                "focusable": n.focusable,
-                "focused": n.focused,
-                "enabled": n.enabled,
-            })
-        })
+        .map(|(n, e)| element_json(n, &e.element_id))
         .collect();
-    Ok(json!({
+    let out = json!({
+        "snapshot_id": snap.snapshot_id,
         "rotation": dump.rotation,
         "element_count": total,
         "truncated": total > elements.len(),
         "elements": elements,
-    }))
+    });
+    ctx.memory.set_ui(snap);
+    Ok(out)
+}
+
+/// One element, token-lean: flags only when true, empty strings omitted.
+fn element_json(n: &uiautomator::UiNode, id: &str) -> Value {
+    let (cx, cy) = n.bounds.center();
+    let mut e = json!({
+        "element_id": id,
+        "class": n.class,
+        "text": n.text,
+        "content_desc": n.content_desc,
+        "resource_id": n.resource_id,
+        "bounds": [n.bounds.left, n.bounds.top, n.bounds.right, n.bounds.bottom],
+        "center": [cx, cy],
+        "clickable": n.clickable,
+        "focusable": n.focusable,
+        "focused": n.focused,
+        "enabled": n.enabled,
+    });
+    if n.scrollable {
+        e["scrollable"] = json!(true);
+    }
+    if n.checkable {
+        e["checked"] = json!(n.checked);
+    }
+    if n.password {
+        e["password"] = json!(true);
+    }
+    e
 }
 
 /// Card declarations of the observation tools.
@@ -175,10 +275,11 @@ pub fn decls() -> Vec<ToolDecl> {
         ToolDecl {
             tool_id: "android_ui_tree",
             title: "Read the UI tree",
-            description: "Dump the on-screen accessibility tree (uiautomator) as a flat list of meaningful elements: element_id, class, text, content_desc, resource_id, bounds [left, top, right, bottom] and center [x, y] in device px, clickable, focusable, focused, enabled. No side effects. Fails with ui_dump_failed rather than returning an empty screen.",
+            description: "Dump the on-screen accessibility tree (uiautomator) as a flat list of meaningful elements: element_id (stable within this snapshot_id; pass it to tap/long_press/double_tap/scroll), class, text, content_desc, resource_id, bounds [left, top, right, bottom] and center [x, y] in display px, clickable, focusable, focused, enabled. No side effects. Transient failures are retried (bounded); a persistent one fails with ui_dump_failed and its reason (not_idle, null_root, automation_busy, parse_error) rather than returning an empty screen.",
             side_effect: false,
             input_schema: json!({"type": "object", "properties": {
-                "max_nodes": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Most elements to return (default 300)."}
+                "max_nodes": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Most elements to return (default 300)."},
+                "include_invisible": {"type": "boolean", "description": "Also list elements with empty bounds (default false)."}
             }}),
             output_schema: json!({"type": "object", "required": ["elements"]}),
         },
