@@ -342,7 +342,16 @@ async fn secrets_never_reach_logs_cards_or_errors() {
     }
     assert_eq!(code(&e), "auth_failed", "{e}");
     assert!(!e.to_string().contains(wrong));
-    let ok = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": claim_code}})).await;
+    // The code is checked before the phone is looked up, so retry while the phone is not yet
+    // visible to the connector.
+    let mut ok = Value::Null;
+    for _ in 0..75 {
+        ok = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": claim_code}})).await;
+        if ok["payload"]["status"] == "authenticated" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
     assert!(!ok.to_string().contains(claim_code));
     let logs = conn.logs();

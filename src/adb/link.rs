@@ -22,7 +22,7 @@ pub struct ShellOutput {
     pub stdout: Vec<u8>,
     /// Standard error bytes (empty on legacy shell, where stderr is merged into stdout).
     pub stderr: Vec<u8>,
-    /// Exit status; `None` on legacy shell (no `shell_v2` feature).
+    /// Exit status; on legacy shell (no `shell_v2`) recovered from a marker, `None` if absent.
     pub exit_code: Option<u8>,
 }
 
@@ -156,12 +156,11 @@ impl DeviceLink {
                 let mut s = self.open(&format!("shell,v2,raw:{command}")).await?;
                 read_shell_v2(&mut s, limit).await
             } else {
-                let mut s = self.open(&format!("shell:{command}")).await?;
-                Ok(ShellOutput {
-                    stdout: s.read_to_end(limit).await?,
-                    stderr: Vec::new(),
-                    exit_code: None,
-                })
+                // Legacy shell has no exit status (field bug 19): append a marker carrying `$?`.
+                let mut s = self
+                    .open(&format!("shell:{command} ; echo {LEGACY_RC_MARKER}$?"))
+                    .await?;
+                Ok(split_legacy_rc(s.read_to_end(limit).await?))
             }
         })
         .await
@@ -259,6 +258,28 @@ impl DeviceLink {
     }
 }
 
+/// Marker line the legacy-shell wrapper prints before the exit status.
+pub const LEGACY_RC_MARKER: &str = "__XAGENT_RC=";
+
+/// Splits legacy-shell output into the command's output (stdout and stderr merged, as the
+/// legacy `shell:` service gives them) and the status printed after [`LEGACY_RC_MARKER`].
+pub fn split_legacy_rc(mut out: Vec<u8>) -> ShellOutput {
+    let marker = LEGACY_RC_MARKER.as_bytes();
+    let pos = out.windows(marker.len()).rposition(|w| w == marker);
+    let exit_code = pos.and_then(|p| {
+        let tail = String::from_utf8_lossy(&out[p + marker.len()..]).into_owned();
+        tail.trim().parse::<u8>().ok()
+    });
+    if let Some(p) = pos.filter(|_| exit_code.is_some()) {
+        out.truncate(p);
+    }
+    ShellOutput {
+        stdout: out,
+        stderr: Vec::new(),
+        exit_code,
+    }
+}
+
 /// The program name of a command line, for error messages (never the arguments: they may be
 /// user text).
 fn first_word(command: &str) -> &str {
@@ -297,4 +318,23 @@ async fn read_shell_v2(s: &mut ServiceStream, limit: usize) -> Result<ShellOutpu
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_exit_status_is_recovered_from_the_marker() {
+        let o = split_legacy_rc(b"/system/bin/sh: x: not found\n__XAGENT_RC=127\n".to_vec());
+        assert_eq!(o.exit_code, Some(127));
+        assert_eq!(o.stdout, b"/system/bin/sh: x: not found\n");
+        let o = split_legacy_rc(b"no newline__XAGENT_RC=0\n".to_vec());
+        assert_eq!(
+            (o.exit_code, o.stdout.as_slice()),
+            (Some(0), &b"no newline"[..])
+        );
+        let o = split_legacy_rc(b"cut off".to_vec());
+        assert_eq!((o.exit_code, o.stdout.as_slice()), (None, &b"cut off"[..]));
+    }
 }

@@ -14,6 +14,7 @@ pub mod getprop;
 pub mod package;
 pub mod png_check;
 pub mod power;
+pub mod secure;
 pub mod text;
 pub mod uiautomator;
 pub mod window;

@@ -44,7 +44,7 @@ pub const KEYS: &[(&str, u32)] = &[
 /// Deadline of a tap or key press.
 pub const INPUT_DEADLINE: Duration = Duration::from_secs(5);
 /// Deadline of typing (`input text` is ~20 ms per character on real phones).
-pub const TEXT_DEADLINE: Duration = Duration::from_secs(30);
+pub(super) const TEXT_DEADLINE: Duration = Duration::from_secs(30);
 /// Cap of output of input commands (bytes).
 const OUTPUT_LIMIT: usize = 64 * 1024;
 
@@ -78,7 +78,8 @@ pub(super) async fn run_input(
     let out = ctx.link.shell(cmd, deadline, OUTPUT_LIMIT).await?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let failed = out.exit_code.is_some_and(|c| c != 0)
+    // No status at all (legacy shell whose marker never printed) is not a success.
+    let failed = out.exit_code != Some(0)
         || stdout.contains("Exception")
         || stderr.contains("Exception")
         || stdout.contains("inaccessible or not found");
@@ -147,14 +148,6 @@ pub fn text_command(text: &str) -> Result<String, ToolError> {
     Ok(steps.join(" && "))
 }
 
-/// Types ASCII text into the focused field.
-pub async fn input_text(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let text = args.get("text").and_then(Value::as_str).unwrap_or("");
-    let cmd = text_command(text)?;
-    run_input(ctx, &cmd, TEXT_DEADLINE).await?;
-    Ok(json!({"typed_chars": text.chars().count()}))
-}
-
 /// `input keyevent [--longpress] CODE`.
 pub async fn press_key(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     let key = args.get("key").and_then(Value::as_str).unwrap_or("");
@@ -184,20 +177,12 @@ pub async fn press_key(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolErr
 pub fn decls() -> Vec<ToolDecl> {
     let key_names: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
     vec![
-        ToolDecl {
-            tool_id: "android_input_text",
-            title: "Type text",
-            description: "Type text into the focused field of the bound phone, exactly as given (every character is passed as data, never as shell syntax; `%s` is typed literally; a newline presses Enter). This version types printable ASCII; other characters are refused with unsupported_text. Tap a text field first.",
-            side_effect: true,
-            input_schema: json!({"type": "object", "required": ["text"], "properties": {
-                "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Text to type."}
-            }}),
-            output_schema: json!({"type": "object"}),
-        },
+        super::text::decl(),
         ToolDecl {
             tool_id: "android_press_key",
             title: "Press a key",
-            description: "Press one key on the bound phone (home, back, enter, recents, delete, …).",
+            description:
+                "Press one key on the bound phone (home, back, enter, recents, delete, …).",
             side_effect: true,
             input_schema: json!({"type": "object", "required": ["key"], "properties": {
                 "key": {"type": "string", "enum": key_names, "description": "Key to press."},

@@ -10,7 +10,9 @@ mod gestures;
 mod input;
 pub mod memory;
 mod observe;
+mod screenshot;
 mod target;
+mod text;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -104,14 +106,14 @@ pub struct ToolCtx<'a> {
 pub async fn invoke(tool: ToolId, args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     match tool {
         ToolId::DeviceStatus => observe::device_status(ctx).await,
-        ToolId::Screenshot => observe::screenshot(ctx).await,
+        ToolId::Screenshot => screenshot::screenshot(args, ctx).await,
         ToolId::UiTree => observe::ui_tree(args, ctx).await,
         ToolId::Tap => gestures::tap(args, ctx).await,
         ToolId::LongPress => gestures::long_press(args, ctx).await,
         ToolId::DoubleTap => gestures::double_tap(args, ctx).await,
         ToolId::Swipe => gestures::swipe(args, ctx).await,
         ToolId::Scroll => gestures::scroll(args, ctx).await,
-        ToolId::InputText => input::input_text(args, ctx).await,
+        ToolId::InputText => text::input_text(args, ctx).await,
         ToolId::PressKey => input::press_key(args, ctx).await,
         other => Err(ToolError::new(
             ErrorCode::ToolNotFound,

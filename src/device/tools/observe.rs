@@ -6,20 +6,16 @@ use serde_json::{json, Value};
 
 use super::memory::{SnapshotElement, UiSnapshot};
 use super::{ToolCtx, ToolError};
-use crate::device::parse::{battery, getprop, png_check, power, text, uiautomator, window, wm};
+use crate::device::parse::{battery, getprop, power, text, uiautomator, window, wm};
 use crate::protocol::card::ToolDecl;
 use crate::protocol::ErrorCode;
 
 /// Deadline of `android_device_status` (one compound shell command).
 pub const STATUS_DEADLINE: Duration = Duration::from_secs(10);
-/// Deadline of `android_screenshot` (`exec:screencap -p`).
-pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);
 /// Deadline of `android_ui_tree` (`uiautomator dump` can take seconds on busy screens).
 pub const UI_TREE_DEADLINE: Duration = Duration::from_secs(20);
 /// Cap of text output of observation commands (bytes).
 pub const TEXT_LIMIT: usize = 8 * 1024 * 1024;
-/// Cap of screenshot bytes (a 1440x3120 PNG is ~2–6 MB).
-pub const SCREENSHOT_LIMIT: usize = 32 * 1024 * 1024;
 
 /// Separator line between the parts of the compound status command.
 const SEP: &str = "__XAGENT_SECTION__";
@@ -59,36 +55,6 @@ pub async fn device_status(ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     }))
 }
 
-/// `exec:screencap -p` (binary-safe: never the text-mode shell, field bug 6); verifies the PNG
-/// signature and IHDR, stores the image and returns its `file_ref`.
-pub async fn screenshot(ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let bytes = ctx
-        .link
-        .exec("screencap -p", SCREENSHOT_DEADLINE, SCREENSHOT_LIMIT)
-        .await?;
-    let (offset, info) = png_check::find_png(&bytes).map_err(|e| {
-        ToolError::new(
-            ErrorCode::InvalidScreenshot,
-            format!("screencap did not return a valid PNG: {e}"),
-        )
-    })?;
-    let png = bytes[offset..].to_vec();
-    let issued = ctx
-        .files
-        .put(ctx.channel_id, png, "image/png", "png")
-        .await
-        .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
-    Ok(json!({
-        "file_ref": issued.file_ref,
-        "download_url": issued.download_url,
-        "mime_type": issued.mime_type,
-        "width": info.width,
-        "height": info.height,
-        "byte_size": issued.byte_size,
-        "expires_at": issued.expires_at,
-    }))
-}
-
 /// Default `max_nodes`.
 const DEFAULT_MAX_NODES: usize = 300;
 /// Attempts of `uiautomator dump` for transient failures (not idle, null root, busy).
@@ -107,7 +73,7 @@ fn dump_reason(e: &uiautomator::UiDumpError) -> &'static str {
 }
 
 /// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen).
-async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump, ToolError> {
+pub(super) async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump, ToolError> {
     let started = std::time::Instant::now();
     let mut last = None;
     for attempt in 1..=UI_DUMP_ATTEMPTS {
@@ -264,14 +230,7 @@ pub fn decls() -> Vec<ToolDecl> {
                 "display": {"type": "object"}, "foreground_package": {"type": ["string", "null"]}
             }}),
         },
-        ToolDecl {
-            tool_id: "android_screenshot",
-            title: "Take a screenshot",
-            description: "Capture the bound phone's screen as PNG. Returns a file_ref and a relative download_url (the image is never inline), mime_type, width and height (px), byte_size (bytes) and expires_at (Unix ms). No side effects.",
-            side_effect: false,
-            input_schema: json!({"type": "object", "properties": {}}),
-            output_schema: json!({"type": "object", "required": ["file_ref", "download_url", "mime_type", "width", "height", "byte_size", "expires_at"]}),
-        },
+        super::screenshot::decl(),
         ToolDecl {
             tool_id: "android_ui_tree",
             title: "Read the UI tree",

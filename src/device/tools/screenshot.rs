@@ -1,0 +1,227 @@
+//! `android_screenshot`: `exec:screencap -p` (binary-safe, never the text-mode shell: field bug 6),
+//! PNG signature + IHDR verified, optional re-encoding (`png` | `jpeg` | `webp`) and downscaling
+//! (`max_dimension`), honest flags (`blank` for an all-black frame, `secure_window` when the
+//! focused window has FLAG_SECURE: field bug 8), and the geometry of the one coordinate contract
+//! (image size, display size, scale, rotation, display id: field bugs 14–15). The result's
+//! `screenshot_id` lets gestures take coordinates in the image's pixel space.
+
+use std::io::Cursor;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::input::display_size;
+use super::memory::ShotGeometry;
+use super::{ToolCtx, ToolError};
+use crate::device::parse::{png_check, secure, text};
+use crate::device::shell_quote::command_line;
+use crate::protocol::card::ToolDecl;
+use crate::protocol::ErrorCode;
+
+/// Deadline of the capture (`exec:screencap -p`).
+pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);
+/// Cap of screenshot bytes (a 1440x3120 PNG is 2–6 MB).
+pub const SCREENSHOT_LIMIT: usize = 32 * 1024 * 1024;
+/// Below this many PNG bytes per pixel a frame may be uniform and is decoded to check for black.
+const BLANK_SUSPECT_BYTES_PER_PX: f64 = 0.05;
+/// A pixel counts as black when every channel is at most this.
+const BLACK_LEVEL: u8 = 8;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Png,
+    Jpeg,
+    Webp,
+}
+
+impl Format {
+    fn parse(s: Option<&str>) -> Format {
+        match s {
+            Some("jpeg") => Format::Jpeg,
+            Some("webp") => Format::Webp,
+            _ => Format::Png,
+        }
+    }
+    fn mime(self) -> &'static str {
+        match self {
+            Format::Png => "image/png",
+            Format::Jpeg => "image/jpeg",
+            Format::Webp => "image/webp",
+        }
+    }
+    fn ext(self) -> &'static str {
+        match self {
+            Format::Png => "png",
+            Format::Jpeg => "jpg",
+            Format::Webp => "webp",
+        }
+    }
+}
+
+/// Runs the capture and returns the PNG bytes (anything printed before the signature dropped).
+async fn capture(ctx: &ToolCtx<'_>, display_id: Option<&str>) -> Result<Vec<u8>, ToolError> {
+    let mut argv = vec!["screencap", "-p"];
+    if let Some(d) = display_id {
+        argv.extend(["-d", d]);
+    }
+    let bytes = ctx
+        .link
+        .exec(&command_line(&argv), SCREENSHOT_DEADLINE, SCREENSHOT_LIMIT)
+        .await?;
+    let (offset, _) = png_check::find_png(&bytes).map_err(|e| {
+        ToolError::new(
+            ErrorCode::InvalidScreenshot,
+            format!("screencap did not return a valid PNG ({e}); nothing was stored"),
+        )
+    })?;
+    Ok(bytes[offset..].to_vec())
+}
+
+fn decode(png: &[u8]) -> Result<image::DynamicImage, ToolError> {
+    image::load_from_memory_with_format(png, image::ImageFormat::Png).map_err(|e| {
+        ToolError::new(
+            ErrorCode::InvalidScreenshot,
+            format!("PNG does not decode: {e}"),
+        )
+    })
+}
+
+fn is_black(img: &image::DynamicImage) -> bool {
+    img.to_rgb8()
+        .pixels()
+        .all(|p| p.0.iter().all(|c| *c <= BLACK_LEVEL))
+}
+
+fn encode(img: &image::DynamicImage, format: Format, quality: u8) -> Result<Vec<u8>, ToolError> {
+    let mut out = Cursor::new(Vec::new());
+    let rgb = image::DynamicImage::ImageRgb8(img.to_rgb8());
+    let res = match format {
+        Format::Png => rgb.write_to(&mut out, image::ImageFormat::Png),
+        Format::Webp => image::DynamicImage::ImageRgba8(img.to_rgba8())
+            .write_to(&mut out, image::ImageFormat::WebP),
+        Format::Jpeg => rgb.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
+            &mut out, quality,
+        )),
+    };
+    res.map_err(|e| {
+        ToolError::new(
+            ErrorCode::InternalError,
+            format!("image encoding failed: {e}"),
+        )
+    })?;
+    Ok(out.into_inner())
+}
+
+/// The tool.
+pub async fn screenshot(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
+    let format = Format::parse(args.get("format").and_then(Value::as_str));
+    let max_dim = args
+        .get("max_dimension")
+        .and_then(Value::as_u64)
+        .map(|v| v as u32);
+    let quality = args
+        .get("quality")
+        .and_then(Value::as_u64)
+        .unwrap_or(80)
+        .clamp(1, 100) as u8;
+    let display_arg = args.get("display_id").map(|v| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    let display = display_size(ctx).await?;
+    let png = capture(ctx, display_arg.as_deref()).await?;
+    let (_, info) = png_check::find_png(&png)
+        .map_err(|e| ToolError::new(ErrorCode::InvalidScreenshot, e.to_string()))?;
+    let suspect = (png.len() as f64)
+        < f64::from(info.width) * f64::from(info.height) * BLANK_SUSPECT_BYTES_PER_PX;
+    let needs_decode = suspect
+        || format != Format::Png
+        || max_dim.is_some_and(|m| m < info.width.max(info.height));
+    let (bytes, size, blank) = if needs_decode {
+        let mut img = decode(&png)?;
+        let blank = suspect && is_black(&img);
+        if let Some(m) = max_dim.filter(|m| *m < info.width.max(info.height)) {
+            img = img.resize(m, m, image::imageops::FilterType::Triangle);
+        }
+        let size = (img.width(), img.height());
+        let bytes = if format == Format::Png && size == (info.width, info.height) {
+            png
+        } else {
+            encode(&img, format, quality)?
+        };
+        (bytes, size, blank)
+    } else {
+        (png, (info.width, info.height), false)
+    };
+    let secure_window = if blank {
+        focused_secure(ctx).await
+    } else {
+        None
+    };
+    let issued = ctx
+        .files
+        .put(ctx.channel_id, bytes, format.mime(), format.ext())
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
+    let shot_id = crate::protocol::random_id("shot");
+    ctx.memory.add_shot(
+        shot_id.clone(),
+        ShotGeometry {
+            image: size,
+            display,
+        },
+    );
+    let mut out = json!({
+        "screenshot_id": shot_id,
+        "file_ref": issued.file_ref,
+        "download_url": issued.download_url,
+        "mime_type": issued.mime_type,
+        "width": size.0,
+        "height": size.1,
+        "byte_size": issued.byte_size,
+        "expires_at": issued.expires_at,
+        "display": {"id": display_arg, "width": display.0, "height": display.1},
+        "scale": {"x": f64::from(display.0) / f64::from(size.0.max(1)), "y": f64::from(display.1) / f64::from(size.1.max(1))},
+        "blank": blank,
+        "secure_window": secure_window.unwrap_or(false),
+    });
+    if blank {
+        out["hint"] = json!(if secure_window == Some(true) {
+            "the focused window is FLAG_SECURE: Android blacks it out of screenshots; read it with android_ui_tree"
+        } else {
+            "the frame is all black (screen off, or a protected surface); check android_device_status or use android_ui_tree"
+        });
+    }
+    Ok(out)
+}
+
+async fn focused_secure(ctx: &ToolCtx<'_>) -> Option<bool> {
+    let out = ctx
+        .link
+        .shell(
+            "dumpsys window windows",
+            Duration::from_secs(10),
+            8 * 1024 * 1024,
+        )
+        .await
+        .ok()?;
+    secure::focused_window_secure(&text::decode_output(&out.stdout))
+}
+
+/// Card declaration.
+pub fn decl() -> ToolDecl {
+    ToolDecl {
+        tool_id: "android_screenshot",
+        title: "Take a screenshot",
+        description: "Capture the bound phone's screen. Returns screenshot_id, a file_ref and relative download_url (never inline bytes), mime_type, width/height of the image (px), display width/height (px, input space) and scale (display px per image px), byte_size (bytes), expires_at (Unix ms), blank (all-black frame) and secure_window (the focused window forbids capture). Coordinates read off this image can be passed to gestures with its screenshot_id. No side effects.",
+        side_effect: false,
+        input_schema: json!({"type": "object", "properties": {
+            "format": {"type": "string", "enum": ["png", "jpeg", "webp"], "description": "Image format (default png)."},
+            "max_dimension": {"type": "integer", "minimum": 64, "maximum": 8192, "description": "Downscale so the longer side is at most this many px."},
+            "quality": {"type": "integer", "minimum": 1, "maximum": 100, "description": "JPEG quality (default 80)."},
+            "display_id": {"type": ["integer", "string"], "description": "Display to capture (screencap -d); default: the phone's default display."}
+        }}),
+        output_schema: json!({"type": "object", "required": ["screenshot_id", "file_ref", "download_url", "mime_type", "width", "height", "byte_size", "expires_at"]}),
+    }
+}

@@ -1,0 +1,380 @@
+//! One test per row of the field-bug list (`docs/field-bugs.md` maps rows to tests): the
+//! simulated phone replays the real behaviour (its programs or its control API), the connector's
+//! tools must behave as expected, and for injection rows the phone's command log shows that no
+//! extra command ran.
+
+mod common;
+
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use common::adb_server::{AdbFlavor, AdbServer};
+use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::{claim_when_visible, elements, find_text};
+use common::xagent::{connect, XAgent};
+
+struct Bench {
+    sim: SimPhone,
+    x: XAgent,
+    ch: String,
+    _conn: ConnectorProc,
+    _dir: TempDir,
+}
+
+async fn bench(serial: &str, sim_flags: &[&str]) -> Bench {
+    let sim = SimPhone::start_with_control(serial, sim_flags);
+    let dir = TempDir::new("fieldbug");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    Bench {
+        sim,
+        x,
+        ch,
+        _conn: conn,
+        _dir: dir,
+    }
+}
+
+/// Opens Notes and focuses its EditText through the tools.
+async fn focus_note(b: &mut Bench) {
+    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    b.x.tool(&b.ch, "android_tap", json!({"element_id": notes["element_id"], "snapshot_id": tree["payload"]["result"]["snapshot_id"]})).await;
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"resource_id": "com.example.notes:id/note_text"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+fn log_len(sim: &SimPhone) -> usize {
+    sim.state()["command_log"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0)
+}
+
+/// Programs run since `from`.
+fn programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
+    sim.state()["command_log"].as_array().unwrap()[from..]
+        .iter()
+        .map(|e| e["argv"][0].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+async fn type_and_read(b: &mut Bench, text: &str) -> Value {
+    b.x.tool(
+        &b.ch,
+        "android_input_text",
+        json!({"text": text, "clear_first": true}),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_01_text_with_shell_metacharacters_is_typed_exactly() {
+    let mut b = bench("SIMFB01000001", &[]).await;
+    focus_note(&mut b).await;
+    for text in [
+        "a$a",
+        "#",
+        "x`id`y",
+        "a;reboot",
+        "it's \"q\" & r",
+        "$(reboot) || id",
+    ] {
+        let before = log_len(&b.sim);
+        let ack = type_and_read(&mut b, text).await;
+        assert!(ack.get("error").is_none(), "{text}: {ack}");
+        assert_eq!(ack["payload"]["result"]["verified"], true, "{text}: {ack}");
+        assert_eq!(b.sim.state()["note_text"], text);
+        let progs = programs_since(&b.sim, before);
+        assert!(
+            progs.iter().all(|p| p == "input" || p == "uiautomator"),
+            "{text}: only input ran: {progs:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_02_percent_s_is_typed_literally() {
+    let mut b = bench("SIMFB02000001", &[]).await;
+    focus_note(&mut b).await;
+    for text in ["Some%sText%s!", "100%sure", "%s", "%%s"] {
+        let ack = type_and_read(&mut b, text).await;
+        assert_eq!(ack["payload"]["result"]["verified"], true, "{text}: {ack}");
+        assert_eq!(b.sim.state()["note_text"], text);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_03_newline_is_enter_never_a_command() {
+    let mut b = bench("SIMFB03000001", &[]).await;
+    focus_note(&mut b).await;
+    for text in ["line1\nline2", "a\n;reboot"] {
+        let before = log_len(&b.sim);
+        let ack = type_and_read(&mut b, text).await;
+        assert_eq!(ack["payload"]["result"]["verified"], true, "{ack}");
+        assert_eq!(b.sim.state()["note_text"], text);
+        assert!(!programs_since(&b.sim, before)
+            .iter()
+            .any(|p| p == "reboot" || p.starts_with(';')));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_04_non_ascii_goes_through_the_ime_or_fails_with_the_fix() {
+    let mut b = bench("SIMFB04000001", &[]).await;
+    focus_note(&mut b).await;
+    let ack = type_and_read(&mut b, "שלום!").await;
+    assert_eq!(ack["error"]["code"], "unsupported_text", "{ack}");
+    assert!(ack["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("ADBKeyboard"));
+    assert_eq!(
+        b.sim
+            .control_post("/v1/state", json!({"adb_keyboard": true})),
+        200
+    );
+    let ime_before = b.sim.state()["input_method"].clone();
+    for text in ["שלום!", "Тест", "😸 Cat"] {
+        let ack = type_and_read(&mut b, text).await;
+        assert!(ack.get("error").is_none(), "{ack}");
+        assert_eq!(ack["payload"]["result"]["method"], "ime_broadcast");
+        assert_eq!(ack["payload"]["result"]["verified"], true, "{ack}");
+        assert_eq!(b.sim.state()["note_text"], text);
+    }
+    assert_eq!(
+        b.sim.state()["input_method"],
+        ime_before,
+        "the previous IME is restored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_05_quotes_in_the_ime_payload() {
+    let mut b = bench("SIMFB05000001", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"adb_keyboard": true}));
+    focus_note(&mut b).await;
+    let text = "中文'输入\"test";
+    let ack = type_and_read(&mut b, text).await;
+    assert_eq!(ack["payload"]["result"]["verified"], true, "{ack}");
+    assert_eq!(b.sim.state()["note_text"], text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_06_crlf_mangled_png_is_refused_not_stored() {
+    let mut b = bench("SIMFB06000001", &[]).await;
+    let png = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/screencap/phone-720x1612-files-app-srgb-sbit.png"
+    ))
+    .unwrap();
+    let mut mangled = Vec::new();
+    for byte in png {
+        if byte == b'\n' {
+            mangled.push(b'\r');
+        }
+        mangled.push(byte);
+    }
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&mangled);
+    assert_eq!(
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "screencap", "stdout_base64": b64})
+        ),
+        200
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(ack["error"]["code"], "invalid_screenshot", "{ack}");
+    assert!(ack["payload"].get("result").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_08_flag_secure_frame_is_flagged() {
+    let mut b = bench("SIMFB08000001", &[]).await;
+    assert_eq!(
+        b.sim
+            .control_post("/v1/state", json!({"secure_window": true})),
+        200
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["blank"], true, "{ack}");
+    assert_eq!(r["secure_window"], true, "{ack}");
+    assert!(r["hint"].as_str().unwrap().contains("android_ui_tree"));
+    b.sim
+        .control_post("/v1/state", json!({"secure_window": false}));
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(ack["payload"]["result"]["blank"], false);
+    assert_eq!(ack["payload"]["result"]["secure_window"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_09_not_idle_is_a_typed_error_never_an_empty_tree() {
+    let mut b = bench("SIMFB09000001", &[]).await;
+    b.sim.control_post("/v1/script", json!({"command_regex": "uiautomator", "stdout": "ERROR: could not get idle state.\n", "exit_code": 0}));
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+    assert!(ack["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not_idle"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_10_null_root_three_times_then_success() {
+    let mut b = bench("SIMFB10000001", &[]).await;
+    b.sim.control_post("/v1/script", json!({"command_regex": "uiautomator", "stdout": "ERROR: null root node returned by UiTestAutomationBridge.\n", "times": 3}));
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert!(find_text(&elements(&ack), "Notes").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_11_two_phones_every_call_reaches_the_bound_one() {
+    let a = SimPhone::start_with_control("SIMFB11AAAAA1", &[]);
+    let bsim = SimPhone::start_with_control("SIMFB11BBBBB2", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&a.addr);
+    adb.connect(&bsim.addr);
+    let dir = TempDir::new("fb11");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &bsim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let a_before = log_len(&a);
+    for tool in [
+        ("android_tap", json!({"x": 5, "y": 5})),
+        ("android_press_key", json!({"key": "home"})),
+        ("android_device_status", json!({})),
+    ] {
+        let ack = x.tool(&ch, tool.0, tool.1).await;
+        assert!(ack.get("error").is_none(), "{ack}");
+    }
+    assert_eq!(bsim.count_runs(&["input", "tap", "5", "5"]), 1);
+    let a_progs = programs_since(&a, a_before);
+    assert!(
+        !a_progs.iter().any(|p| p == "input"),
+        "phone A untouched: {a_progs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_14_tap_read_off_a_downscaled_screenshot_lands_right() {
+    let mut b = bench("SIMFB14000001", &[]).await;
+    let shot =
+        b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 1200}))
+            .await;
+    let r = &shot["payload"]["result"];
+    assert_eq!(
+        (r["width"].as_u64(), r["height"].as_u64()),
+        (Some(540), Some(1200)),
+        "{shot}"
+    );
+    assert_eq!(r["display"]["width"], 1080);
+    assert_eq!(r["scale"]["x"], 2.0);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 270, "y": 600, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "540", "1200"]), 1);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 600, "y": 600, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "out_of_bounds", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_15_override_size_is_the_input_space() {
+    let mut b = bench("SIMFB15000001", &[]).await;
+    assert_eq!(
+        b.sim
+            .control_post("/v1/state", json!({"override_size": "540x1170"})),
+        200
+    );
+    let st = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let d = &st["payload"]["result"]["display"];
+    assert_eq!(
+        (d["width"].as_u64(), d["height"].as_u64()),
+        (Some(540), Some(1170)),
+        "{st}"
+    );
+    assert_eq!(d["physical"]["width"], 1080);
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 600, "y": 100}))
+            .await;
+    assert_eq!(ack["error"]["code"], "out_of_bounds");
+    assert!(ack["error"]["message"].as_str().unwrap().contains("0..540"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_18_battery_level_not_capacity_level() {
+    let mut b = bench("SIMFB18000001", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"battery_level": 80}));
+    let st = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert_eq!(st["payload"]["result"]["battery_percent"], 80, "{st}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_19_exit_status_without_shell_v2_is_recovered() {
+    let mut b = bench(
+        "SIMFB19000001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    // The adb layer recovers the status on a phone without shell_v2.
+    let link = xagent_adb_connector::adb::DeviceLink::direct(b.sim.addr.clone());
+    let t = Duration::from_secs(5);
+    assert_eq!(
+        link.shell("false", t, 1 << 16).await.unwrap().exit_code,
+        Some(1)
+    );
+    let out = link.shell("nosuchprogram", t, 1 << 16).await.unwrap();
+    assert_eq!(out.exit_code, Some(127));
+    assert!(
+        out.stdout_text().contains("inaccessible or not found"),
+        "stderr merged: {:?}",
+        out.stdout_text()
+    );
+    assert_eq!(
+        link.shell("echo ok", t, 1 << 16)
+            .await
+            .unwrap()
+            .stdout_text(),
+        "ok\n"
+    );
+    // Through the tools: a failing input command is reported as a failure, not exit 0.
+    b.sim.control_post("/v1/script", json!({"command_regex": "input.*tap.*'7' '8'", "stderr": "Error: could not inject\n", "exit_code": 1}));
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 7, "y": 8}))
+            .await;
+    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+    let ok =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 9, "y": 9}))
+            .await;
+    assert!(ok.get("error").is_none(), "{ok}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "9", "9"]), 1);
+}
