@@ -59,8 +59,74 @@ impl Format {
     }
 }
 
-/// Runs the capture and returns the PNG bytes (anything printed before the signature dropped).
-async fn capture(ctx: &ToolCtx<'_>, display_id: Option<&str>) -> Result<Vec<u8>, ToolError> {
+/// `screencap`'s warning on multi-display phones (AOSP `cmds/screencap/screencap.cpp`).
+const MULTI_DISPLAY_WARNING: &[u8] = b"Multiple displays were found";
+
+/// Physical display ids from `dumpsys SurfaceFlinger --display-id`
+/// (`Display <id> (HWC display N): …` lines, AOSP `SurfaceFlinger::dumpDisplayIdentificationData`).
+pub fn parse_display_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("Display "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The display a multi-display phone should be captured from: the one `dumpsys display` reports
+/// ON (`uniqueId=local:<id>` block with `mState=ON`), else the first listed (HWC display 0, the
+/// primary panel). Returns the id and how it was chosen.
+async fn pick_display(ctx: &ToolCtx<'_>) -> Result<(String, &'static str), ToolError> {
+    let deadline = Duration::from_secs(10);
+    let ids_out = ctx
+        .link
+        .shell("dumpsys SurfaceFlinger --display-id", deadline, 1 << 20)
+        .await?;
+    let ids = parse_display_ids(&text::decode_output(&ids_out.stdout));
+    let first = ids.first().cloned().ok_or_else(|| {
+        ToolError::new(
+            ErrorCode::DeviceCommandFailed,
+            "the phone reports several displays but `dumpsys SurfaceFlinger --display-id` lists none; pass display_id",
+        )
+    })?;
+    let display = ctx.link.shell("dumpsys display", deadline, 8 << 20).await?;
+    let display = text::decode_output(&display.stdout);
+    for id in &ids {
+        let key = format!("local:{id}");
+        if let Some(pos) = display.find(&key) {
+            let block = &display[pos..display.len().min(pos + 4000)];
+            if block.contains("mState=ON") {
+                return Ok((id.clone(), "display_on"));
+            }
+        }
+    }
+    Ok((first, "first_listed"))
+}
+
+/// Captures the requested display, or the default one; when the phone warns that it has several
+/// displays (field bug 7), captures again from the chosen display with `-d` and says which.
+async fn capture_right_display(
+    ctx: &ToolCtx<'_>,
+    requested: Option<String>,
+) -> Result<(Vec<u8>, Option<String>, &'static str), ToolError> {
+    if let Some(d) = requested {
+        return Ok((capture(ctx, Some(&d)).await?.1, Some(d), "requested"));
+    }
+    let (warned, png) = capture(ctx, None).await?;
+    if !warned {
+        return Ok((png, None, "default"));
+    }
+    let (id, how) = pick_display(ctx).await?;
+    let (_, png) = capture(ctx, Some(&id)).await?;
+    Ok((png, Some(id), how))
+}
+
+/// Runs the capture; returns whether the multi-display warning preceded the PNG, and the PNG
+/// bytes (anything printed before the signature dropped).
+async fn capture(
+    ctx: &ToolCtx<'_>,
+    display_id: Option<&str>,
+) -> Result<(bool, Vec<u8>), ToolError> {
     let mut argv = vec!["screencap", "-p"];
     if let Some(d) = display_id {
         argv.extend(["-d", d]);
@@ -75,7 +141,10 @@ async fn capture(ctx: &ToolCtx<'_>, display_id: Option<&str>) -> Result<Vec<u8>,
             format!("screencap did not return a valid PNG ({e}); nothing was stored"),
         )
     })?;
-    Ok(bytes[offset..].to_vec())
+    let warned = bytes[..offset]
+        .windows(MULTI_DISPLAY_WARNING.len())
+        .any(|w| w == MULTI_DISPLAY_WARNING);
+    Ok((warned, bytes[offset..].to_vec()))
 }
 
 fn decode(png: &[u8]) -> Result<image::DynamicImage, ToolError> {
@@ -130,7 +199,7 @@ pub async fn screenshot(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolEr
         other => other.to_string(),
     });
     let display = display_size(ctx).await?;
-    let png = capture(ctx, display_arg.as_deref()).await?;
+    let (png, display_arg, display_choice) = capture_right_display(ctx, display_arg).await?;
     let (_, info) = png_check::find_png(&png)
         .map_err(|e| ToolError::new(ErrorCode::InvalidScreenshot, e.to_string()))?;
     let suspect = (png.len() as f64)
@@ -181,7 +250,7 @@ pub async fn screenshot(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolEr
         "height": size.1,
         "byte_size": issued.byte_size,
         "expires_at": issued.expires_at,
-        "display": {"id": display_arg, "width": display.0, "height": display.1},
+        "display": {"id": display_arg, "chosen_by": display_choice, "width": display.0, "height": display.1},
         "scale": {"x": f64::from(display.0) / f64::from(size.0.max(1)), "y": f64::from(display.1) / f64::from(size.1.max(1))},
         "blank": blank,
         "secure_window": secure_window.unwrap_or(false),
@@ -223,5 +292,21 @@ pub fn decl() -> ToolDecl {
             "display_id": {"type": ["integer", "string"], "description": "Display to capture (screencap -d); default: the phone's default display."}
         }}),
         output_schema: json!({"type": "object", "required": ["screenshot_id", "file_ref", "download_url", "mime_type", "width", "height", "byte_size", "expires_at"]}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_ids_from_surfaceflinger() {
+        let text = "Display 4619827259835644672 (HWC display 0): port=0 pnpId=GGL displayName=\"EMU_display_0\"\nDisplay 4619827551948147202 (HWC display 1): port=1\n";
+        assert_eq!(
+            parse_display_ids(text),
+            vec!["4619827259835644672", "4619827551948147202"]
+        );
+        assert!(parse_display_ids("Display 0 (internal, primary)").contains(&"0".to_string()));
+        assert!(parse_display_ids("garbage").is_empty());
     }
 }
