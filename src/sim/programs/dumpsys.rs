@@ -45,6 +45,9 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         Some("activity") => Output::ok(activity(s)),
         Some("display") => Output::ok(display(s)),
         Some("input") => Output::ok(input(s)),
+        Some("SurfaceFlinger") if args.get(1) == Some(&"--display-id") => {
+            Output::ok(display_ids(s))
+        }
         Some("input_method") => Output::ok(format!(
             "Input method service state:\n  mCurMethodId={}\n  mInputShown={}\n",
             "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME",
@@ -227,6 +230,22 @@ fn display(s: &PhoneState) -> String {
         ));
     }
     t
+}
+
+/// `dumpsys SurfaceFlinger --display-id` (the list `screencap`'s multi-display warning points
+/// to; AOSP `SurfaceFlinger::dumpDisplayIdentificationData`): one line per physical display.
+fn display_ids(s: &PhoneState) -> String {
+    s.persona
+        .displays
+        .iter()
+        .enumerate()
+        .map(|(hwc, d)| {
+            format!(
+                "Display {} (HWC display {hwc}): port={hwc} pnpId=GGL displayName=\"Common Panel\"\n",
+                d.physical_id
+            )
+        })
+        .collect()
 }
 
 /// `dumpsys input`: the viewport and touchscreen orientation lines tools grep
