@@ -95,13 +95,16 @@ pub fn monkey(phone: &Phone, args: &[String]) -> Output {
     let Some(pkg) = pkg else {
         return Output::err(1, "usage: monkey [-p ALLOWED_PACKAGE [-p ALLOWED_PACKAGE] ...] [-c MAIN_CATEGORY [-c MAIN_CATEGORY] ...] COUNT\n");
     };
-    let echo = format!(
-        "args: [{}]\n{}",
-        args.join(", "),
-        args.iter()
-            .map(|a| format!(" arg: \"{a}\"\n"))
-            .collect::<String>()
-    );
+    // `processOptions` echoes its argv and every option's data on stderr.
+    let mut echo = format!("args: [{}]\n", args.join(", "));
+    for (i, a) in args.iter().enumerate() {
+        echo.push_str(&format!(" arg: \"{a}\"\n"));
+        let takes_data =
+            ["-p", "-c", "-s", "--throttle"].contains(&a.as_str()) || a.starts_with("--pct-");
+        if let Some(data) = args.get(i + 1).filter(|_| takes_data) {
+            echo.push_str(&format!("data=\"{data}\"\n"));
+        }
+    }
     let syskeys: f32 = args
         .iter()
         .position(|a| a == "--pct-syskeys")
@@ -128,7 +131,9 @@ pub fn monkey(phone: &Phone, args: &[String]) -> Output {
         None => false,
     });
     if launched {
-        Output::ok(format!("{header}Events injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, 12ms not connected)\n"))
+        let mut out = Output::ok(format!("{header}Events injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, 12ms not connected)\n"));
+        out.stderr = echo.into_bytes();
+        out
     } else {
         let mut out = Output::ok(header);
         out.stderr = format!("{echo}** No activities found to run, monkey aborted.\n").into_bytes();
