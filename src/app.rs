@@ -130,6 +130,7 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
                 model: model.into(),
                 persona: "pixel-android14".into(),
                 control: None,
+                ..Default::default()
             },
             shutdown.clone(),
         )

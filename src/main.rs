@@ -73,6 +73,12 @@ enum Command {
         /// Control API listen address (loopback only).
         #[arg(long)]
         control: Option<SocketAddr>,
+        /// Demand ADB RSA authentication; accept keys with the control API (POST /v1/auth).
+        #[arg(long)]
+        require_auth: bool,
+        /// Directory where accepted keys persist (adb_keys).
+        #[arg(long)]
+        state_dir: Option<std::path::PathBuf>,
     },
     /// Two simulated phones and the connector on them, for a first try.
     Demo {
@@ -189,6 +195,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             model,
             persona,
             control,
+            require_auth,
+            state_dir,
         } => block_on(|shutdown| async move {
             let handle = sim::start(
                 sim::SimOptions {
@@ -197,6 +205,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     model,
                     persona,
                     control,
+                    require_auth,
+                    state_dir,
                 },
                 shutdown.clone(),
             )

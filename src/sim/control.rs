@@ -8,6 +8,8 @@
 //! | POST | `/v1/script` | [`Script`] | adds a scripted answer (first match wins) |
 //! | DELETE | `/v1/script` | – | removes all scripts |
 //! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
+//! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
+//! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys and drop connections; returns [`AuthView`] |
 //!
 //! Errors answer 400 with `{"error": "…"}`.
 
@@ -87,6 +89,34 @@ pub struct StatePatch {
     pub note_text: Option<String>,
     /// Installs (or removes) ADBKeyBoard; selecting it stays a shell step (`ime set`).
     pub adb_keyboard: Option<bool>,
+}
+
+/// What `GET`/`POST /v1/auth` return.
+#[derive(Debug, Serialize)]
+pub struct AuthView {
+    /// `--require-auth`.
+    pub required: bool,
+    /// Accepted keys (`adb_keys` lines).
+    pub accepted: usize,
+    /// Keys offered by hosts, waiting for "Allow USB debugging?".
+    pub pending: usize,
+}
+
+/// `POST /v1/auth` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthBody {
+    action: AuthAction,
+}
+
+/// What the user does on the phone.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum AuthAction {
+    /// "Always allow from this computer" for every pending key.
+    Accept,
+    /// Developer options → "Revoke USB debugging authorizations".
+    Revoke,
 }
 
 #[derive(Debug, Deserialize)]
@@ -222,6 +252,31 @@ async fn post_transport(
     Json(serde_json::json!({ "state": body.state }))
 }
 
+fn auth_view(phone: &Phone) -> AuthView {
+    phone.with(|s| AuthView {
+        required: s.auth.required,
+        accepted: s.auth.accepted.len(),
+        pending: s.auth.pending.len(),
+    })
+}
+
+async fn get_auth(State(phone): State<Phone>) -> Json<AuthView> {
+    Json(auth_view(&phone))
+}
+
+async fn post_auth(
+    State(phone): State<Phone>,
+    Json(body): Json<AuthBody>,
+) -> Result<Json<AuthView>, ApiError> {
+    let saved = phone.with(|s| match body.action {
+        AuthAction::Accept => s.auth.accept_pending().map(|_| ()),
+        AuthAction::Revoke => s.auth.revoke(),
+    });
+    phone.keys_changed();
+    saved.map_err(|e| bad(format!("adb_keys: {e}")))?;
+    Ok(Json(auth_view(&phone)))
+}
+
 /// The router (exposed for in-process tests).
 pub fn router(phone: Phone) -> Router {
     Router::new()
@@ -229,6 +284,7 @@ pub fn router(phone: Phone) -> Router {
         .route("/v1/log", axum::routing::delete(clear_log))
         .route("/v1/script", post(post_script).delete(delete_scripts))
         .route("/v1/transport", post(post_transport))
+        .route("/v1/auth", get(get_auth).post(post_auth))
         .with_state(phone)
 }
 

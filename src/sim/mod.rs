@@ -12,6 +12,7 @@
 //! connector; every parser and formatter here is its own.
 
 pub mod apps;
+pub mod auth;
 pub mod control;
 mod font;
 pub mod persona;
@@ -28,6 +29,7 @@ pub mod ui;
 pub mod vfs;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
@@ -46,6 +48,10 @@ pub struct SimOptions {
     pub persona: String,
     /// Control API listener (loopback only).
     pub control: Option<SocketAddr>,
+    /// Demand ADB RSA authentication (`ro.adb.secure=1`); see [`auth`].
+    pub require_auth: bool,
+    /// Where accepted keys persist (`adb_keys`); `None` keeps them in memory.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Default for SimOptions {
@@ -56,6 +62,8 @@ impl Default for SimOptions {
             model: "Pixel 8".into(),
             persona: persona::DEFAULT_PERSONA.into(),
             control: None,
+            require_auth: false,
+            state_dir: None,
         }
     }
 }
@@ -71,7 +79,7 @@ pub struct SimHandle {
 
 /// Binds, spawns the serving tasks on the current tokio runtime, returns the bound addresses.
 /// Errors: unknown persona (`InvalidInput`), a non-loopback control address
-/// (`PermissionDenied`), bind failures.
+/// (`PermissionDenied`), an unreadable `state_dir`, bind failures.
 pub async fn start(opts: SimOptions, shutdown: CancellationToken) -> std::io::Result<SimHandle> {
     let (handle, _phone) = start_with_phone(opts, shutdown).await?;
     Ok(handle)
@@ -95,7 +103,9 @@ pub async fn start_with_phone(
     } else {
         opts.model.clone()
     };
+    let keys = auth::KeyStore::open(opts.require_auth, opts.state_dir.as_deref())?;
     let phone = Phone::new(persona, &opts.serial, &model);
+    phone.with(|s| s.auth = keys);
     let listener = tokio::net::TcpListener::bind(opts.listen).await?;
     let adb_addr = listener.local_addr()?;
     let control_addr = match opts.control {

@@ -56,6 +56,15 @@ pub struct Persona {
     pub screencap_colorspace: bool,
     /// Physical displays; the first is the default display.
     pub displays: Vec<DisplaySpec>,
+    /// Some of `monkey`'s SYS_KEYS (HOME, BACK, CALL, ENDCALL, VOLUME_*, MUTE) exist as hardware
+    /// keys (`KeyCharacterMap.deviceHasKey`). Phones have volume keys; key-less AVDs do not, and
+    /// there `monkey` refuses to run (AOSP `MonkeySourceRandom.validateKeyCategory`).
+    #[serde(default = "yes")]
+    pub physical_sys_keys: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Name of the default persona.
@@ -77,6 +86,10 @@ const SOURCES: &[(&str, &str)] = &[
     (
         "legacy-android6",
         include_str!("personas/legacy-android6.toml"),
+    ),
+    (
+        "emulator-android15",
+        include_str!("personas/emulator-android15.toml"),
     ),
 ];
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use super::auth::KeyStore;
 use super::persona::Persona;
 use super::script::Script;
 use super::vfs::Vfs;
@@ -81,6 +82,8 @@ pub struct PhoneState {
     pub log: Vec<LogEntry>,
     /// Scripted answers (control API).
     pub scripts: Vec<Script>,
+    /// ADB keys (`--require-auth`).
+    pub auth: KeyStore,
 }
 
 /// Seconds since the Unix epoch (mtimes).
@@ -96,6 +99,8 @@ pub fn now_secs() -> u32 {
 pub struct Phone {
     state: Arc<Mutex<PhoneState>>,
     transport: Arc<tokio::sync::watch::Sender<TransportMode>>,
+    /// Bumped whenever keys are accepted or revoked; connections re-check their key.
+    keys_epoch: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Phone {
@@ -129,11 +134,13 @@ impl Phone {
             adb_keyboard: false,
             log: Vec::new(),
             scripts: Vec::new(),
+            auth: KeyStore::default(),
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
         Phone {
             state: Arc::new(Mutex::new(state)),
             transport: Arc::new(tx),
+            keys_epoch: Arc::new(tokio::sync::watch::channel(0).0),
         }
     }
 
@@ -169,6 +176,16 @@ impl Phone {
     /// Changes the transport mode; connections watching it react.
     pub fn set_transport_mode(&self, mode: TransportMode) {
         self.transport.send_replace(mode);
+    }
+
+    /// A receiver that changes whenever the accepted keys change.
+    pub fn watch_keys(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.keys_epoch.subscribe()
+    }
+
+    /// Tells connections that the accepted keys changed.
+    pub fn keys_changed(&self) {
+        self.keys_epoch.send_modify(|n| *n += 1);
     }
 
     /// A receiver that sees transport mode changes.

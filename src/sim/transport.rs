@@ -16,8 +16,8 @@ use super::phone::{Phone, TransportMode};
 use super::services;
 use super::stream::{StreamEntry, StreamReader, StreamTable, StreamWriter};
 use crate::adb::wire::{
-    Message, AUTH_SIGNATURE, AUTH_TOKEN, A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE,
-    MAX_PAYLOAD,
+    Message, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE, AUTH_TOKEN, A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN,
+    A_VERSION, A_WRTE, MAX_PAYLOAD,
 };
 
 /// How long a new connection may take to send its `CNXN`.
@@ -89,44 +89,79 @@ async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<Message>, cancel: Cancel
     }
 }
 
-fn auth_token() -> Message {
-    let mut token = [0u8; 20];
+fn new_token() -> Vec<u8> {
+    let mut token = [0u8; super::auth::TOKEN_LEN];
     let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut token);
+    token.to_vec()
+}
+
+fn auth_message(token: &[u8]) -> Message {
     Message::new(A_AUTH, AUTH_TOKEN, 0, token.to_vec())
 }
 
 /// Holds a connection until the transport is online: silent while `Offline`, an AUTH token
-/// loop while `Unauthorized` (a new token per signature, nothing for a public key: the user
-/// never accepts), like adbd with `ro.adb.secure=1` (`daemon/auth.cpp`). `false` when
-/// unplugged, closed or shut down.
+/// loop that never succeeds while `Unauthorized` (a fault), and with `require_auth` the real
+/// adbd exchange of [`super::auth`]: TOKEN, SIGNATURE checked against accepted keys (a bad one
+/// earns a new TOKEN), RSAPUBLICKEY kept pending until accepted (`daemon/auth.cpp`).
+/// `Some(key line)` when admitted (empty without auth); `None` when unplugged, closed or shut down.
 async fn admit(
     phone: &Phone,
     rx: &mut mpsc::Receiver<Message>,
     out: &mpsc::Sender<Message>,
     cancel: &CancellationToken,
-) -> bool {
+) -> Option<String> {
     let mut watch = phone.watch_transport();
-    let mut token_sent = false;
+    let mut keys = phone.watch_keys();
+    let required = phone.with(|s| s.auth.required);
+    let mut token: Option<Vec<u8>> = None;
+    let mut offered: Option<String> = None;
     loop {
         let mode = *watch.borrow_and_update();
+        keys.borrow_and_update();
         match mode {
-            TransportMode::Online => return true,
-            TransportMode::Unplugged => return false,
-            TransportMode::Unauthorized if !token_sent => {
-                token_sent = out.send(auth_token()).await.is_ok();
+            TransportMode::Online if !required => return Some(String::new()),
+            TransportMode::Online => {
+                if let Some(line) = offered.as_ref() {
+                    if phone.with(|s| s.auth.is_accepted(line)) {
+                        return offered;
+                    }
+                }
             }
+            TransportMode::Unplugged => return None,
             _ => {}
         }
+        let wants_token = matches!(mode, TransportMode::Unauthorized)
+            || (mode == TransportMode::Online && required);
+        if wants_token && token.is_none() {
+            let t = new_token();
+            out.send(auth_message(&t)).await.ok()?;
+            token = Some(t);
+        }
         tokio::select! {
-            r = watch.changed() => if r.is_err() { return false },
-            m = rx.recv() => match m {
-                None => return false,
-                Some(m) if m.command == A_AUTH && m.arg0 == AUTH_SIGNATURE && mode == TransportMode::Unauthorized => {
-                    let _ = out.send(auth_token()).await;
+            r = watch.changed() => r.ok()?,
+            r = keys.changed() => r.ok()?,
+            m = rx.recv() => {
+                let m = m?;
+                if m.command != A_AUTH || !wants_token {
+                    continue;
                 }
-                Some(_) => {}
-            },
-            _ = cancel.cancelled() => return false,
+                let checked = token.as_deref().filter(|_| mode == TransportMode::Online);
+                match m.arg0 {
+                    AUTH_SIGNATURE => {
+                        if let Some(line) = checked.and_then(|t| phone.with(|s| s.auth.check(t, &m.payload))) {
+                            return Some(line);
+                        }
+                        let t = new_token();
+                        out.send(auth_message(&t)).await.ok()?;
+                        token = Some(t);
+                    }
+                    AUTH_RSAPUBLICKEY if checked.is_some() => {
+                        offered = phone.with(|s| s.auth.offer(&m.payload)).ok();
+                    }
+                    _ => {}
+                }
+            }
+            _ = cancel.cancelled() => return None,
         }
     }
 }
@@ -151,9 +186,9 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
     let Ok(Some(cnxn)) = hello.await else {
         return cancel.cancel();
     };
-    if !admit(&phone, &mut rx, &out, &cancel).await {
+    let Some(key) = admit(&phone, &mut rx, &out, &cancel).await else {
         return cancel.cancel();
-    }
+    };
     let max_payload = cnxn.arg1.clamp(4096, MAX_PAYLOAD);
     let _ = out
         .send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone)))
@@ -165,6 +200,7 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
         max_payload,
         next_id: 1,
         cancel,
+        key,
     };
     conn.run(rx).await;
 }
@@ -176,14 +212,23 @@ struct Conn {
     max_payload: u32,
     next_id: u32,
     cancel: CancellationToken,
+    /// The `adb_keys` line this connection authenticated with (empty without auth).
+    key: String,
 }
 
 impl Conn {
     async fn run(mut self, mut rx: mpsc::Receiver<Message>) {
         let mut watch = self.phone.watch_transport();
+        let mut keys = self.phone.watch_keys();
         loop {
             let msg = tokio::select! {
                 _ = self.cancel.cancelled() => break,
+                r = keys.changed() => {
+                    // Revoked: adbd drops every connection whose key is gone.
+                    let key = &self.key;
+                    if r.is_err() || (!key.is_empty() && !self.phone.with(|s| s.auth.is_accepted(key))) { break }
+                    continue;
+                }
                 r = watch.changed() => {
                     if r.is_err() || *watch.borrow_and_update() != TransportMode::Online { break }
                     continue;

@@ -77,7 +77,12 @@ fn start(s: &mut PhoneState, args: &[&str]) -> Output {
     }
 }
 
-/// Runs `monkey -p PKG [-c CATEGORY] COUNT`: launches the package's launcher activity.
+/// Runs `monkey -p PKG [-c CATEGORY] [--pct-syskeys N] COUNT`: launches the package's launcher
+/// activity. Like AOSP `Monkey.java`: stdout echoes `  bash arg:` lines; without a launcher
+/// activity `** No activities found to run, monkey aborted.` and status 252 (-4); on a persona
+/// without hardware SYS_KEYS and the default 2.0 % system-key factor,
+/// `** SYS_KEYS has no physical keys but with factor 2.0%.` and status 251 (-5, the event source
+/// failed `validate()`; `MonkeySourceRandom.validateKeyCategory`), whatever the package.
 pub fn monkey(phone: &Phone, args: &[String]) -> Output {
     let pkg = args
         .iter()
@@ -90,6 +95,34 @@ pub fn monkey(phone: &Phone, args: &[String]) -> Output {
     let Some(pkg) = pkg else {
         return Output::err(1, "usage: monkey [-p ALLOWED_PACKAGE [-p ALLOWED_PACKAGE] ...] [-c MAIN_CATEGORY [-c MAIN_CATEGORY] ...] COUNT\n");
     };
+    // `processOptions` echoes its argv and every option's data on stderr.
+    let mut echo = format!("args: [{}]\n", args.join(", "));
+    for (i, a) in args.iter().enumerate() {
+        echo.push_str(&format!(" arg: \"{a}\"\n"));
+        let takes_data =
+            ["-p", "-c", "-s", "--throttle"].contains(&a.as_str()) || a.starts_with("--pct-");
+        if let Some(data) = args.get(i + 1).filter(|_| takes_data) {
+            echo.push_str(&format!("data=\"{data}\"\n"));
+        }
+    }
+    let syskeys: f32 = args
+        .iter()
+        .position(|a| a == "--pct-syskeys")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2.0);
+    let (has_launcher, has_keys) = phone.with(|s| {
+        let app = apps::find(pkg);
+        (app.is_some(), s.persona.physical_sys_keys)
+    });
+    if has_launcher && !has_keys && syskeys >= 0.1 {
+        let mut out = Output::ok(header);
+        out.stderr =
+            format!("{echo}** SYS_KEYS has no physical keys but with factor {syskeys:.1}%.\n")
+                .into_bytes();
+        out.code = 251;
+        return out;
+    }
     let launched = phone.with(|s| match apps::find(pkg) {
         Some(app) => {
             s.launch(app.package, app.activity);
@@ -98,10 +131,12 @@ pub fn monkey(phone: &Phone, args: &[String]) -> Output {
         None => false,
     });
     if launched {
-        Output::ok(format!("{header}args: {args:?}\nEvents injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, 12ms not connected)\n"))
+        let mut out = Output::ok(format!("{header}Events injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, 12ms not connected)\n"));
+        out.stderr = echo.into_bytes();
+        out
     } else {
         let mut out = Output::ok(header);
-        out.stderr = b"** No activities found to run, monkey aborted.\n".to_vec();
+        out.stderr = format!("{echo}** No activities found to run, monkey aborted.\n").into_bytes();
         out.code = 252;
         out
     }

@@ -45,6 +45,9 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         Some("activity") => Output::ok(activity(s)),
         Some("display") => Output::ok(display(s)),
         Some("input") => Output::ok(input(s)),
+        Some("SurfaceFlinger") if args.get(1) == Some(&"--display-id") => {
+            Output::ok(display_ids(s))
+        }
         Some("input_method") => Output::ok(format!(
             "Input method service state:\n  mCurMethodId={}\n  mInputShown={}\n",
             "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME",
@@ -204,9 +207,22 @@ fn activity(s: &PhoneState) -> String {
     t
 }
 
+/// `dumpsys display`: power state, devices, and the default viewport (`mViewports=`, AOSP
+/// `DisplayViewport.toString`, whose `orientation=` adbutils' `rotation()` reads).
 fn display(s: &PhoneState) -> String {
     let state = if s.screen_on { "ON" } else { "OFF" };
-    let mut t = format!("DISPLAY MANAGER (dumpsys display)\n  mOnlyCore=false\n\nDisplay Power Controller Locked State:\n  mScreenState={state}\n\nDisplay Devices: size={}\n", s.persona.displays.len());
+    let d = &s.persona.displays[0];
+    let (w, h) = s.display_size();
+    let (dw, dh) = if s.rotation % 2 == 1 {
+        (d.height, d.width)
+    } else {
+        (d.width, d.height)
+    };
+    let viewport = format!(
+        "  mViewports=[DisplayViewport{{type=INTERNAL, valid=true, isActive=true, displayId=0, uniqueId='local:{}', physicalPort=0, orientation={}, logicalFrame=Rect(0, 0 - {w}, {h}), physicalFrame=Rect(0, 0 - {dw}, {dh}), deviceWidth={dw}, deviceHeight={dh}}}]\n",
+        d.physical_id, s.rotation
+    );
+    let mut t = format!("DISPLAY MANAGER (dumpsys display)\n  mOnlyCore=false\n{viewport}\nDisplay Power Controller Locked State:\n  mScreenState={state}\n\nDisplay Devices: size={}\n", s.persona.displays.len());
     for d in &s.persona.displays {
         t.push_str(&format!(
             "  DisplayDeviceInfo{{\"Built-in Screen\": uniqueId=\"local:{}\", {} x {}, density {}, state {state}}}\n",
@@ -214,6 +230,22 @@ fn display(s: &PhoneState) -> String {
         ));
     }
     t
+}
+
+/// `dumpsys SurfaceFlinger --display-id` (the list `screencap`'s multi-display warning points
+/// to; AOSP `SurfaceFlinger::dumpDisplayIdentificationData`): one line per physical display.
+fn display_ids(s: &PhoneState) -> String {
+    s.persona
+        .displays
+        .iter()
+        .enumerate()
+        .map(|(hwc, d)| {
+            format!(
+                "Display {} (HWC display {hwc}): port={hwc} pnpId=GGL displayName=\"Common Panel\"\n",
+                d.physical_id
+            )
+        })
+        .collect()
 }
 
 /// `dumpsys input`: the viewport and touchscreen orientation lines tools grep

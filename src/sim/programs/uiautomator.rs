@@ -1,7 +1,9 @@
 //! `uiautomator dump [--compressed] [FILE]` (AOSP `cmds/uiautomator/.../DumpCommand.java`,
 //! `AccessibilityNodeInfoDumper.java`): writes the XML (default `/sdcard/window_dump.xml`) and
 //! prints `UI hierchary dumped to: FILE` (sic). `FILE` = `/dev/tty` prints the XML first.
-//! XML shape: `fixtures/uiautomator/emulator-nexuslauncher-1080x2400.xml`.
+//! XML shape: `fixtures/uiautomator/emulator-gmail-alert-dialog.xml` and
+//! `bluestacks-rotation1-portrait-bounds-1080x1920.xml` (the 17 attributes in this order, a leading
+//! `NAF="true"` on clickable nodes nothing describes; pinned by `tests/sim_fixture_conformance.rs`).
 
 use super::Output;
 use crate::sim::phone::{now_secs, Phone};
@@ -44,10 +46,36 @@ pub fn dump_xml(root: &Node, rotation: u32) -> String {
     out
 }
 
+/// Classes the dumper never flags NAF (`NAF_EXCLUDED_CLASSES`).
+const NAF_EXCLUDED: &[&str] = &[
+    "android.widget.GridView",
+    "android.widget.GridLayout",
+    "android.widget.ListView",
+    "android.widget.TableLayout",
+];
+
+fn described(n: &Node) -> bool {
+    !n.text.is_empty() || !n.content_desc.is_empty()
+}
+
+/// "Not Accessibility Friendly": clickable and enabled, no text nor content-desc on it or any
+/// descendant (`AccessibilityNodeInfoDumper.nafCheck`/`childNafCheck`).
+fn naf(n: &Node) -> bool {
+    fn any_described(n: &Node) -> bool {
+        n.children.iter().any(|c| described(c) || any_described(c))
+    }
+    n.clickable && !described(n) && !any_described(n) && !NAF_EXCLUDED.contains(&n.class)
+}
+
 fn write_node(out: &mut String, n: &Node, index: usize) {
     let b = n.bounds;
+    out.push_str(if naf(n) {
+        "<node NAF=\"true\" "
+    } else {
+        "<node "
+    });
     out.push_str(&format!(
-        "<node index=\"{index}\" text=\"{}\" resource-id=\"{}\" class=\"{}\" package=\"{}\" content-desc=\"{}\" checkable=\"false\" checked=\"false\" clickable=\"{}\" enabled=\"true\" focusable=\"{}\" focused=\"{}\" scrollable=\"{}\" long-clickable=\"{}\" password=\"{}\" selected=\"false\" bounds=\"[{},{}][{},{}]\"",
+        "index=\"{index}\" text=\"{}\" resource-id=\"{}\" class=\"{}\" package=\"{}\" content-desc=\"{}\" checkable=\"false\" checked=\"false\" clickable=\"{}\" enabled=\"true\" focusable=\"{}\" focused=\"{}\" scrollable=\"{}\" long-clickable=\"{}\" password=\"{}\" selected=\"false\" bounds=\"[{},{}][{},{}]\"",
         escape(&n.text), escape(&n.resource_id), n.class, escape(&n.package), escape(&n.content_desc),
         n.clickable, n.focusable, n.focused, n.scrollable, n.long_clickable, n.password,
         b.x1, b.y1, b.x2, b.y2
