@@ -378,3 +378,19 @@ async fn field_bug_19_exit_status_without_shell_v2_is_recovered() {
     assert!(ok.get("error").is_none(), "{ok}");
     assert_eq!(b.sim.count_runs(&["input", "tap", "9", "9"]), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_07_multi_display_warning_picks_a_display_and_says_which() {
+    let mut b = bench("SIMFB07000001", &["--persona", "foldable-android14", "--model", ""]).await;
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    let id = r["display"]["id"].as_str().expect("the captured display is reported").to_string();
+    assert!(["display_on", "first_listed"].contains(&r["display"]["chosen_by"].as_str().unwrap()), "{r}");
+    assert_eq!((r["width"].as_u64(), r["height"].as_u64()), (Some(1840), Some(2208)), "inner display: {r}");
+    let runs = b.sim.count_runs(&["screencap", "-p", "-d", &id]);
+    assert_eq!(runs, 1, "captured again with -d {id}");
+    // An explicit display_id is honoured.
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({"display_id": id})).await;
+    assert_eq!(ack["payload"]["result"]["display"]["chosen_by"], "requested");
+}
