@@ -40,8 +40,9 @@ async fn build_state(
     config: &ServeConfig,
     shutdown: CancellationToken,
 ) -> anyhow::Result<AppState> {
-    std::fs::create_dir_all(&config.data_dir)
+    private_dir(&config.data_dir)
         .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
+    let lock = lock_data_dir(&config.data_dir)?;
     let db = config.data_dir.join("connector.sqlite3");
     let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
     let files = FileCache::open(
@@ -92,6 +93,8 @@ async fn build_state(
     )
     .await?;
     let connector = Arc::new(connector);
+    // The lock lives as long as the process (one connector per data dir).
+    std::mem::forget(lock);
     if connector.has_channels() {
         // Restored channels need an xAgent hello within the grace (spec §8.2).
         connector.start_grace_timer();
@@ -102,6 +105,36 @@ async fn build_state(
         shutdown,
         config.upload_max_bytes,
     ))
+}
+
+/// Creates `dir` (and parents) readable by this user only (0700): it holds the database with
+/// the signing key and cached screenshots.
+fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+/// Takes an exclusive lock on `DIR/lock` so two processes never share one database.
+fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    let path = dir.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "data dir {} is in use by another xagent-adb-connector process",
+            dir.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).context("cannot lock the data dir"),
+    }
 }
 
 /// Options of `demo`.
@@ -115,10 +148,17 @@ pub struct DemoOptions {
 
 /// Starts two simulated phones and the connector on them (direct transport, claim policy open).
 pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&opts.data_dir)?;
+    private_dir(&opts.data_dir)?;
     let key_path = opts.data_dir.join("api_key");
     if !key_path.exists() {
-        std::fs::write(&key_path, format!("{}\n", crate::protocol::random_hex(24)))?;
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .mode(0o600)
+            .open(&key_path)?;
+        writeln!(f, "{}", crate::protocol::random_hex(24))?;
     }
     let api_key = crate::config::read_api_key(&key_path)?;
     let mut devices = Vec::new();

@@ -128,11 +128,12 @@ pub const DEFAULT_FILE_TTL: Duration = Duration::from_secs(15 * 60);
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         /// Path.
         path: PathBuf,
         /// Cause.
+        #[source]
         source: std::io::Error,
     },
     /// The TOML is malformed.

@@ -209,6 +209,20 @@ impl FileCache {
         Ok(rec)
     }
 
+    /// Revokes every file of `channel_id` (all channels when `None`): records and bytes.
+    /// Called when a phone is released (`auth.logout`) or the lease expires, so a device's
+    /// screenshots do not outlive the binding they were taken under.
+    pub async fn revoke_channel(&self, channel_id: Option<&str>) -> Result<usize, StoreError> {
+        let paths = self
+            .store
+            .file_take_channel(channel_id.map(str::to_string))
+            .await?;
+        for p in &paths {
+            let _ = tokio::fs::remove_file(p).await;
+        }
+        Ok(paths.len())
+    }
+
     /// Deletes expired files (records and bytes); returns how many.
     pub async fn clean_expired(&self) -> Result<usize, StoreError> {
         let paths = self.store.file_take_expired(now_ms()).await?;

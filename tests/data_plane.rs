@@ -56,6 +56,8 @@ async fn hello_gate_and_refusals() {
         assert_eq!(e["type"], "error");
         assert_eq!(code(&e), want, "{e}");
     }
+    let e = x.request("connector.hello", None, Value::Null).await;
+    assert_eq!(code(&e), "invalid_packet", "hello without payload: {e}");
     let ack = x.hello("").await;
     let id = ack["payload"]["connector_id"].as_str().unwrap().to_string();
     assert_eq!(ack["payload"]["connector_card_id"], "device.adb");
@@ -138,6 +140,20 @@ async fn http_auth_and_card_rules() {
         .0,
         401
     );
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let lower = agent
+        .get(&format!("{}/health", conn.base))
+        .header("Authorization", &format!("bearer {API_KEY}"))
+        .call()
+        .unwrap();
+    assert_eq!(
+        lower.status().as_u16(),
+        200,
+        "the scheme is case-insensitive"
+    );
     let (st, _, body) = http_get(&format!("{}/health", conn.base), Some(API_KEY));
     assert_eq!(st, 200);
     let health: Value = serde_json::from_slice(&body).unwrap();
@@ -199,6 +215,7 @@ async fn reconnect_and_restart_restore_the_bound_channel() {
     assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
     let (ch2, open) = y.open(Some(&ch)).await;
     assert_eq!(ch2, ch);
+    assert_eq!(open["payload"]["restored"], true);
     assert_eq!(
         open["payload"]["connection_descriptor"]["connection"]["status"],
         "connected"
@@ -252,8 +269,21 @@ async fn reconnect_and_restart_restore_the_bound_channel() {
         .unwrap()
         .contains("already bound"));
     // Unknown old channel id gets a fresh one.
-    let (fresh, _) = z.open(Some("cch_unknown_old")).await;
+    let (fresh, ack) = z.open(Some("cch_unknown_old")).await;
     assert_ne!(fresh, "cch_unknown_old");
+    assert_eq!(ack["payload"]["restored"], false, "a fresh channel says so");
+    // One process per data dir: a second one refuses to start.
+    let second = std::process::Command::new(common::procs::bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--adb-server", ""])
+        .arg("--data-dir")
+        .arg(&conn.data_dir)
+        .arg("--api-key-file")
+        .arg(conn.data_dir.join("api_key.txt"))
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(stderr.contains("in use"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -359,4 +389,48 @@ async fn secrets_never_reach_logs_cards_or_errors() {
     for secret in [API_KEY, claim_code, wrong, sim.serial.as_str()] {
         assert!(!logs.contains(secret), "log leaks a secret: {secret}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_code_guessing_is_throttled() {
+    let sim = SimPhone::start("SIMGUESS00031");
+    let dir = TempDir::new("guess");
+    let codes = dir.path().join("codes.toml");
+    std::fs::write(
+        &codes,
+        format!("[claim_codes]\n{} = \"right-code-123\"\n", sim.serial),
+    )
+    .unwrap();
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &[
+            "--claim-policy",
+            "code",
+            "--config",
+            codes.to_str().unwrap(),
+        ],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let claim = |code: &'static str| json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": code}});
+    for _ in 0..5 {
+        let e = x
+            .request("auth.start", Some(&ch), claim("guess-00000"))
+            .await;
+        assert_eq!(code(&e), "auth_failed", "{e}");
+    }
+    let e = x
+        .request("auth.start", Some(&ch), claim("guess-00000"))
+        .await;
+    assert_eq!(code(&e), "rate_limited", "{e}");
+    let e = x
+        .request("auth.start", Some(&ch), claim("right-code-123"))
+        .await;
+    assert_eq!(
+        code(&e),
+        "rate_limited",
+        "paused even for the right code: {e}"
+    );
 }

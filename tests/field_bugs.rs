@@ -326,7 +326,10 @@ async fn field_bug_15_override_size_is_the_input_space() {
         b.x.tool(&b.ch, "android_tap", json!({"x": 600, "y": 100}))
             .await;
     assert_eq!(ack["error"]["code"], "out_of_bounds");
-    assert!(ack["error"]["message"].as_str().unwrap().contains("0..540"));
+    assert!(ack["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("0..=539"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -381,16 +384,54 @@ async fn field_bug_19_exit_status_without_shell_v2_is_recovered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_07_multi_display_warning_picks_a_display_and_says_which() {
-    let mut b = bench("SIMFB07000001", &["--persona", "foldable-android14", "--model", ""]).await;
+    let mut b = bench(
+        "SIMFB07000001",
+        &["--persona", "foldable-android14", "--model", ""],
+    )
+    .await;
     let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
     let r = &ack["payload"]["result"];
-    let id = r["display"]["id"].as_str().expect("the captured display is reported").to_string();
-    assert!(["display_on", "first_listed"].contains(&r["display"]["chosen_by"].as_str().unwrap()), "{r}");
-    assert_eq!((r["width"].as_u64(), r["height"].as_u64()), (Some(1840), Some(2208)), "inner display: {r}");
+    let id = r["display"]["id"]
+        .as_str()
+        .expect("the captured display is reported")
+        .to_string();
+    assert!(
+        ["display_on", "first_listed"].contains(&r["display"]["chosen_by"].as_str().unwrap()),
+        "{r}"
+    );
+    assert_eq!(
+        (r["width"].as_u64(), r["height"].as_u64()),
+        (Some(1840), Some(2208)),
+        "inner display: {r}"
+    );
     let runs = b.sim.count_runs(&["screencap", "-p", "-d", &id]);
     assert_eq!(runs, 1, "captured again with -d {id}");
     // An explicit display_id is honoured.
-    let ack = b.x.tool(&b.ch, "android_screenshot", json!({"display_id": id})).await;
-    assert_eq!(ack["payload"]["result"]["display"]["chosen_by"], "requested");
+    let ack =
+        b.x.tool(&b.ch, "android_screenshot", json!({"display_id": id}))
+            .await;
+    assert_eq!(
+        ack["payload"]["result"]["display"]["chosen_by"],
+        "requested"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_09_screen_off_is_not_reported_as_an_empty_screen() {
+    let mut b = bench("SIMFB09B00001", &[]).await;
+    b.sim.control_post("/v1/state", json!({"screen_on": false}));
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    if ack.get("error").is_some() {
+        assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+    } else {
+        assert!(
+            !elements(&ack).is_empty(),
+            "an empty tree must never be reported as a screen: {ack}"
+        );
+    }
+    b.x.tool(&b.ch, "android_press_key", json!({"key": "wake"}))
+        .await;
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
 }

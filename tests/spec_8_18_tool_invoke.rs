@@ -71,7 +71,7 @@ async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
         ack["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("0..1080"),
+            .contains("0..=1079"),
         "{ack}"
     );
     // The model's own copy of connector_channel_id is ignored; the envelope routes.

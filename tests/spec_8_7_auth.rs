@@ -100,7 +100,19 @@ async fn spec_8_7_to_8_14_claim_status_cancel_logout() {
         .await;
     assert_eq!(c["payload"]["status"], "not_found");
 
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    let url = format!(
+        "{}{}",
+        conn.base,
+        shot["payload"]["result"]["download_url"].as_str().unwrap()
+    );
+    assert_eq!(common::xagent::http_get(&url, None).0, 200);
     let out = x.request("auth.logout", Some(&ch), json!({})).await;
+    assert_eq!(
+        common::xagent::http_get(&url, None).0,
+        404,
+        "logout revokes the channel's files"
+    );
     assert_eq!(out["type"], "auth.logout.ack");
     assert_eq!(out["payload"]["status"], "ok");
     let d = &out["payload"]["connection_descriptor"];

@@ -99,7 +99,10 @@ impl Connector {
             .map(str::trim)
             .unwrap_or("");
         if serial.is_empty() || serial.len() > 128 {
-            return Err(refuse(ErrorCode::AuthFailed, "field `serial` is required"));
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                "field `serial` is required: a string of 1 to 128 characters",
+            ));
         }
         if let Some(existing) = self.binding(channel_id) {
             return if existing.serial == serial {
@@ -112,6 +115,15 @@ impl Connector {
             };
         }
         if self.claim_policy == ClaimPolicy::Code {
+            if let Some(wait) = self.claim_guard.blocked_for(serial) {
+                return Err(refuse(
+                    ErrorCode::RateLimited,
+                    &format!(
+                        "too many wrong claim codes for this serial; retry in {} s",
+                        wait.as_secs().max(1)
+                    ),
+                ));
+            }
             let code = p
                 .input
                 .get("claim_code")
@@ -122,6 +134,7 @@ impl Connector {
                 .get(serial)
                 .is_some_and(|h| bool::from(h.ct_eq(&hash_claim_code(code))));
             if !ok {
+                self.claim_guard.failed(serial);
                 return Err(refuse(
                     ErrorCode::AuthFailed,
                     "the claim code does not match this phone (ask the administrator for its code)",
@@ -186,6 +199,15 @@ impl Connector {
             .await
             .map_err(|_| refuse(ErrorCode::InternalError, "could not remove the binding"))?;
         lock(&self.bindings).remove(channel_id);
+        self.files
+            .revoke_channel(Some(channel_id))
+            .await
+            .map_err(|_| {
+                refuse(
+                    ErrorCode::InternalError,
+                    "could not revoke the channel's files",
+                )
+            })?;
         Ok(())
     }
 
@@ -209,5 +231,40 @@ impl Connector {
             p["connection_descriptor"] = self.descriptor(channel_id).to_value();
         }
         p
+    }
+}
+
+/// Wrong claim codes allowed per serial before a pause.
+pub const CLAIM_FAILURES_ALLOWED: u32 = 5;
+/// Pause after too many wrong codes; doubles with each further failure, capped at 1 h.
+pub const CLAIM_PAUSE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Throttles guessing of claim codes per serial (in memory; a restart resets it).
+#[derive(Default)]
+pub struct ClaimGuard {
+    failures: std::sync::Mutex<std::collections::HashMap<String, (u32, std::time::Instant)>>,
+}
+
+impl ClaimGuard {
+    /// How long `serial` is still paused, if it is.
+    pub fn blocked_for(&self, serial: &str) -> Option<std::time::Duration> {
+        let map = lock(&self.failures);
+        let (count, last) = map.get(serial)?;
+        if *count < CLAIM_FAILURES_ALLOWED {
+            return None;
+        }
+        let exp = (*count - CLAIM_FAILURES_ALLOWED).min(7);
+        let pause = (CLAIM_PAUSE * 2u32.pow(exp)).min(std::time::Duration::from_secs(3600));
+        pause.checked_sub(last.elapsed())
+    }
+
+    /// Records a wrong code for `serial`.
+    pub fn failed(&self, serial: &str) {
+        let mut map = lock(&self.failures);
+        let e = map
+            .entry(serial.to_string())
+            .or_insert((0, std::time::Instant::now()));
+        e.0 += 1;
+        e.1 = std::time::Instant::now();
     }
 }

@@ -79,6 +79,7 @@ impl Connector {
             channels.clear();
             n
         };
+        self.files.revoke_channel(None).await?;
         lock(&self.bindings).clear();
         lock(&self.auth_sessions).clear();
         lock(&self.runtimes).clear();

@@ -108,6 +108,7 @@ pub struct Connector {
     validators: invoke::Validators,
     profiles: Profiles,
     card_tools: Vec<ToolId>,
+    claim_guard: claim::ClaimGuard,
     inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
 }
 
@@ -161,6 +162,7 @@ impl Connector {
             auth_sessions: Mutex::default(),
             validators: invoke::Validators::build(),
             card_tools: card_tools_for(&profiles.card_policy()),
+            claim_guard: claim::ClaimGuard::default(),
             profiles,
             inflight: Mutex::default(),
         })
@@ -207,7 +209,8 @@ impl Connector {
         &self,
         requested: Option<&str>,
         route: Route,
-    ) -> Result<String, StoreError> {
+    ) -> Result<(String, bool), StoreError> {
+        let restored = requested.is_some_and(|id| self.channel_known(id));
         let id = match requested.filter(|id| self.channel_known(id)) {
             Some(id) => id.to_string(),
             None => {
@@ -220,7 +223,7 @@ impl Connector {
             }
         };
         lock(&self.routes).insert(id.clone(), route);
-        Ok(id)
+        Ok((id, restored))
     }
 
     /// Removes the route of `channel_id` if `session_id` owns it (binding kept, spec §8.5).

@@ -138,8 +138,15 @@ async fn handle_text(connector: &Arc<Connector>, s: &mut Session, text: &str) {
 }
 
 fn hello(connector: &Arc<Connector>, s: &mut Session, packet: &Packet) {
-    let p: HelloPayload = match serde_json::from_value(packet.payload.clone().unwrap_or(json!({})))
-    {
+    let Some(payload) = packet.payload.clone() else {
+        return send_error(
+            s,
+            Some(packet),
+            ErrorCode::InvalidPacket,
+            "connector.hello needs a payload with connector_card_id, protocol_version and supported_profiles",
+        );
+    };
+    let p: HelloPayload = match serde_json::from_value(payload) {
         Ok(p) => p,
         Err(e) => {
             return send_error(
@@ -259,15 +266,18 @@ async fn channel_open(connector: &Arc<Connector>, s: &mut Session, packet: Packe
         .clone()
         .filter(|c| !c.is_empty());
     let reply = match connector.open_channel(requested.as_deref(), route).await {
-        Ok(id) => {
+        Ok((id, restored)) => {
             let d = connector.descriptor(&id);
             s.last_status.insert(id.clone(), d.connection.status);
             packet
                 .reply(PacketType::ChannelOpenAck)
                 .with_channel(Some(id.clone()))
-                .with_payload(
-                    json!({"connector_channel_id": id, "connection_descriptor": d.to_value()}),
-                )
+                .with_payload(json!({
+                    "connector_channel_id": id,
+                    "connection_descriptor": d.to_value(),
+                    // false when an old id was not recognised and a new channel was issued (§8.3)
+                    "restored": restored,
+                }))
         }
         Err(_) => packet
             .reply(PacketType::ChannelOpenAck)

@@ -153,9 +153,14 @@ async fn probe(link: &DeviceLink) -> Result<Identity, AdbError> {
 pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: CancellationToken) {
     // adb serial → ro.serialno learned while online.
     let mut known: HashMap<String, String> = HashMap::new();
+    let mut warned = false;
     while !shutdown.is_cancelled() {
         match client.track_devices().await {
             Ok(mut tracker) => loop {
+                if warned {
+                    tracing::info!(server = client.addr(), "adb server reachable again");
+                    warned = false;
+                }
                 let list = tokio::select! {
                     _ = shutdown.cancelled() => return,
                     l = tracker.next_list() => l,
@@ -163,7 +168,11 @@ pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: 
                 let Ok(list) = list else { break };
                 reconcile(&inv, &client, &mut known, &list).await;
             },
-            Err(e) => tracing::debug!(error = %e, "adb server not reachable; retrying"),
+            Err(e) if !warned => {
+                warned = true;
+                tracing::warn!(error = %e, "adb server not reachable (start it with `adb start-server`, or pass --adb-server \"\" to use only --device phones); retrying every 2 s");
+            }
+            Err(e) => tracing::debug!(error = %e, "adb server still not reachable"),
         }
         // Server gone: everything it carried is offline until it returns.
         for adb_serial in known.keys() {

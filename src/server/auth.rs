@@ -17,9 +17,13 @@ pub fn bearer_ok(headers: &HeaderMap, key: &Secret) -> bool {
     else {
         return false;
     };
-    let Some(token) = value.strip_prefix("Bearer ") else {
+    // The auth scheme name is case-insensitive (RFC 9110 §11.1).
+    let Some((scheme, token)) = value.split_once(' ') else {
         return false;
     };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return false;
+    }
     let given = hash_claim_code(token.trim());
     let expected = hash_claim_code(key.expose());
     bool::from(given.ct_eq(&expected))

@@ -222,6 +222,39 @@ impl Store {
         .await
     }
 
+    /// Deletes the file records of `channel_id` (all channels when `None`) and returns their
+    /// paths (the caller removes the files).
+    pub async fn file_take_channel(
+        &self,
+        channel_id: Option<String>,
+    ) -> Result<Vec<String>, StoreError> {
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let paths: Vec<String> = {
+                let mut st = match &channel_id {
+                    Some(_) => tx.prepare(sql::FILE_BY_CHANNEL)?,
+                    None => tx.prepare(sql::FILE_ALL_PATHS)?,
+                };
+                let rows = match &channel_id {
+                    Some(ch) => st
+                        .query_map(params![ch], |r| r.get(0))?
+                        .collect::<rusqlite::Result<Vec<String>>>()?,
+                    None => st
+                        .query_map([], |r| r.get(0))?
+                        .collect::<rusqlite::Result<Vec<String>>>()?,
+                };
+                rows
+            };
+            match &channel_id {
+                Some(ch) => tx.execute(sql::FILE_DELETE_CHANNEL, params![ch])?,
+                None => tx.execute(sql::FILE_DELETE_ALL, [])?,
+            };
+            tx.commit()?;
+            Ok(paths)
+        })
+        .await
+    }
+
     /// Deletes expired file records and returns their paths (the caller removes the files).
     pub async fn file_take_expired(&self, now_ms: i64) -> Result<Vec<String>, StoreError> {
         self.run(move |c| {

@@ -78,6 +78,14 @@ pub const FILE_TOTAL_BYTES: &str = "SELECT COALESCE(SUM(byte_size), 0) FROM file
 /// Files oldest first (for capacity eviction).
 pub const FILE_OLDEST: &str =
     "SELECT file_id, path, byte_size FROM file_refs ORDER BY created_ms ASC, file_id ASC";
+/// Files of one channel.
+pub const FILE_BY_CHANNEL: &str = "SELECT path FROM file_refs WHERE channel_id = ?1";
+/// Delete the file records of one channel.
+pub const FILE_DELETE_CHANNEL: &str = "DELETE FROM file_refs WHERE channel_id = ?1";
+/// Every file path (deregistration).
+pub const FILE_ALL_PATHS: &str = "SELECT path FROM file_refs";
+/// Delete every file record (deregistration).
+pub const FILE_DELETE_ALL: &str = "DELETE FROM file_refs";
 /// Delete a file record.
 pub const FILE_DELETE: &str = "DELETE FROM file_refs WHERE file_id = ?1";
 

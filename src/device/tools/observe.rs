@@ -150,6 +150,21 @@ fn snapshot_of(dump: &uiautomator::UiDump, include_invisible: bool) -> UiSnapsho
     }
 }
 
+/// An empty tree while the screen is off is not a screen: fail with the reason instead.
+async fn refuse_dark_screen(ctx: &ToolCtx<'_>) -> Result<(), ToolError> {
+    let out = ctx
+        .link
+        .shell("dumpsys power", STATUS_DEADLINE, TEXT_LIMIT)
+        .await?;
+    if power::parse_screen_on(&text::decode_output(&out.stdout)) == Some(false) {
+        return Err(ToolError::new(
+            ErrorCode::UiDumpFailed,
+            "ui_dump_failed (reason: screen_off): the screen is off, so there is no UI to read; press the `wake` key first",
+        ));
+    }
+    Ok(())
+}
+
 /// `android_ui_tree`: compact list of meaningful elements with stable ids for this snapshot.
 pub async fn ui_tree(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     let max_nodes = args
@@ -162,6 +177,9 @@ pub async fn ui_tree(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let dump = dump_with_retries(ctx).await?;
+    if !dump.nodes.iter().any(|n| meaningful(n, include_invisible)) {
+        refuse_dark_screen(ctx).await?;
+    }
     let snap = snapshot_of(&dump, include_invisible);
     let nodes: Vec<&uiautomator::UiNode> = dump
         .nodes

@@ -148,7 +148,11 @@ pub fn resolve_xy(
             if x >= i64::from(g.image.0) || y >= i64::from(g.image.1) {
                 return Err(ToolError::new(
                     ErrorCode::OutOfBounds,
-                    format!("({x}, {y}) is outside screenshot {id}: x must be 0..{}, y must be 0..{} (px)", g.image.0, g.image.1),
+                    format!(
+                        "({x}, {y}) is outside screenshot {id}: x must be in 0..={}, y in 0..={} (px)",
+                        g.image.0.saturating_sub(1),
+                        g.image.1.saturating_sub(1)
+                    ),
                 ));
             }
             Ok(scale_point(x, y, g.image, g.display))
@@ -161,7 +165,11 @@ pub fn check_bounds(x: i64, y: i64, (w, h): (u32, u32)) -> Result<(), ToolError>
     if x < 0 || y < 0 || x >= i64::from(w) || y >= i64::from(h) {
         return Err(ToolError::new(
             ErrorCode::OutOfBounds,
-            format!("({x}, {y}) is outside the display: x must be 0..{w}, y must be 0..{h} (px)"),
+            format!(
+                "({x}, {y}) is outside the display: x must be in 0..={}, y in 0..={} (px)",
+                w.saturating_sub(1),
+                h.saturating_sub(1)
+            ),
         ));
     }
     Ok(())

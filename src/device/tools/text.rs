@@ -107,7 +107,13 @@ async fn clear_with_input(ctx: &ToolCtx<'_>) -> Result<(), ToolError> {
 
 /// The tool.
 pub async fn input_text(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let text = args.get("text").and_then(Value::as_str).unwrap_or("");
+    // Windows clients send CRLF; a line break is a line break.
+    let normalized = args
+        .get("text")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .replace("\r\n", "\n");
+    let text = normalized.as_str();
     let clear = args
         .get("clear_first")
         .and_then(Value::as_bool)
