@@ -71,6 +71,9 @@ pub fn catalog() -> &'static [ToolDecl] {
     CATALOG.get_or_init(|| {
         let mut all = super::observe::decls();
         all.extend(super::input::decls());
+        all.extend(super::apps::decls());
+        all.extend(super::files::decls());
+        all.extend(super::logcat::decls());
         all
     })
 }
