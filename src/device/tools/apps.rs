@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::util::{self, arg_str, compound, sections, Text};
+use super::util::{self, compound, sections, Text};
 use super::{ToolCtx, ToolError};
 use crate::device::parse::{package, window};
 use crate::device::policy::glob;
