@@ -1,6 +1,7 @@
 //! App tools end to end (real binary, real WebSocket, simulated phone): list, launch (field bugs
 //! 16 and 17), stop, install from an upload, uninstall behind the policy gate, open_url's scheme
-//! allow-list — direct transport, and every new tool once through a private Google adb 34 server.
+//! allow-list, over the direct transport (the adb-server pass of every new tool is in
+//! `e2e_tools_files.rs`).
 
 mod common;
 #[path = "tools_support/mod.rs"]
@@ -8,7 +9,6 @@ mod tools_support;
 
 use serde_json::json;
 
-use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use tools_support::{argvs, bound, code, ok, profiles_dir, sim_apk, upload};
 
@@ -401,81 +401,4 @@ async fn open_url_allows_https_as_one_argument_and_refuses_other_schemes() {
         .filter(|a| a.first().is_some_and(|p| p == "am"))
         .count();
     assert_eq!(starts, 1, "refused URLs never reach the phone");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_new_tool_through_google_adb_34() {
-    let sim = SimPhone::start_with_control("SIMADBTOOLS01", &[]);
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    adb.connect(&sim.addr);
-    let dir = TempDir::new("tools-adb34");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let (mut x, ch) = bound(&sim, &conn).await;
-    let list = ok(&x.tool(&ch, "android_app_list", json!({})).await);
-    assert!(find(&list, "com.example.notes").is_some());
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_app_launch",
-            json!({"package": "com.android.settings"}),
-        )
-        .await);
-    assert_eq!(r["verified"], true);
-    let ack = x
-        .tool(
-            &ch,
-            "android_app_launch",
-            json!({"package": "com.example.nothere"}),
-        )
-        .await;
-    assert_eq!(code(&ack), "app_not_installed");
-    ok(&x
-        .tool(
-            &ch,
-            "android_app_stop",
-            json!({"package": "com.android.settings"}),
-        )
-        .await);
-    let file_ref = upload(&conn, &ch, "c.apk", &sim_apk("com.example.viaadb", "9.9"));
-    let r = ok(&x
-        .tool(&ch, "android_app_install", json!({"file_ref": file_ref}))
-        .await);
-    assert_eq!(r["package"], "com.example.viaadb");
-    let ack = x
-        .tool(
-            &ch,
-            "android_app_uninstall",
-            json!({"package": "com.example.viaadb"}),
-        )
-        .await;
-    assert_eq!(code(&ack), "policy_denied");
-    ok(&x
-        .tool(
-            &ch,
-            "android_open_url",
-            json!({"url": "https://example.com/"}),
-        )
-        .await);
-    let data: Vec<u8> = (0..70_000u32).map(|i| (i % 256) as u8).collect();
-    let file_ref = upload(&conn, &ch, "blob.bin", &data);
-    ok(&x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Download/blob.bin"}),
-        )
-        .await);
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_file_pull",
-            json!({"path": "/sdcard/Download/blob.bin"}),
-        )
-        .await);
-    assert_eq!(r["byte_size"], 70_000);
-    let r = ok(&x.tool(&ch, "android_logcat", json!({"lines": 3})).await);
-    assert_eq!(r["count"], 3, "{r}");
-    assert!(argvs(&sim)
-        .iter()
-        .all(|a| a.first().is_none_or(|p| p != "monkey")));
 }

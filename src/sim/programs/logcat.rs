@@ -60,10 +60,8 @@ pub fn pidof(phone: &Phone, args: &[String]) -> Output {
     }
 }
 
-fn records(s: &PhoneState) -> Vec<Rec> {
-    let boot = u64::from(s.vfs.stat("/system").map(|e| e.mtime).unwrap_or(0)) * 1000;
-    let ui = pid_of(s, "com.android.systemui").unwrap_or(0);
-    let launcher = s.persona.launcher_package.clone();
+/// The fixed boot-time records (offsets in ms from boot).
+fn boot_records(boot: u64, ui: u32, launcher: &str) -> Vec<Rec> {
     let rec = |off: u64, pid: u32, level: char, tag: &str, msg: String| Rec {
         ms: boot + off,
         pid,
@@ -71,7 +69,7 @@ fn records(s: &PhoneState) -> Vec<Rec> {
         tag: tag.into(),
         msg,
     };
-    let mut v = vec![
+    vec![
         rec(100, 1, 'I', "init", "starting service 'zygote'...".into()),
         rec(1_250, 612, 'I', "Zygote", "Preloading classes...".into()),
         rec(
@@ -124,7 +122,21 @@ fn records(s: &PhoneState) -> Vec<Rec> {
             "ActivityTaskManager",
             format!("Displayed {launcher}: +812ms"),
         ),
-    ];
+    ]
+}
+
+fn records(s: &PhoneState) -> Vec<Rec> {
+    let boot = u64::from(s.vfs.stat("/system").map(|e| e.mtime).unwrap_or(0)) * 1000;
+    let ui = pid_of(s, "com.android.systemui").unwrap_or(0);
+    let launcher = s.persona.launcher_package.clone();
+    let rec = |off: u64, pid: u32, level: char, tag: &str, msg: String| Rec {
+        ms: boot + off,
+        pid,
+        level,
+        tag: tag.into(),
+        msg,
+    };
+    let mut v = boot_records(boot, ui, &launcher);
     let apps = s.ui.stack.iter().filter(|(p, _)| *p != launcher);
     for (i, (pkg, act)) in apps.enumerate() {
         let pid = pid_of(s, pkg).unwrap_or(0);
