@@ -69,6 +69,16 @@ pub enum ErrorCode {
     UiDumpFailed,
     /// The screenshot bytes were not a valid PNG.
     InvalidScreenshot,
+    /// The device policy (`device-profiles/*.toml`) refuses the call; the message names the rule.
+    PolicyDenied,
+    /// The package is not installed on the bound phone.
+    AppNotInstalled,
+    /// The package is installed but has no LAUNCHER (nor LEANBACK_LAUNCHER) activity.
+    NoLauncherActivity,
+    /// A file exceeds the policy's size limit (`files.max_pull_bytes` / `max_push_bytes`).
+    FileTooLarge,
+    /// The device path does not exist (pull).
+    FileNotFound,
     /// Too many packets/tool calls in a period.
     RateLimited,
     /// Packet larger than the limit.
@@ -122,6 +132,11 @@ impl ErrorCode {
             Self::UnsupportedText => "unsupported_text",
             Self::UiDumpFailed => "ui_dump_failed",
             Self::InvalidScreenshot => "invalid_screenshot",
+            Self::PolicyDenied => "policy_denied",
+            Self::AppNotInstalled => "app_not_installed",
+            Self::NoLauncherActivity => "no_launcher_activity",
+            Self::FileTooLarge => "file_too_large",
+            Self::FileNotFound => "file_not_found",
             Self::RateLimited => "rate_limited",
             Self::PacketTooLarge => "packet_too_large",
             Self::ToolCallInterrupted => "tool_call_interrupted",
@@ -150,6 +165,11 @@ mod tests {
             ErrorCode::ConnectorCardIdMismatch,
             ErrorCode::DeviceTimeout,
             ErrorCode::UnsupportedText,
+            ErrorCode::PolicyDenied,
+            ErrorCode::AppNotInstalled,
+            ErrorCode::NoLauncherActivity,
+            ErrorCode::FileTooLarge,
+            ErrorCode::FileNotFound,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

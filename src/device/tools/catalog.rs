@@ -72,6 +72,9 @@ pub fn catalog() -> &'static [ToolDecl] {
         let mut all = super::observe::decls();
         all.extend(super::gestures::decls());
         all.extend(super::input::decls());
+        all.extend(super::apps::decls());
+        all.extend(super::files::decls());
+        all.extend(super::logcat::decls());
         all
     })
 }

@@ -5,14 +5,18 @@
 //! connector resolves it; tools never take a serial). Every device call has a deadline
 //! (per-tool, documented in `docs/tools.md`).
 
+mod apps;
 mod catalog;
+mod files;
 mod gestures;
 mod input;
+mod logcat;
 pub mod memory;
 mod observe;
 mod screenshot;
 mod target;
 mod text;
+mod util;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -115,6 +119,15 @@ pub async fn invoke(tool: ToolId, args: &Value, ctx: &ToolCtx<'_>) -> Result<Val
         ToolId::Scroll => gestures::scroll(args, ctx).await,
         ToolId::InputText => text::input_text(args, ctx).await,
         ToolId::PressKey => input::press_key(args, ctx).await,
+        ToolId::AppList => apps::app_list(args, ctx).await,
+        ToolId::AppLaunch => apps::app_launch(args, ctx).await,
+        ToolId::AppStop => apps::app_stop(args, ctx).await,
+        ToolId::AppInstall => apps::app_install(args, ctx).await,
+        ToolId::AppUninstall => apps::app_uninstall(args, ctx).await,
+        ToolId::OpenUrl => apps::open_url(args, ctx).await,
+        ToolId::FilePull => files::file_pull(args, ctx).await,
+        ToolId::FilePush => files::file_push(args, ctx).await,
+        ToolId::Logcat => logcat::logcat(args, ctx).await,
         other => Err(ToolError::new(
             ErrorCode::ToolNotFound,
             format!("{} is not implemented by this build", other.as_str()),

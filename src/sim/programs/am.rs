@@ -35,18 +35,22 @@ pub fn am(phone: &Phone, args: &[String]) -> Output {
 }
 
 fn start(s: &mut PhoneState, args: &[&str]) -> Output {
-    let (mut component, mut action, mut category) = (None, None, None);
+    let (mut component, mut action, mut category, mut data) = (None, None, None, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match *a {
             "-n" => component = it.next().copied(),
             "-a" => action = it.next().copied(),
             "-c" => category = it.next().copied(),
-            "--user" | "-f" | "-d" | "-t" => {
+            "-d" => data = it.next().copied(),
+            "--user" | "-f" | "-t" => {
                 it.next();
             }
             _ => {}
         }
+    }
+    if let (None, Some("android.intent.action.VIEW"), Some(d)) = (component, action, data) {
+        return super::packages::view(d);
     }
     let target = match (component, action, category) {
         (Some(c), _, _) => resolve(s, c).ok_or_else(|| c.to_string()),

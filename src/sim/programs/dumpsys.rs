@@ -38,6 +38,10 @@ pub fn ident(name: &str) -> String {
 /// Runs `dumpsys SERVICE [ARGS]`.
 pub fn run(phone: &Phone, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    if let ["package", pkg] = args.as_slice() {
+        let installed = super::pm::installed(phone);
+        return phone.with(|s| Output::ok(super::packages::dumpsys_package(s, pkg, &installed)));
+    }
     phone.with(|s| match args.first().copied() {
         Some("battery") => Output::ok(battery(s)),
         Some("window") => Output::ok(window(s, args.get(1).copied())),

@@ -9,7 +9,9 @@ mod getprop;
 mod ime;
 mod input;
 mod keys;
+mod logcat;
 mod misc;
+mod packages;
 mod pm;
 mod screencap;
 mod settings;
@@ -84,9 +86,11 @@ pub const NAMES: &[&str] = &[
     "head",
     "id",
     "input",
+    "logcat",
     "ls",
     "mkdir",
     "monkey",
+    "pidof",
     "pm",
     "printf",
     "pwd",
@@ -165,6 +169,8 @@ pub async fn run(
         "monkey" => am::monkey(phone, args),
         "pm" => pm::pm(phone, args),
         "cmd" => pm::cmd(phone, args),
+        "logcat" => logcat::logcat(phone, args),
+        "pidof" => logcat::pidof(phone, args),
         _ => return None,
     };
     Some(out)

@@ -6,6 +6,11 @@ use super::{input, Output};
 use crate::sim::apps;
 use crate::sim::phone::Phone;
 
+/// All installed package names, sorted (for `dumpsys package`).
+pub fn installed(phone: &Phone) -> Vec<String> {
+    packages(phone)
+}
+
 /// All installed package names, sorted.
 fn packages(phone: &Phone) -> Vec<String> {
     let (launcher, adb_keyboard) =
@@ -20,7 +25,14 @@ fn packages(phone: &Phone) -> Vec<String> {
     }
     all.extend(apps::SYSTEM_PACKAGES.iter().map(|p| p.to_string()));
     all.push(launcher);
+    all.extend(
+        phone
+            .with(|s| super::packages::installed_apks(s))
+            .into_iter()
+            .map(|a| a.package),
+    );
     all.sort();
+    all.dedup();
     all
 }
 
@@ -36,10 +48,11 @@ fn package_cmd(phone: &Phone, args: &[&str]) -> Output {
         ["list", "packages", rest @ ..] => {
             let filter = rest.iter().find(|a| !a.starts_with('-')).copied().unwrap_or("");
             let third_party = rest.contains(&"-3");
+            let added: Vec<String> = phone.with(|s| super::packages::installed_apks(s)).into_iter().map(|a| a.package).collect();
             let lines: String = installed
                 .iter()
                 .filter(|p| p.contains(filter))
-                .filter(|p| !third_party || p.starts_with("com.example."))
+                .filter(|p| !third_party || p.starts_with("com.example.") || added.contains(p))
                 .map(|p| format!("package:{p}\n"))
                 .collect();
             Output::ok(lines)
@@ -55,6 +68,9 @@ fn package_cmd(phone: &Phone, args: &[&str]) -> Output {
             Output::ok("Success\n")
         }
         ["resolve-activity", rest @ ..] => resolve_activity(phone, rest),
+        ["install", rest @ ..] => super::packages::install(phone, rest),
+        ["uninstall", rest @ ..] => super::packages::uninstall(phone, rest),
+        ["query-activities", rest @ ..] => super::packages::query_activities(phone, rest),
         _ => Output::err(255, "Package manager (package) commands:\n  help\n  list packages [-3] [FILTER]\n  path PACKAGE\n  resolve-activity [--brief] [-c CATEGORY] PACKAGE\n"),
     }
 }

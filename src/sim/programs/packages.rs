@@ -1,0 +1,233 @@
+//! Package manager additions of the simulated phone: `pm install|uninstall`,
+//! `cmd package query-activities`, `dumpsys package PKG`, and the ACTION_VIEW case of `am start`.
+//!
+//! Sources (formats): AOSP `frameworks/base/services/core/java/com/android/server/pm/
+//! PackageManagerShellCommand.java` — `runInstall` prints `Success` or
+//! `Failure [INSTALL_…: message]` (exit 1), `runUninstall` prints `Success` or
+//! `Failure [DELETE_FAILED_INTERNAL_ERROR]` (also for unknown packages), `runQueryIntentActivities`
+//! with `--brief` prints per match the `priority=… preferredOrder=… match=0x… specificIndex=…
+//! isDefault=…` line and the short component, or `No activities found`;
+//! `ComputerEngine.dumpPackagesLPr` prints `Package [PKG] (hash):` blocks with `versionName=`;
+//! `am start -a android.intent.action.VIEW -d URL` prints `Starting: Intent { act=… dat=… }`
+//! or `Error: Activity not started, unable to resolve Intent { … }`.
+//!
+//! Simulator simplification: an installed APK is kept in the VFS at `/data/app/PKG-1/base.apk`
+//! (the VFS is the package database). The sim does not parse binary XML: a file is an APK when it
+//! starts with the ZIP signature `PK\x03\x04`, and its manifest facts are read from text in it —
+//! `package="…"`, `android:versionName="…"`, and `android.intent.category.LAUNCHER`.
+
+use super::Output;
+use crate::sim::apps;
+use crate::sim::phone::{now_secs, Phone, PhoneState};
+use crate::sim::vfs::normalize;
+
+/// Where installed APKs live in the VFS.
+pub const APP_DIR: &str = "/data/app";
+
+/// Manifest facts of a sim APK.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimApk {
+    /// `package="…"`.
+    pub package: String,
+    /// `android:versionName="…"`.
+    pub version_name: Option<String>,
+    /// Declares a LAUNCHER activity.
+    pub launcher: bool,
+}
+
+fn attr(text: &str, key: &str) -> Option<String> {
+    let start = text.find(key)? + key.len();
+    let end = text[start..].find('"')?;
+    Some(text[start..start + end].to_string()).filter(|v| !v.is_empty())
+}
+
+/// Reads a sim APK: ZIP signature, then the manifest text.
+pub fn parse_apk(bytes: &[u8]) -> Option<SimApk> {
+    if !bytes.starts_with(b"PK\x03\x04") {
+        return None;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    Some(SimApk {
+        package: attr(&text, "package=\"")?,
+        version_name: attr(&text, "versionName=\""),
+        launcher: text.contains("android.intent.category.LAUNCHER"),
+    })
+}
+
+/// Packages installed through `pm install` (read back from the VFS).
+pub fn installed_apks(s: &PhoneState) -> Vec<SimApk> {
+    let Ok(dirs) = s.vfs.list(APP_DIR) else {
+        return Vec::new();
+    };
+    dirs.iter()
+        .filter_map(|(name, _)| s.vfs.read(&format!("{APP_DIR}/{name}/base.apk")).ok())
+        .filter_map(parse_apk)
+        .collect()
+}
+
+fn last_operand<'a>(args: &[&'a str]) -> Option<&'a str> {
+    args.iter().rev().find(|a| !a.starts_with('-')).copied()
+}
+
+/// `pm install [-r] [-t] [-d] [-g] PATH`.
+pub fn install(phone: &Phone, args: &[&str]) -> Output {
+    let Some(path) = last_operand(args) else {
+        return Output::err(1, "Error: APK content must be streamed\n");
+    };
+    let replace = args.contains(&"-r");
+    let path = normalize("/", path);
+    phone.with(|s| {
+        let bytes = match s.vfs.read(&path) {
+            Ok(b) => b.to_vec(),
+            Err(_) => return Output::err(255, format!("Error: Can't open file: {path}\n")),
+        };
+        let Some(apk) = parse_apk(&bytes) else {
+            let mut out = Output::ok(format!("Failure [INSTALL_PARSE_FAILED_NOT_APK: Failed to parse {path}]\n"));
+            out.code = 1;
+            return out;
+        };
+        let dir = format!("{APP_DIR}/{}-1", apk.package);
+        if !replace && s.vfs.stat(&dir).is_ok() {
+            let mut out = Output::ok(format!("Failure [INSTALL_FAILED_ALREADY_EXISTS: Attempt to re-install {} without first uninstalling.]\n", apk.package));
+            out.code = 1;
+            return out;
+        }
+        let stored = s
+            .vfs
+            .mkdir(&dir, true, now_secs())
+            .and_then(|()| s.vfs.write(&format!("{dir}/base.apk"), &bytes, false, now_secs()));
+        match stored {
+            Ok(()) => Output::ok("Success\n"),
+            Err(_) => Output::ok("Failure [INSTALL_FAILED_INSUFFICIENT_STORAGE]\n"),
+        }
+    })
+}
+
+/// `pm uninstall [-k] [--user N] PKG`: only packages installed with `pm install` can go.
+pub fn uninstall(phone: &Phone, args: &[&str]) -> Output {
+    let pkg = last_operand(args).unwrap_or("");
+    let dir = format!("{APP_DIR}/{pkg}-1");
+    let removed = phone.with(|s| {
+        let ok = s.vfs.remove(&dir, true).is_ok();
+        if ok {
+            s.force_stop(pkg);
+        }
+        ok
+    });
+    if removed {
+        Output::ok("Success\n")
+    } else {
+        let mut out = Output::ok("Failure [DELETE_FAILED_INTERNAL_ERROR]\n");
+        out.code = 1;
+        out
+    }
+}
+
+/// `cmd package query-activities [--brief] [--components] -a ACTION -c CATEGORY`.
+pub fn query_activities(phone: &Phone, args: &[&str]) -> Output {
+    let category = args
+        .iter()
+        .position(|a| *a == "-c")
+        .and_then(|i| args.get(i + 1))
+        .copied()
+        .unwrap_or("");
+    let components_only = args.contains(&"--components");
+    let (launcher, extra) = phone.with(|s| (s.persona.launcher_component(), installed_apks(s)));
+    let mut hits: Vec<String> = Vec::new();
+    match category {
+        "android.intent.category.LAUNCHER" => {
+            hits.extend(
+                apps::APPS
+                    .iter()
+                    .map(|a| format!("{}/{}", a.package, a.activity)),
+            );
+            hits.push(format!("{}/{}", launcher.0, launcher.1));
+            hits.extend(
+                extra
+                    .iter()
+                    .filter(|a| a.launcher)
+                    .map(|a| format!("{}/.MainActivity", a.package)),
+            );
+        }
+        "android.intent.category.LEANBACK_LAUNCHER" => {
+            hits.extend(
+                apps::LEANBACK_APPS
+                    .iter()
+                    .map(|a| format!("{}/{}", a.package, a.activity)),
+            );
+        }
+        _ => {}
+    }
+    if hits.is_empty() {
+        return Output::ok("No activities found\n");
+    }
+    let mut out = String::new();
+    for c in hits {
+        if !components_only {
+            out.push_str(
+                "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n",
+            );
+        }
+        out.push_str(&c);
+        out.push('\n');
+    }
+    Output::ok(out)
+}
+
+/// versionName of the built-in packages.
+fn builtin_version(pkg: &str) -> &'static str {
+    match pkg {
+        "com.example.notes" => "1.0.3",
+        "com.example.tv" => "2.1.0",
+        "com.android.deskclock" => "7.4.1",
+        _ => "14",
+    }
+}
+
+/// `dumpsys package PKG`: the `Packages:` block of one package (empty for unknown ones).
+pub fn dumpsys_package(s: &PhoneState, pkg: &str, installed: &[String]) -> String {
+    if !installed.iter().any(|p| p == pkg) {
+        return "Dexopt state:\n  Unable to find package: ".to_string() + pkg + "\n";
+    }
+    let version = installed_apks(s)
+        .into_iter()
+        .find(|a| a.package == pkg)
+        .map(|a| a.version_name.unwrap_or_default())
+        .unwrap_or_else(|| builtin_version(pkg).to_string());
+    let hash = super::dumpsys::ident(pkg);
+    format!("Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath=/data/app/~~sim/{pkg}-1\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ]\n")
+}
+
+/// `am start -a android.intent.action.VIEW -d URL` without a component: http(s) URLs open (the
+/// sim has no browser screen, so the foreground stays), other schemes do not resolve.
+pub fn view(data: &str) -> Output {
+    let scheme = data.split(':').next().unwrap_or("").to_ascii_lowercase();
+    let shown = match data.split_once("://") {
+        Some((sch, rest)) => format!("{sch}://{}/...", rest.split('/').next().unwrap_or("")),
+        None => format!("{scheme}:..."),
+    };
+    let intent = format!("act=android.intent.action.VIEW dat={shown}");
+    if scheme == "http" || scheme == "https" {
+        Output::ok(format!("Starting: Intent {{ {intent} }}\n"))
+    } else {
+        Output::err(255, format!("Starting: Intent {{ {intent} }}\nError: Activity not started, unable to resolve Intent {{ {intent} flg=0x10000000 }}\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sim_apks() {
+        let apk = parse_apk(b"PK\x03\x04<manifest package=\"com.example.x\" android:versionName=\"3.1\"><category android:name=\"android.intent.category.LAUNCHER\"/>").unwrap();
+        assert_eq!(apk.package, "com.example.x");
+        assert_eq!(apk.version_name.as_deref(), Some("3.1"));
+        assert!(apk.launcher);
+        assert!(parse_apk(b"<manifest package=\"a.b\">").is_none());
+        assert!(view("https://example.com/a b")
+            .stdout
+            .starts_with(b"Starting"));
+        assert_eq!(view("javascript:alert(1)").code, 255);
+    }
+}

@@ -1,0 +1,112 @@
+//! Helpers of the device-tool tests: a bound channel, `POST /files/uploads`, a sim APK, the
+//! phone's command log, and a device-profiles directory.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common::procs::{ConnectorProc, SimPhone, TempDir};
+use crate::common::scenario::claim_when_visible;
+use crate::common::xagent::{connect, XAgent};
+use crate::common::API_KEY;
+
+/// A socket with one channel bound to `sim`.
+pub async fn bound(sim: &SimPhone, conn: &ConnectorProc) -> (XAgent, String) {
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    (x, ch)
+}
+
+/// `POST /files/uploads` on `channel`; returns the file_ref.
+pub fn upload(conn: &ConnectorProc, channel: &str, filename: &str, data: &[u8]) -> String {
+    let boundary = "xagentToolsBoundary9QZ";
+    let mut body = Vec::new();
+    body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
+    body.extend_from_slice(data);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let mut resp = agent
+        .post(&format!("{}/files/uploads", conn.base))
+        .header(
+            "Content-Type",
+            &format!("multipart/form-data; boundary={boundary}"),
+        )
+        .header("Authorization", &format!("Bearer {API_KEY}"))
+        .header("X-XAgent-Connector-Channel-ID", channel)
+        .send(&body[..])
+        .expect("upload");
+    assert_eq!(resp.status().as_u16(), 200);
+    let v: Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+    v["file_ref"].as_str().unwrap().to_string()
+}
+
+/// A simulated APK: ZIP signature + manifest text (the sim reads `package=`/`versionName=`).
+pub fn sim_apk(package: &str, version: &str) -> Vec<u8> {
+    let mut b = b"PK\x03\x04\x14\x00\x00\x00".to_vec();
+    b.extend_from_slice(format!("<manifest package=\"{package}\" android:versionName=\"{version}\"><application><activity><intent-filter><category android:name=\"android.intent.category.LAUNCHER\"/></intent-filter></activity></application></manifest>").as_bytes());
+    b.extend((0..4096u32).map(|i| (i % 253) as u8));
+    b
+}
+
+/// Every argv of the phone's command log.
+pub fn argvs(sim: &SimPhone) -> Vec<Vec<String>> {
+    sim.state()["command_log"]
+        .as_array()
+        .map(|log| {
+            log.iter()
+                .map(|e| {
+                    e["argv"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .map(|s| s.as_str().unwrap_or("").to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A `--device-profiles` dir whose default.toml is the built-in one with `edits` applied
+/// (`(from, to)` text replacements).
+pub fn profiles_dir(tmp: &TempDir, edits: &[(&str, &str)]) -> PathBuf {
+    let dir = tmp.path().join("profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("device-profiles/default.toml"),
+    )
+    .unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    std::fs::write(dir.join("default.toml"), text).unwrap();
+    dir
+}
+
+/// The error code of an ack (`""` when it succeeded).
+pub fn code(ack: &Value) -> String {
+    ack["error"]["code"].as_str().unwrap_or("").to_string()
+}
+
+/// The result of a successful ack (panics with the ack otherwise).
+pub fn ok(ack: &Value) -> Value {
+    assert!(ack.get("error").is_none(), "{ack}");
+    ack["payload"]["result"].clone()
+}
+
+/// Arguments with no fields.
+pub fn none() -> Value {
+    json!({})
+}
