@@ -435,3 +435,68 @@ async fn field_bug_09_screen_off_is_not_reported_as_an_empty_screen() {
     let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_12_frozen_transport_goes_offline_fails_fast_and_comes_back() {
+    let mut b = bench("SIMFB12000001", &[]).await;
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "offline"})),
+        200
+    );
+    let push =
+        b.x.wait_push("connection.descriptor.push", 10)
+            .await
+            .expect("offline push");
+    assert_eq!(
+        push["payload"]["connection_descriptor"]["connection"]["status"],
+        "offline"
+    );
+    let t = std::time::Instant::now();
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    assert!(t.elapsed() < Duration::from_secs(1), "fails fast");
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    let push =
+        b.x.wait_push("connection.descriptor.push", 15)
+            .await
+            .expect("connected push");
+    assert_eq!(
+        push["payload"]["connection_descriptor"]["connection"]["status"],
+        "connected"
+    );
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "binding survived: {ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_20_a_command_that_never_ends_hits_its_deadline() {
+    let mut b = bench("SIMFB20000001", &[]).await;
+    b.x.tool(&b.ch, "android_tap", json!({"x": 1, "y": 1}))
+        .await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "input.*keyevent", "hang": true}),
+    );
+    let t = std::time::Instant::now();
+    let ack =
+        b.x.tool(&b.ch, "android_press_key", json!({"key": "back"}))
+            .await;
+    assert_eq!(ack["error"]["code"], "device_timeout", "{ack}");
+    assert!(
+        ack["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("shell: 'input'"),
+        "names the step: {ack}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(9));
+    let ok =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 2, "y": 2}))
+            .await;
+    assert!(ok.get("error").is_none(), "the channel stays usable: {ok}");
+}

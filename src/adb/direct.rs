@@ -40,6 +40,8 @@ struct Shared {
     max_payload: usize,
     props: Vec<(String, String)>,
     alive: CancellationToken,
+    /// When the last message arrived from the device.
+    last_rx: Mutex<std::time::Instant>,
 }
 
 /// A live direct connection to one adbd; cheap to clone. Dropped connections are detected with
@@ -98,6 +100,7 @@ impl DirectConnection {
                     max_payload,
                     props,
                     alive: CancellationToken::new(),
+                    last_rx: Mutex::new(std::time::Instant::now()),
                 });
                 tokio::spawn(writer_task(wr, rx, shared.alive.clone()));
                 tokio::spawn(reader_task(rd, Arc::clone(&shared)));
@@ -115,6 +118,16 @@ impl DirectConnection {
     /// `false` once the TCP connection has failed or closed.
     pub fn is_alive(&self) -> bool {
         !self.shared.alive.is_cancelled()
+    }
+
+    /// How long since the device last sent anything.
+    pub fn idle_for(&self) -> Duration {
+        lock(&self.shared.last_rx).elapsed()
+    }
+
+    /// Drops the connection (every stream fails with `DeviceOffline`).
+    pub fn close(&self) {
+        self.shared.alive.cancel();
     }
 
     /// A banner property (`ro.product.model`, `features`, …).
@@ -200,6 +213,7 @@ async fn reader_task(mut rd: tokio::net::tcp::OwnedReadHalf, shared: Arc<Shared>
             m = Message::read_from(&mut rd, shared.max_payload.max(MAX_PAYLOAD as usize) as u32) => m,
         };
         let Ok(msg) = msg else { break };
+        *lock(&shared.last_rx) = std::time::Instant::now();
         // Device → host: arg0 = device's id, arg1 = our local id.
         let target = lock(&shared.streams).get(&msg.arg1).cloned();
         match (msg.command, target) {

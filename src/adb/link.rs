@@ -116,6 +116,28 @@ impl DeviceLink {
         }
     }
 
+    /// For direct links: time since the device last sent anything (`None` when not connected or
+    /// not a direct link).
+    pub async fn idle_for(&self) -> Option<Duration> {
+        match &self.kind {
+            LinkKind::Server { .. } => None,
+            LinkKind::Direct { .. } => self
+                .direct
+                .lock()
+                .await
+                .as_ref()
+                .filter(|c| c.is_alive())
+                .map(|c| c.idle_for()),
+        }
+    }
+
+    /// Drops a direct link's connection so the next call dials again.
+    pub async fn reset(&self) {
+        if let Some(c) = self.direct.lock().await.take() {
+            c.close();
+        }
+    }
+
     /// The device's feature list (cached after the first success).
     pub async fn features(&self) -> Result<Vec<String>, AdbError> {
         if let Some(f) = self.features.get() {

@@ -70,6 +70,7 @@ impl Connector {
         &self,
         channel_id: &str,
         payload: &ToolInvokePayload,
+        progress: &(dyn Fn(f64, &str) + Send + Sync),
     ) -> Result<Value, ToolError> {
         let tool = ToolId::from_wire(&payload.tool_id)
             .filter(|t| self.card_tools.contains(t))
@@ -147,6 +148,7 @@ impl Connector {
             channel_id,
             display: &runtime.display,
             memory: &runtime.memory,
+            progress,
         };
         if !tool_decl(tool).is_some_and(|d| d.side_effect) {
             return tools::invoke(tool, &args, &ctx).await;

@@ -316,7 +316,7 @@ fn user_packet(connector: &Arc<Connector>, s: &mut Session, packet: Packet, chan
             PacketType::AuthStatus => auth_status(&connector, &packet, &channel),
             PacketType::AuthCancel => auth_cancel(&connector, &packet, &channel),
             PacketType::AuthLogout => auth_logout(&connector, &packet, &channel).await,
-            _ => tool_invoke(&connector, &packet, &channel).await,
+            _ => tool_invoke(&connector, &packet, &channel, &tx).await,
         };
         let _ = tx.send(reply);
     });
@@ -432,7 +432,12 @@ async fn auth_logout(connector: &Connector, packet: &Packet, channel: &str) -> P
     }
 }
 
-async fn tool_invoke(connector: &Connector, packet: &Packet, channel: &str) -> Packet {
+async fn tool_invoke(
+    connector: &Connector,
+    packet: &Packet,
+    channel: &str,
+    tx: &mpsc::UnboundedSender<Packet>,
+) -> Packet {
     let p: ToolInvokePayload = match packet.payload.clone().map(serde_json::from_value) {
         Some(Ok(p)) => p,
         _ => {
@@ -444,7 +449,22 @@ async fn tool_invoke(connector: &Connector, packet: &Packet, channel: &str) -> P
     };
     let span = tracing::info_span!("tool", channel = channel, tool = %p.tool_id);
     let started = std::time::Instant::now();
-    let result = tracing::Instrument::instrument(connector.invoke_tool(channel, &p), span).await;
+    let progress = |fraction: f64, message: &str| {
+        let push = Packet::new(PacketType::ToolProgressPush)
+            .with_channel(Some(channel.to_string()))
+            .with_payload(json!({
+                "tool_id": p.tool_id,
+                "status": "running",
+                "message": message,
+                "progress": fraction,
+            }));
+        let mut push = push;
+        // Correlates the push with the call (spec §8.20 only recommends the payload).
+        push.request_id = packet.request_id.clone();
+        let _ = tx.send(push);
+    };
+    let result =
+        tracing::Instrument::instrument(connector.invoke_tool(channel, &p, &progress), span).await;
     tracing::debug!(tool = %p.tool_id, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "tool call finished");
     let ack = packet.reply(PacketType::ToolInvokeAck);
     match result {

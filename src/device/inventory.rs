@@ -15,6 +15,11 @@ use crate::device::parse::text::decode_output;
 
 /// How often direct-transport phones are checked (ms scale: pushes must follow within 2 s).
 pub const DIRECT_PROBE_PERIOD: Duration = Duration::from_millis(1000);
+/// A direct link idle this long gets a liveness probe (a frozen transport accepts bytes but never
+/// answers: field bug 12).
+pub const LIVENESS_IDLE: Duration = Duration::from_secs(3);
+/// Deadline of the liveness probe.
+pub const LIVENESS_DEADLINE: Duration = Duration::from_millis(1500);
 /// Deadline of the identity probe (`getprop` ×3).
 pub const PROBE_DEADLINE: Duration = Duration::from_secs(5);
 /// Back-off between attempts to reach the adb server.
@@ -236,6 +241,26 @@ async fn reconcile(
     }
 }
 
+/// Whether an online direct link still answers: connected, and either recently heard from or
+/// answering a short `echo`. A frozen link is dropped so the next probe dials again.
+async fn alive(link: &DeviceLink) -> bool {
+    if !link.is_connected().await {
+        return false;
+    }
+    if link
+        .idle_for()
+        .await
+        .is_some_and(|idle| idle < LIVENESS_IDLE)
+    {
+        return true;
+    }
+    if link.shell("echo", LIVENESS_DEADLINE, 64).await.is_ok() {
+        return true;
+    }
+    link.reset().await;
+    false
+}
+
 /// Keeps one direct-transport phone's state current until `shutdown`.
 pub async fn run_direct_watch(inv: Inventory, addr: String, shutdown: CancellationToken) {
     let transport = format!("tcp:{addr}");
@@ -243,7 +268,7 @@ pub async fn run_direct_watch(inv: Inventory, addr: String, shutdown: Cancellati
     let mut online = false;
     loop {
         let ok = if online {
-            link.is_connected().await
+            alive(&link).await
         } else {
             match probe(&link).await {
                 Ok(Identity {

@@ -105,8 +105,9 @@ impl XAgent {
                 .recv_within(60)
                 .await
                 .unwrap_or_else(|| panic!("no reply to {kind}"));
-            if got["request_id"] == want {
-                assert_eq!(got["reply_to"], p["packet_id"], "ack must set reply_to");
+            // Acks point at the request; pushes may share its request_id (tool.progress.push).
+            if got["reply_to"] == p["packet_id"] {
+                assert_eq!(got["request_id"], want, "ack must echo request_id");
                 return got;
             }
             self.backlog.push_back(got);

@@ -333,3 +333,26 @@ mod tests {
         );
     }
 }
+
+/// The current size of display 0 from `dumpsys window displays` (`cur=WxH`: override size and
+/// rotation applied, AOSP `DisplayContent.dumpsys` "init=… cur=… app=…"), in px.
+pub fn parse_current_display_size(text: &str) -> Option<(u32, u32)> {
+    text.lines().find_map(|line| {
+        let rest = &line[line.find(" cur=")? + 5..];
+        let token = rest.split_whitespace().next()?;
+        let (w, h) = token.split_once('x')?;
+        Some((w.parse().ok()?, h.parse().ok()?))
+    })
+}
+
+#[cfg(test)]
+mod display_size_tests {
+    use super::*;
+
+    #[test]
+    fn cur_is_rotated_and_overridden() {
+        let t = "  Display: mDisplayId=0 rootTasks=1\n    init=1080x2400 420dpi cur=2400x1080 app=2400x1017 rng=1080x1017-2400x2337\n";
+        assert_eq!(parse_current_display_size(t), Some((2400, 1080)));
+        assert_eq!(parse_current_display_size("no display"), None);
+    }
+}

@@ -75,6 +75,10 @@ pub fn catalog() -> &'static [ToolDecl] {
         all.extend(super::apps::decls());
         all.extend(super::files::decls());
         all.extend(super::logcat::decls());
+        all.push(super::wait::decl());
+        all.push(super::orientation::decl());
+        all.push(super::record::decl());
+        all.push(super::shell::decl());
         all
     })
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{ToolCtx, ToolError};
-use crate::device::parse::{text, wm};
+use crate::device::parse::{text, window, wm};
 use crate::device::shell_quote::command_line;
 use crate::protocol::card::ToolDecl;
 use crate::protocol::ErrorCode;
@@ -48,21 +48,24 @@ pub(super) const TEXT_DEADLINE: Duration = Duration::from_secs(30);
 /// Cap of output of input commands (bytes).
 const OUTPUT_LIMIT: usize = 64 * 1024;
 
-/// The display's input size, from the cache or `wm size` (Override wins over Physical).
+/// The display's input size (px): from the cache, else `dumpsys window displays` `cur=` (override
+/// and rotation applied), else `wm size` (Override wins over Physical).
 pub(super) async fn display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), ToolError> {
     if let Some(s) = ctx.display.get() {
         return Ok(s);
     }
-    let out = ctx
-        .link
-        .shell("wm size", INPUT_DEADLINE, OUTPUT_LIMIT)
-        .await?;
-    let size = wm::parse_wm_size(&text::decode_output(&out.stdout))
-        .and_then(|s| s.effective())
+    let cmd = "dumpsys window displays; echo __XAGENT_SECTION__; wm size";
+    let out = ctx.link.shell(cmd, INPUT_DEADLINE, 4 << 20).await?;
+    let text = text::decode_output(&out.stdout);
+    let (displays, wm_part) = text
+        .split_once("__XAGENT_SECTION__")
+        .unwrap_or(("", text.as_str()));
+    let size = window::parse_current_display_size(displays)
+        .or_else(|| wm::parse_wm_size(wm_part).and_then(|s| s.effective()))
         .ok_or_else(|| {
             ToolError::new(
                 ErrorCode::DeviceCommandFailed,
-                "could not read the display size (wm size)",
+                "could not read the display size (dumpsys window displays / wm size)",
             )
         })?;
     ctx.display.set(size);

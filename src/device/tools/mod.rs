@@ -13,10 +13,14 @@ mod input;
 mod logcat;
 pub mod memory;
 mod observe;
+mod orientation;
+mod record;
 mod screenshot;
+mod shell;
 mod target;
 mod text;
 mod util;
+mod wait;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -84,6 +88,10 @@ impl DisplayCache {
             .filter(|(_, at)| at.elapsed() < DISPLAY_TTL)
             .map(|(s, _)| s)
     }
+    /// Forgets the size (after a rotation change).
+    pub fn clear(&self) {
+        *self.size.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
     /// Records a size just read.
     pub fn set(&self, size: (u32, u32)) {
         *self.size.lock().unwrap_or_else(|e| e.into_inner()) = Some((size, Instant::now()));
@@ -104,6 +112,8 @@ pub struct ToolCtx<'a> {
     pub display: &'a DisplayCache,
     /// What the agent last saw on this channel (UI snapshot, screenshots).
     pub memory: &'a memory::ChannelMemory,
+    /// Reports progress of a long tool (`fraction` 0..1, message) as `tool.progress.push`.
+    pub progress: &'a (dyn Fn(f64, &str) + Send + Sync),
 }
 
 /// Runs `tool` with already schema-validated `args`.
@@ -128,10 +138,10 @@ pub async fn invoke(tool: ToolId, args: &Value, ctx: &ToolCtx<'_>) -> Result<Val
         ToolId::FilePull => files::file_pull(args, ctx).await,
         ToolId::FilePush => files::file_push(args, ctx).await,
         ToolId::Logcat => logcat::logcat(args, ctx).await,
-        other => Err(ToolError::new(
-            ErrorCode::ToolNotFound,
-            format!("{} is not implemented by this build", other.as_str()),
-        )),
+        ToolId::WaitFor => wait::wait_for(args, ctx).await,
+        ToolId::SetOrientation => orientation::set_orientation(args, ctx).await,
+        ToolId::ScreenRecord => record::screen_record(args, ctx).await,
+        ToolId::Shell => shell::shell(args, ctx).await,
     }
 }
 

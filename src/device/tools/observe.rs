@@ -23,7 +23,7 @@ const SEP: &str = "__XAGENT_SECTION__";
 /// One shell round trip: getprop, battery, wm size, power, window focus.
 pub async fn device_status(ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     let cmd = format!(
-        "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window windows"
+        "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window"
     );
     let out = ctx.link.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
     let text = text::decode_output(&out.stdout);
@@ -33,7 +33,9 @@ pub async fn device_status(ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     let prop = |k: &str| props.get(k).cloned().unwrap_or_default();
     let battery = battery::parse_dumpsys_battery(part(1));
     let size = wm::parse_wm_size(part(2));
-    let effective = size.as_ref().and_then(|s| s.effective());
+    // The input space: `cur=` (override and rotation applied), else wm's effective size.
+    let effective = window::parse_current_display_size(part(4))
+        .or_else(|| size.as_ref().and_then(|s| s.effective()));
     if let Some(s) = effective {
         ctx.display.set(s);
     }

@@ -14,6 +14,7 @@ mod misc;
 mod packages;
 mod pm;
 mod screencap;
+mod screenrecord;
 mod settings;
 mod text;
 mod uiautomator;
@@ -96,6 +97,7 @@ pub const NAMES: &[&str] = &[
     "pwd",
     "rm",
     "screencap",
+    "screenrecord",
     "setprop",
     "settings",
     "sleep",
@@ -142,6 +144,7 @@ pub async fn run(
     let out = match name {
         "sleep" => misc::sleep(args).await,
         "screencap" => screencap::run(phone, args).await,
+        "screenrecord" => screenrecord::run(phone, cwd, args).await,
         "uiautomator" => uiautomator::run(phone, cwd, args),
         "echo" => text::echo(args),
         "printf" => text::printf(args),

@@ -21,7 +21,17 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         ["put", ns, key, value, ..] if ns_ok(ns) => {
             phone.with(|s| {
                 s.settings
-                    .insert((ns.to_string(), key.to_string()), value.to_string())
+                    .insert((ns.to_string(), key.to_string()), value.to_string());
+                // With auto-rotate off the window manager applies USER_ROTATION (AOSP
+                // `DisplayRotation.SettingsObserver` / `Settings.System.USER_ROTATION`).
+                let auto = s
+                    .settings
+                    .get(&("system".into(), "accelerometer_rotation".into()));
+                if *ns == "system" && *key == "user_rotation" && auto.is_none_or(|a| a == "0") {
+                    if let Ok(r) = value.parse::<u32>() {
+                        s.rotation = r % 4;
+                    }
+                }
             });
             Output::code(0)
         }

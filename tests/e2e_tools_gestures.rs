@@ -1,0 +1,274 @@
+//! End to end for the gesture, wait, orientation, recording and shell tools: real binary, real
+//! WebSocket, simulated phone (direct transport), the phone's command log as the witness; and one
+//! pass of each through a private Google adb 34 server.
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use common::adb_server::{AdbFlavor, AdbServer};
+use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::{claim_when_visible, elements, find_text};
+use common::xagent::{connect, http_get, XAgent};
+
+async fn bound(conn: &ConnectorProc, serial: &str) -> (XAgent, String) {
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    (x, ch)
+}
+
+fn ok(ack: &Value) -> &Value {
+    assert!(ack.get("error").is_none(), "{ack}");
+    &ack["payload"]["result"]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gestures_wait_and_orientation_on_the_phone() {
+    let sim = SimPhone::start_with_control("SIMGEST000001", &[]);
+    let dir = TempDir::new("gest");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    ok(&x
+        .tool(
+            &ch,
+            "android_long_press",
+            json!({"x": 100, "y": 200, "duration_ms": 900}),
+        )
+        .await);
+    assert_eq!(
+        sim.count_runs(&["input", "swipe", "100", "200", "100", "200", "900"]),
+        1
+    );
+    ok(&x
+        .tool(&ch, "android_double_tap", json!({"x": 30, "y": 40}))
+        .await);
+    assert_eq!(sim.count_runs(&["input", "tap", "30", "40"]), 2);
+    ok(&x
+        .tool(
+            &ch,
+            "android_swipe",
+            json!({"x1": 500, "y1": 1800, "x2": 500, "y2": 600}),
+        )
+        .await);
+    assert_eq!(
+        sim.count_runs(&["input", "swipe", "500", "1800", "500", "600", "300"]),
+        1
+    );
+    let r = ok(&x
+        .tool(&ch, "android_scroll", json!({"direction": "down"}))
+        .await)
+    .clone();
+    assert!(
+        r["from"][1].as_i64() > r["to"][1].as_i64(),
+        "down = finger moves up: {r}"
+    );
+    // Element ids belong to their snapshot.
+    let tree = x.tool(&ch, "android_ui_tree", json!({})).await;
+    let snap = ok(&tree)["snapshot_id"].as_str().unwrap().to_string();
+    let notes = find_text(&elements(&tree), "Notes").unwrap();
+    x.tool(&ch, "android_ui_tree", json!({})).await;
+    let stale = x
+        .tool(
+            &ch,
+            "android_tap",
+            json!({"element_id": notes["element_id"], "snapshot_id": snap}),
+        )
+        .await;
+    assert_eq!(stale["error"]["code"], "stale_snapshot");
+    let missing = x
+        .tool(&ch, "android_tap", json!({"text": "No Such Button"}))
+        .await;
+    assert_eq!(missing["error"]["code"], "element_not_found");
+    // wait_for: appears after a tap, stable, disappears after home.
+    ok(&x.tool(&ch, "android_tap", json!({"text": "Notes"})).await);
+    let w = ok(&x.tool(&ch, "android_wait_for", json!({"condition": "appears", "resource_id": "com.example.notes:id/note_text", "timeout_ms": 3000})).await).clone();
+    assert_eq!(w["satisfied"], true, "{w}");
+    let w = ok(&x
+        .tool(
+            &ch,
+            "android_wait_for",
+            json!({"condition": "stable", "timeout_ms": 3000, "interval_ms": 100}),
+        )
+        .await)
+    .clone();
+    assert_eq!(w["satisfied"], true, "{w}");
+    ok(&x
+        .tool(&ch, "android_press_key", json!({"key": "home"}))
+        .await);
+    let w = ok(&x.tool(&ch, "android_wait_for", json!({"condition": "disappears", "resource_id": "com.example.notes:id/note_text", "timeout_ms": 3000})).await).clone();
+    assert_eq!(w["satisfied"], true, "{w}");
+    let w = ok(&x.tool(&ch, "android_wait_for", json!({"condition": "appears", "text": "Never There", "timeout_ms": 600, "interval_ms": 200})).await).clone();
+    assert_eq!(w["satisfied"], false, "a timeout says what it saw: {w}");
+    // Orientation: landscape swaps the input space.
+    ok(&x
+        .tool(
+            &ch,
+            "android_set_orientation",
+            json!({"orientation": "landscape"}),
+        )
+        .await);
+    let st = ok(&x.tool(&ch, "android_device_status", json!({})).await).clone();
+    assert_eq!(
+        (
+            st["display"]["width"].as_u64(),
+            st["display"]["height"].as_u64()
+        ),
+        (Some(2400), Some(1080)),
+        "{st}"
+    );
+    let ack = x
+        .tool(&ch, "android_tap", json!({"x": 2000, "y": 500}))
+        .await;
+    ok(&ack);
+    ok(&x
+        .tool(
+            &ch,
+            "android_set_orientation",
+            json!({"orientation": "portrait"}),
+        )
+        .await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screen_record_pushes_progress_and_returns_a_file() {
+    let sim = SimPhone::start_with_control("SIMREC0000001", &[]);
+    let dir = TempDir::new("rec");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let ack = x
+        .tool(&ch, "android_screen_record", json!({"duration_s": 3}))
+        .await;
+    let r = ok(&ack).clone();
+    assert_eq!(r["mime_type"], "video/mp4");
+    let progress = x
+        .wait_push("tool.progress.push", 1)
+        .await
+        .expect("progress was pushed before the ack");
+    assert_eq!(progress["payload"]["tool_id"], "android_screen_record");
+    assert_eq!(progress["request_id"], ack["request_id"]);
+    let (st, ctype, body) = http_get(
+        &format!("{}{}", conn.base, r["download_url"].as_str().unwrap()),
+        None,
+    );
+    assert_eq!((st, ctype.as_str()), (200, "video/mp4"));
+    assert_eq!(&body[4..8], b"ftyp");
+    let ls = sim.state()["command_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["argv"][0] == "rm");
+    assert!(ls, "the recording was removed from the phone");
+    let too_long = x
+        .tool(&ch, "android_screen_record", json!({"duration_s": 181}))
+        .await;
+    assert_eq!(too_long["error"]["code"], "invalid_arguments");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_is_absent_by_default_and_argv_only_when_enabled() {
+    let sim = SimPhone::start_with_control("SIMSHELL00001", &[]);
+    let dir = TempDir::new("shell");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
+    let card: Value = serde_json::from_slice(&card).unwrap();
+    assert!(!card["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["tool_id"] == "android_shell"));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let ack = x.tool(&ch, "android_shell", json!({"argv": ["id"]})).await;
+    assert_eq!(ack["error"]["code"], "tool_not_found");
+    drop(x);
+    drop(conn);
+
+    let profiles = TempDir::new("profiles");
+    std::fs::write(
+        profiles.path().join("default.toml"),
+        include_str!("../device-profiles/default.toml")
+            .replace("[shell]\nenabled = false", "[shell]\nenabled = true")
+            + "\n[[shell.allow]]\nprogram = \"getprop\"\nargs = [\"[a-z0-9._]+\"]\n",
+    )
+    .unwrap();
+    let dir2 = TempDir::new("shell2");
+    let conn = ConnectorProc::start_with(
+        dir2.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &[
+            "--claim-policy",
+            "open",
+            "--device-profiles",
+            profiles.path().to_str().unwrap(),
+        ],
+    );
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let r = ok(&x
+        .tool(
+            &ch,
+            "android_shell",
+            json!({"argv": ["getprop", "ro.serialno"]}),
+        )
+        .await)
+    .clone();
+    assert_eq!(r["stdout"], format!("{}\n", sim.serial));
+    assert_eq!(r["exit_code"], 0);
+    let before = sim.state()["command_log"].as_array().unwrap().len();
+    for argv in [
+        json!(["getprop", "a;reboot"]),
+        json!(["rm", "-rf", "/sdcard"]),
+        json!(["getprop", "x", "y"]),
+    ] {
+        let e = x.tool(&ch, "android_shell", json!({"argv": argv})).await;
+        assert_eq!(e["error"]["code"], "policy_denied", "{e}");
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains("shell"),
+            "names the rule: {e}"
+        );
+    }
+    assert_eq!(
+        sim.state()["command_log"].as_array().unwrap().len(),
+        before,
+        "refusals never reach the phone"
+    );
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_gesture_tool_once_through_google_adb_34() {
+    let sim = SimPhone::start_with_control("SIMGADB000034", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("gest34");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    for (tool, args) in [
+        ("android_long_press", json!({"x": 10, "y": 10})),
+        ("android_double_tap", json!({"x": 10, "y": 10})),
+        (
+            "android_swipe",
+            json!({"x1": 10, "y1": 900, "x2": 10, "y2": 300}),
+        ),
+        ("android_scroll", json!({"direction": "up"})),
+        (
+            "android_wait_for",
+            json!({"condition": "appears", "text": "Notes", "timeout_ms": 2000}),
+        ),
+        (
+            "android_set_orientation",
+            json!({"orientation": "portrait"}),
+        ),
+        ("android_screen_record", json!({"duration_s": 1})),
+        (
+            "android_screenshot",
+            json!({"format": "jpeg", "max_dimension": 800}),
+        ),
+    ] {
+        let ack = x.tool(&ch, tool, args).await;
+        ok(&ack);
+    }
+}
