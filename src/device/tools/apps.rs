@@ -214,19 +214,7 @@ pub(super) fn am_failure(out: &Text, what: &str) -> Option<ToolError> {
 /// `android_app_stop`: `am force-stop PKG` (after `pm path` tells whether it is installed).
 pub async fn app_stop(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
     let pkg = util::package_arg(args)?;
-    let out = util::run(
-        ctx,
-        &command_line(&["pm", "path", pkg]),
-        STOP_DEADLINE,
-        OUTPUT_LIMIT,
-    )
-    .await?;
-    if !out.stdout.lines().any(|l| l.trim().starts_with("package:")) {
-        return Err(ToolError::new(
-            ErrorCode::AppNotInstalled,
-            format!("{pkg} is not installed on the bound phone"),
-        ));
-    }
+    util::require_installed(ctx, pkg, STOP_DEADLINE).await?;
     let out = util::run(
         ctx,
         &command_line(&["am", "force-stop", pkg]),

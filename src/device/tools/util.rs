@@ -123,6 +123,29 @@ pub fn arg_str<'a>(args: &'a serde_json::Value, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// Fails with `app_not_installed` unless `pm path PKG` lists an APK.
+pub async fn require_installed(
+    ctx: &ToolCtx<'_>,
+    pkg: &str,
+    deadline: std::time::Duration,
+) -> Result<(), ToolError> {
+    let out = run(
+        ctx,
+        &crate::device::shell_quote::command_line(&["pm", "path", pkg]),
+        deadline,
+        64 * 1024,
+    )
+    .await?;
+    if out.stdout.lines().any(|l| l.trim().starts_with("package:")) {
+        Ok(())
+    } else {
+        Err(ToolError::new(
+            ErrorCode::AppNotInstalled,
+            format!("{pkg} is not installed on the bound phone"),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,19 +145,7 @@ pub async fn app_uninstall(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, Too
             "uninstalling apps is disabled for this phone (set allow_uninstall = true in a device profile to allow it)",
         ));
     }
-    let out = util::run(
-        ctx,
-        &command_line(&["pm", "path", pkg]),
-        SMALL_DEADLINE,
-        OUTPUT_LIMIT,
-    )
-    .await?;
-    if !out.stdout.lines().any(|l| l.trim().starts_with("package:")) {
-        return Err(ToolError::new(
-            ErrorCode::AppNotInstalled,
-            format!("{pkg} is not installed on the bound phone"),
-        ));
-    }
+    util::require_installed(ctx, pkg, SMALL_DEADLINE).await?;
     let out = util::run(
         ctx,
         &command_line(&["pm", "uninstall", pkg]),
