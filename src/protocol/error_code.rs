@@ -25,10 +25,6 @@ pub enum ErrorCode {
     ConnectorChannelIdRequired,
     /// Channel id unknown to this connector.
     ConnectorChannelNotOwned,
-    /// Channel or tool unavailable.
-    ConnectorChannelUnavailable,
-    /// Channel does not exist or is not bound.
-    ConnectionNotFound,
     /// The channel has no bound phone.
     ConnectionNotAuthenticated,
     /// Unknown auth session.
@@ -41,8 +37,6 @@ pub enum ErrorCode {
     ToolInvokeFailed,
     /// Tool id not in the card.
     ToolNotFound,
-    /// Tool exists but is not available in the current descriptor.
-    ToolUnavailable,
     /// Arguments do not match the tool's `input_schema`.
     InvalidArguments,
     /// The packet type is not supported.
@@ -81,8 +75,6 @@ pub enum ErrorCode {
     FileNotFound,
     /// Too many packets/tool calls in a period.
     RateLimited,
-    /// Packet larger than the limit.
-    PacketTooLarge,
     /// A repeated side-effecting call whose first attempt was interrupted by a restart: its
     /// effect is unknown and it is not run again.
     ToolCallInterrupted,
@@ -110,15 +102,12 @@ impl ErrorCode {
             Self::ChannelNotOpen => "channel_not_open",
             Self::ConnectorChannelIdRequired => "connector_channel_id_required",
             Self::ConnectorChannelNotOwned => "connector_channel_not_owned",
-            Self::ConnectorChannelUnavailable => "connector_channel_unavailable",
-            Self::ConnectionNotFound => "connection_not_found",
             Self::ConnectionNotAuthenticated => "connection_not_authenticated",
             Self::AuthSessionNotFound => "auth_session_not_found",
             Self::AuthFlowNotFound => "auth_flow_not_found",
             Self::AuthFailed => "auth_failed",
             Self::ToolInvokeFailed => "tool_invoke_failed",
             Self::ToolNotFound => "tool_not_found",
-            Self::ToolUnavailable => "tool_unavailable",
             Self::InvalidArguments => "invalid_arguments",
             Self::UnsupportedPacket => "unsupported_packet",
             Self::DeviceOffline => "device_offline",
@@ -138,7 +127,6 @@ impl ErrorCode {
             Self::FileTooLarge => "file_too_large",
             Self::FileNotFound => "file_not_found",
             Self::RateLimited => "rate_limited",
-            Self::PacketTooLarge => "packet_too_large",
             Self::ToolCallInterrupted => "tool_call_interrupted",
             Self::ElementNotFound => "element_not_found",
             Self::StaleSnapshot => "stale_snapshot",

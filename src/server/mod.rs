@@ -32,7 +32,7 @@ use crate::protocol::{BUILD, CARD_ID, CONNECTOR_VERSION, PROTOCOL_VERSION, WS_SU
 
 /// The connector's primary skill, served as `/skill.md`.
 pub const SKILL_MD: &str = include_str!("../../skills/connector-device-adb/SKILL.md");
-/// Largest accepted WebSocket message (bytes); larger frames close the socket with 1009.
+/// Largest accepted WebSocket message (bytes); a larger one closes the socket.
 pub const MAX_PACKET_BYTES: usize = 1024 * 1024;
 /// Most concurrent data-plane sockets; more are refused with 503 before the upgrade.
 pub const MAX_SOCKETS: usize = 64;
