@@ -221,15 +221,26 @@ async fn memory(phones: usize, calls: usize) {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let only = |name: &str| {
+        !args.iter().any(|a| a.starts_with("--only"))
+            || args.iter().any(|a| a == &format!("--only={name}"))
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        overhead(if quick { 40 } else { 200 }).await;
-        dispatch(32, if quick { 5 } else { 20 }).await;
-        memory(16, if quick { 800 } else { 10_000 }).await;
+        if only("overhead") {
+            overhead(if quick { 40 } else { 200 }).await;
+        }
+        if only("dispatch") {
+            dispatch(32, if quick { 5 } else { 20 }).await;
+        }
+        if only("memory") {
+            memory(16, if quick { 800 } else { 10_000 }).await;
+        }
     });
 }

@@ -134,8 +134,7 @@ impl Connector {
             ));
         }
         let policy = self
-            .profiles
-            .for_phone(&PhoneFacts {
+            .policy_for(PhoneFacts {
                 manufacturer: phone.manufacturer.clone(),
                 model: phone.model.clone(),
                 sdk: phone.sdk,

@@ -76,6 +76,8 @@ impl RateBucket {
     }
 }
 
+/// (manufacturer, model, SDK) a policy was resolved for.
+type PolicyKey = (String, String, Option<u32>);
 /// (channel id, tool_call_id) of a journaled call.
 type CallKey = (String, String);
 /// Publishes the outcome JSON of a running journaled call to its waiters.
@@ -109,6 +111,7 @@ pub struct Connector {
     profiles: Profiles,
     card_tools: Vec<ToolId>,
     claim_guard: claim::ClaimGuard,
+    policies: Mutex<HashMap<PolicyKey, Arc<Policy>>>,
     inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
 }
 
@@ -163,6 +166,7 @@ impl Connector {
             validators: invoke::Validators::build(),
             card_tools: card_tools_for(&profiles.card_policy()),
             claim_guard: claim::ClaimGuard::default(),
+            policies: Mutex::default(),
             profiles,
             inflight: Mutex::default(),
         })
@@ -181,6 +185,20 @@ impl Connector {
     /// Tools in this connector's card (implemented, and enabled by the default policy).
     pub fn card_tools(&self) -> &[ToolId] {
         &self.card_tools
+    }
+
+    /// The effective policy of a phone, resolved once per (manufacturer, model, SDK).
+    pub fn policy_for(
+        &self,
+        facts: crate::device::policy::PhoneFacts,
+    ) -> Result<Arc<Policy>, crate::device::policy::PolicyError> {
+        let key = (facts.manufacturer.clone(), facts.model.clone(), facts.sdk);
+        if let Some(p) = lock(&self.policies).get(&key) {
+            return Ok(Arc::clone(p));
+        }
+        let policy = Arc::new(self.profiles.for_phone(&facts)?);
+        lock(&self.policies).insert(key, Arc::clone(&policy));
+        Ok(policy)
     }
 
     /// The loaded device profiles.

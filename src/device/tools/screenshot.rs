@@ -22,8 +22,6 @@ use crate::protocol::ErrorCode;
 pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);
 /// Cap of screenshot bytes (a 1440x3120 PNG is 2–6 MB).
 pub const SCREENSHOT_LIMIT: usize = 32 * 1024 * 1024;
-/// Below this many PNG bytes per pixel a frame may be uniform and is decoded to check for black.
-const BLANK_SUSPECT_BYTES_PER_PX: f64 = 0.05;
 /// A pixel counts as black when every channel is at most this.
 const BLACK_LEVEL: u8 = 8;
 
@@ -156,10 +154,55 @@ fn decode(png: &[u8]) -> Result<image::DynamicImage, ToolError> {
     })
 }
 
-fn is_black(img: &image::DynamicImage) -> bool {
-    img.to_rgb8()
-        .pixels()
-        .all(|p| p.0.iter().all(|c| *c <= BLACK_LEVEL))
+/// Whether every pixel is black (all colour channels ≤ [`BLACK_LEVEL`]). Decodes row by row
+/// and stops at the first non-black pixel, so an ordinary frame costs one row, not a full decode.
+fn is_blank_png(png: &[u8]) -> bool {
+    let mut decoder = png::Decoder::new(Cursor::new(png));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let Ok(mut reader) = decoder.read_info() else {
+        return false;
+    };
+    let (color, _) = reader.output_color_type();
+    let (stride, colors) = match color {
+        png::ColorType::Rgba => (4, 3),
+        png::ColorType::Rgb => (3, 3),
+        png::ColorType::GrayscaleAlpha => (2, 1),
+        _ => (1, 1),
+    };
+    while let Ok(Some(row)) = reader.next_row() {
+        let dark = row
+            .data()
+            .chunks(stride)
+            .all(|px| px.iter().take(colors).all(|c| *c <= BLACK_LEVEL));
+        if !dark {
+            return false;
+        }
+    }
+    true
+}
+
+/// A processed image: bytes, size in px, all-black.
+type Processed = (Vec<u8>, (u32, u32), bool);
+
+/// CPU-bound image work, run on the blocking pool: blank check, optional downscale/re-encode.
+fn process(
+    png: Vec<u8>,
+    size: (u32, u32),
+    format: Format,
+    max_dim: Option<u32>,
+    quality: u8,
+) -> Result<Processed, ToolError> {
+    let blank = is_blank_png(&png);
+    let resize = max_dim.filter(|m| *m < size.0.max(size.1));
+    if format == Format::Png && resize.is_none() {
+        return Ok((png, size, blank));
+    }
+    let mut img = decode(&png)?;
+    if let Some(m) = resize {
+        img = img.resize(m, m, image::imageops::FilterType::Triangle);
+    }
+    let out_size = (img.width(), img.height());
+    Ok((encode(&img, format, quality)?, out_size, blank))
 }
 
 fn encode(img: &image::DynamicImage, format: Format, quality: u8) -> Result<Vec<u8>, ToolError> {
@@ -202,27 +245,11 @@ pub async fn screenshot(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolEr
     let (png, display_arg, display_choice) = capture_right_display(ctx, display_arg).await?;
     let (_, info) = png_check::find_png(&png)
         .map_err(|e| ToolError::new(ErrorCode::InvalidScreenshot, e.to_string()))?;
-    let suspect = (png.len() as f64)
-        < f64::from(info.width) * f64::from(info.height) * BLANK_SUSPECT_BYTES_PER_PX;
-    let needs_decode = suspect
-        || format != Format::Png
-        || max_dim.is_some_and(|m| m < info.width.max(info.height));
-    let (bytes, size, blank) = if needs_decode {
-        let mut img = decode(&png)?;
-        let blank = suspect && is_black(&img);
-        if let Some(m) = max_dim.filter(|m| *m < info.width.max(info.height)) {
-            img = img.resize(m, m, image::imageops::FilterType::Triangle);
-        }
-        let size = (img.width(), img.height());
-        let bytes = if format == Format::Png && size == (info.width, info.height) {
-            png
-        } else {
-            encode(&img, format, quality)?
-        };
-        (bytes, size, blank)
-    } else {
-        (png, (info.width, info.height), false)
-    };
+    let dims = (info.width, info.height);
+    let (bytes, size, blank) =
+        tokio::task::spawn_blocking(move || process(png, dims, format, max_dim, quality))
+            .await
+            .map_err(|_| ToolError::new(ErrorCode::InternalError, "image task failed"))??;
     let secure_window = if blank {
         focused_secure(ctx).await
     } else {
