@@ -1,7 +1,7 @@
 //! SQL text, one named constant per statement.
 
 /// Connection settings: WAL, full fsync on commit, foreign keys.
-pub const PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;";
+pub const PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;";
 
 /// Schema (idempotent).
 pub const SCHEMA: &str = "
