@@ -75,6 +75,7 @@ async fn overhead(n: usize) {
     let dir = TempDir::new("bench-ovh");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let mut x = connect(&conn.addr).await;
+    x.validate = false;
     x.hello("").await;
     let (ch, _) = x.open(None).await;
     claim_when_visible(&mut x, &ch, &sim.serial).await;
@@ -129,6 +130,7 @@ async fn dispatch(channels: usize, secs: u64) {
         let serial = s.serial.clone();
         tasks.push(tokio::spawn(async move {
             let mut x = connect(&addr).await;
+            x.validate = false;
             x.hello("").await;
             let (ch, _) = x.open(None).await;
             claim_when_visible(&mut x, &ch, &serial).await;
@@ -143,6 +145,7 @@ async fn dispatch(channels: usize, secs: u64) {
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let mut x = connect(&conn.addr).await;
+    x.validate = false;
     x.hello("").await;
     let mut pings = Vec::new();
     while Instant::now() < stop {
@@ -173,6 +176,7 @@ async fn memory(phones: usize, calls: usize) {
     let mut clients = Vec::new();
     for s in &sims {
         let mut x = connect(&conn.addr).await;
+        x.validate = false;
         x.hello("").await;
         let (ch, _) = x.open(None).await;
         claim_when_visible(&mut x, &ch, &s.serial).await;
