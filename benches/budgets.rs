@@ -224,6 +224,105 @@ async fn memory(phones: usize, calls: usize) {
     );
 }
 
+/// Median of 20 calls of every tool through a private Google adb 34 server.
+async fn per_tool(n: usize) {
+    println!("== 4. per-tool latency through Google adb 34 (median of {n})");
+    let sim = SimPhone::start_with_control("BENCHTOOL0001", &[]);
+    let adb = common::adb_server::AdbServer::start(common::adb_server::AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("bench-tools");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.validate = false;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    claim_when_visible(&mut x, &ch, &sim.serial).await;
+    let cases: Vec<(&str, serde_json::Value)> = vec![
+        ("android_device_status", json!({})),
+        ("android_screenshot", json!({})),
+        (
+            "android_screenshot",
+            json!({"format": "jpeg", "max_dimension": 1024}),
+        ),
+        ("android_ui_tree", json!({})),
+        ("android_app_list", json!({})),
+        ("android_logcat", json!({"lines": 50})),
+        (
+            "android_wait_for",
+            json!({"condition": "appears", "text": "Notes", "timeout_ms": 2000}),
+        ),
+        ("android_tap", json!({"x": 5, "y": 5})),
+        (
+            "android_long_press",
+            json!({"x": 5, "y": 5, "duration_ms": 100}),
+        ),
+        ("android_double_tap", json!({"x": 5, "y": 5})),
+        (
+            "android_swipe",
+            json!({"x1": 5, "y1": 900, "x2": 5, "y2": 300, "duration_ms": 50}),
+        ),
+        (
+            "android_scroll",
+            json!({"direction": "down", "duration_ms": 50}),
+        ),
+        ("android_input_text", json!({"text": "hello"})),
+        ("android_press_key", json!({"key": "home"})),
+        (
+            "android_app_launch",
+            json!({"package": "com.android.settings"}),
+        ),
+        (
+            "android_app_stop",
+            json!({"package": "com.android.settings"}),
+        ),
+        ("android_open_url", json!({"url": "https://example.com/"})),
+        (
+            "android_set_orientation",
+            json!({"orientation": "portrait"}),
+        ),
+        (
+            "android_file_pull",
+            json!({"path": "/sdcard/Download/bench.txt"}),
+        ),
+    ];
+    let link = DeviceLink::via_server(
+        xagent_adb_connector::adb::AdbServerClient::new(adb.addr()),
+        sim.addr.clone(),
+    );
+    link.push(
+        "/sdcard/Download/bench.txt",
+        0o644,
+        &[7u8; 4096],
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
+    for (tool, args) in cases {
+        let mut ms = Vec::new();
+        for _ in 0..n {
+            let t = Instant::now();
+            let ack = x.tool(&ch, tool, args.clone()).await;
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+            assert!(ack.get("error").is_none(), "{tool}: {ack}");
+            tokio::time::sleep(Duration::from_millis(70)).await;
+        }
+        summary(
+            &format!(
+                "{tool} {}",
+                if args.as_object().is_some_and(|o| o.is_empty()) {
+                    String::new()
+                } else {
+                    args.to_string()
+                }
+            )
+            .chars()
+            .take(44)
+            .collect::<String>(),
+            ms,
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -245,6 +344,9 @@ fn main() {
         }
         if only("memory") {
             memory(16, if quick { 800 } else { 10_000 }).await;
+        }
+        if only("tools") {
+            per_tool(if quick { 5 } else { 20 }).await;
         }
     });
 }
