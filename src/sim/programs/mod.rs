@@ -113,6 +113,17 @@ pub const NAMES: &[&str] = &[
     "wm",
 ];
 
+/// How many stdin bytes a streamed install reads (`pm|cmd package install -S SIZE`): exactly
+/// that many, without waiting for EOF (adb keeps the `exec:` stream open for the answer).
+pub fn stdin_size(argv: &[String]) -> Option<usize> {
+    let args: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let install = matches!(
+        args.as_slice(),
+        ["pm", "install", ..] | ["cmd", "package", "install", ..]
+    );
+    install.then(|| packages::stream_size(&args)).flatten()
+}
+
 /// Whether the program reads standard input when no file is named.
 pub fn wants_stdin(argv: &[String]) -> bool {
     let name = argv[0].rsplit('/').next().unwrap_or_default();
@@ -170,8 +181,8 @@ pub async fn run(
         "ime" => ime::ime(phone, args),
         "am" => am::am(phone, args),
         "monkey" => am::monkey(phone, args),
-        "pm" => pm::pm(phone, args),
-        "cmd" => pm::cmd(phone, args),
+        "pm" => pm::pm(phone, args, &stdin),
+        "cmd" => pm::cmd(phone, args, &stdin),
         "logcat" => logcat::logcat(phone, args),
         "pidof" => logcat::pidof(phone, args),
         _ => return None,

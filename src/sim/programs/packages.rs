@@ -69,18 +69,36 @@ fn last_operand<'a>(args: &[&'a str]) -> Option<&'a str> {
     args.iter().rev().find(|a| !a.starts_with('-')).copied()
 }
 
-/// `pm install [-r] [-t] [-d] [-g] PATH`.
-pub fn install(phone: &Phone, args: &[&str]) -> Output {
+/// `pm install [-r] [-t] [-d] [-g] PATH` and `pm|cmd package install [-r] -S SIZE` (the APK
+/// streamed on stdin: how `adb install` sends it when the device has `cmd`, AOSP
+/// `client/adb_install.cpp install_app_streamed`, `PackageManagerShellCommand.runInstall`).
+pub fn install(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
+    let replace = args.contains(&"-r");
+    if let Some(size) = stream_size(args) {
+        if stdin.len() < size {
+            return Output::err(1, "Error: APK content must be streamed\n");
+        }
+        return install_bytes(phone, stdin[..size].to_vec(), "-", replace);
+    }
     let Some(path) = last_operand(args) else {
         return Output::err(1, "Error: APK content must be streamed\n");
     };
-    let replace = args.contains(&"-r");
     let path = normalize("/", path);
+    let bytes = phone.with(|s| s.vfs.read(&path).map(<[u8]>::to_vec));
+    match bytes {
+        Ok(b) => install_bytes(phone, b, &path, replace),
+        Err(_) => Output::err(255, format!("Error: Can't open file: {path}\n")),
+    }
+}
+
+/// The `-S SIZE` of a streamed install.
+pub fn stream_size(args: &[&str]) -> Option<usize> {
+    let i = args.iter().position(|a| *a == "-S")?;
+    args.get(i + 1)?.parse().ok()
+}
+
+fn install_bytes(phone: &Phone, bytes: Vec<u8>, path: &str, replace: bool) -> Output {
     phone.with(|s| {
-        let bytes = match s.vfs.read(&path) {
-            Ok(b) => b.to_vec(),
-            Err(_) => return Output::err(255, format!("Error: Can't open file: {path}\n")),
-        };
         let Some(apk) = parse_apk(&bytes) else {
             let mut out = Output::ok(format!("Failure [INSTALL_PARSE_FAILED_NOT_APK: Failed to parse {path}]\n"));
             out.code = 1;

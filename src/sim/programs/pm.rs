@@ -37,12 +37,12 @@ fn packages(phone: &Phone) -> Vec<String> {
 }
 
 /// Runs `pm`.
-pub fn pm(phone: &Phone, args: &[String]) -> Output {
+pub fn pm(phone: &Phone, args: &[String], stdin: &[u8]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    package_cmd(phone, &args)
+    package_cmd(phone, &args, stdin)
 }
 
-fn package_cmd(phone: &Phone, args: &[&str]) -> Output {
+fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
     let installed = packages(phone);
     match args {
         ["list", "packages", rest @ ..] => {
@@ -68,7 +68,7 @@ fn package_cmd(phone: &Phone, args: &[&str]) -> Output {
             Output::ok("Success\n")
         }
         ["resolve-activity", rest @ ..] => resolve_activity(phone, rest),
-        ["install", rest @ ..] => super::packages::install(phone, rest),
+        ["install", rest @ ..] => super::packages::install(phone, rest, stdin),
         ["uninstall", rest @ ..] => super::packages::uninstall(phone, rest),
         ["query-activities", rest @ ..] => super::packages::query_activities(phone, rest),
         _ => Output::err(255, "Package manager (package) commands:\n  help\n  list packages [-3] [FILTER]\n  path PACKAGE\n  resolve-activity [--brief] [-c CATEGORY] PACKAGE\n"),
@@ -114,10 +114,10 @@ fn resolve_activity(phone: &Phone, args: &[&str]) -> Output {
 }
 
 /// Runs `cmd SERVICE …` for `package` and `input`.
-pub fn cmd(phone: &Phone, args: &[String]) -> Output {
+pub fn cmd(phone: &Phone, args: &[String], stdin: &[u8]) -> Output {
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     match args.first().map(String::as_str) {
-        Some("package") => package_cmd(phone, &rest),
+        Some("package") => package_cmd(phone, &rest, stdin),
         Some("input") => input::run(phone, &args[1..]),
         Some(svc) => Output::err(20, format!("cmd: Can't find service: {svc}\n")),
         None => Output::err(

@@ -192,6 +192,10 @@ impl Shell {
         }
         let stdin = match (file_in, input) {
             (Some(bytes), _) | (None, Some(bytes)) => bytes,
+            (None, None) if programs::stdin_size(&argv).is_some() => {
+                let n = programs::stdin_size(&argv).unwrap_or(0);
+                self.read_stdin_n(n).await
+            }
             (None, None) if programs::wants_stdin(&argv) => self.read_stdin().await,
             _ => Vec::new(),
         };
@@ -268,6 +272,20 @@ impl Shell {
                     .with(|s| s.vfs.write(path, &bytes, true, now_secs()));
             }
         }
+    }
+
+    /// Reads exactly `n` stdin bytes (or until EOF), leaving the stream open.
+    async fn read_stdin_n(&mut self, n: usize) -> Vec<u8> {
+        let mut all = Vec::with_capacity(n.min(256 << 20));
+        if let Stdin::Stream(rx) = &mut self.stdin {
+            while all.len() < n {
+                match rx.recv().await {
+                    Some(chunk) => all.extend_from_slice(&chunk),
+                    None => break,
+                }
+            }
+        }
+        all
     }
 
     async fn read_stdin(&mut self) -> Vec<u8> {
