@@ -16,7 +16,9 @@ use crate::files::FileCache;
 use crate::server::{router, AppState};
 use crate::store::Store;
 
-/// How often expired files are removed.
+/// How long a side-effecting call stays in the journal (a repeat later than this runs again).
+pub const JOURNAL_KEEP: Duration = Duration::from_secs(24 * 3600);
+/// How often expired files and journal entries are removed.
 pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
 
 /// Runs the connector until `shutdown`. Prints `listening on http://ADDR` to stdout once bound
@@ -69,6 +71,7 @@ async fn build_state(
         ));
     }
     let cleaner = files.clone();
+    let journal_store = store.clone();
     let stop = shutdown.clone();
     tokio::spawn(async move {
         loop {
@@ -77,6 +80,10 @@ async fn build_state(
                 _ = tokio::time::sleep(FILE_CLEAN_PERIOD) => {
                     if let Err(e) = cleaner.clean_expired().await {
                         tracing::warn!(error = %e, "file cache cleaning failed");
+                    }
+                    let cutoff = crate::protocol::now_ms() - JOURNAL_KEEP.as_millis() as i64;
+                    if let Err(e) = journal_store.journal_prune(cutoff).await {
+                        tracing::warn!(error = %e, "tool journal pruning failed");
                     }
                 }
             }

@@ -81,3 +81,40 @@ impl Store {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn repeats_are_answered_until_pruned() {
+        let path =
+            std::env::temp_dir().join(format!("xagent-journal-{}.sqlite3", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open(&path).unwrap();
+        let begin =
+            |t: i64| store.journal_begin("c".into(), "call".into(), "android_tap".into(), t);
+        assert_eq!(begin(1_000).await.unwrap(), JournalEntry::New);
+        assert_eq!(begin(1_001).await.unwrap(), JournalEntry::Running);
+        store
+            .journal_finish("c".into(), "call".into(), "{\"result\":1}".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            begin(1_002).await.unwrap(),
+            JournalEntry::Done("{\"result\":1}".into())
+        );
+        assert_eq!(
+            store.journal_prune(500).await.unwrap(),
+            0,
+            "newer entries stay"
+        );
+        assert_eq!(store.journal_prune(2_000).await.unwrap(), 1);
+        assert_eq!(
+            begin(3_000).await.unwrap(),
+            JournalEntry::New,
+            "after pruning a call is new"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -61,12 +61,6 @@ impl Store {
         .await
     }
 
-    /// Sets a meta value.
-    pub async fn meta_set(&self, key: &'static str, value: Vec<u8>) -> Result<(), StoreError> {
-        self.run(move |c| c.execute(sql::META_SET, params![key, value]).map(|_| ()))
-            .await
-    }
-
     /// Persists a channel id.
     pub async fn channel_insert(
         &self,
@@ -80,16 +74,6 @@ impl Store {
                 params![channel_id, connector_id, now_ms],
             )
             .map(|_| ())
-        })
-        .await
-    }
-
-    /// Whether a channel id is known.
-    pub async fn channel_exists(&self, channel_id: String) -> Result<bool, StoreError> {
-        self.run(move |c| {
-            c.query_row(sql::CHANNEL_EXISTS, params![channel_id], |_| Ok(()))
-                .optional()
-                .map(|o| o.is_some())
         })
         .await
     }
@@ -120,15 +104,6 @@ impl Store {
     ) -> Result<Option<BindingRecord>, StoreError> {
         self.run(move |c| {
             c.query_row(sql::BINDING_BY_CHANNEL, params![channel_id], binding_row)
-                .optional()
-        })
-        .await
-    }
-
-    /// The channel a serial is bound to.
-    pub async fn binding_channel_of(&self, serial: String) -> Result<Option<String>, StoreError> {
-        self.run(move |c| {
-            c.query_row(sql::BINDING_BY_SERIAL, params![serial], |r| r.get(0))
                 .optional()
         })
         .await

@@ -49,8 +49,6 @@ pub const META_SET: &str = "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CON
 /// Insert a channel.
 pub const CHANNEL_INSERT: &str =
     "INSERT OR IGNORE INTO channels (channel_id, connector_id, created_ms) VALUES (?1, ?2, ?3)";
-/// Does a channel exist?
-pub const CHANNEL_EXISTS: &str = "SELECT 1 FROM channels WHERE channel_id = ?1";
 /// All channels.
 pub const CHANNEL_ALL: &str = "SELECT channel_id FROM channels";
 
@@ -60,8 +58,6 @@ pub const BINDING_INSERT: &str =
 /// Binding of a channel.
 pub const BINDING_BY_CHANNEL: &str =
     "SELECT channel_id, serial, model, bound_ms FROM bindings WHERE channel_id = ?1";
-/// Channel holding a serial.
-pub const BINDING_BY_SERIAL: &str = "SELECT channel_id FROM bindings WHERE serial = ?1";
 /// All bindings.
 pub const BINDING_ALL: &str = "SELECT channel_id, serial, model, bound_ms FROM bindings";
 /// Remove a channel's binding.

@@ -29,7 +29,6 @@ use serde_json::Value;
 
 use crate::adb::{AdbError, DeviceLink};
 use crate::files::FileCache;
-use crate::protocol::card::ToolDecl;
 use crate::protocol::ErrorCode;
 
 pub use catalog::{card_tools, catalog, tool_decl, ToolId};
@@ -143,9 +142,4 @@ pub async fn invoke(tool: ToolId, args: &Value, ctx: &ToolCtx<'_>) -> Result<Val
         ToolId::ScreenRecord => record::screen_record(args, ctx).await,
         ToolId::Shell => shell::shell(args, ctx).await,
     }
-}
-
-/// Whether a declared tool changes the phone.
-pub fn is_side_effect(decl: &ToolDecl) -> bool {
-    decl.side_effect
 }
