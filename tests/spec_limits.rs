@@ -61,8 +61,10 @@ async fn limit_oversized_packet_closes_the_socket_and_state_survives() {
         "{{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":\"p\",\"type\":\"ping\",\"payload\":{{\"pad\":\"{}\"}}}}",
         "x".repeat(2 * 1024 * 1024)
     );
-    x.send_text(&huge).await;
-    assert!(x.recv_within(5).await.is_none(), "the socket is closed");
+    // The server may reset the connection while the frame is still being
+    // written; either way the socket must end without an answer.
+    let _sent_whole = x.try_send_text(&huge).await;
+    assert!(x.closed_within(5).await, "the socket is closed");
     // The server is alive and nothing persisted was lost.
     assert_eq!(
         http_get(&format!("{}/health", conn.base), Some(API_KEY)).0,

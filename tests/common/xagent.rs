@@ -80,6 +80,29 @@ impl XAgent {
             .expect("ws send");
     }
 
+    /// Sends a raw text frame; `false` when the peer already reset the
+    /// connection (a server closing on an oversized packet may do so while
+    /// the frame is still being written).
+    pub async fn try_send_text(&mut self, text: &str) -> bool {
+        self.ws
+            .send(Message::Text(text.to_string().into()))
+            .await
+            .is_ok()
+    }
+
+    /// `true` when the socket ends (close frame, EOF or reset) within `secs`
+    /// seconds without delivering any further packet.
+    pub async fn closed_within(&mut self, secs: u64) -> bool {
+        loop {
+            match tokio::time::timeout(Duration::from_secs(secs), self.ws.next()).await {
+                Err(_) => return false,
+                Ok(None) | Ok(Some(Err(_))) | Ok(Some(Ok(Message::Close(_)))) => return true,
+                Ok(Some(Ok(Message::Text(t)))) => panic!("unexpected packet before close: {t}"),
+                Ok(Some(Ok(_))) => continue,
+            }
+        }
+    }
+
     /// Next packet (≤ `secs` s), schema-checked.
     pub async fn recv_within(&mut self, secs: u64) -> Option<Value> {
         loop {
