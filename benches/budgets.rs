@@ -54,24 +54,8 @@ fn rss_kb(pid: u32) -> u64 {
 
 async fn overhead(n: usize) {
     println!("== 1. tool call vs the same ADB operation (direct transport, one simulated phone)");
+    println!("   (interleaved: each tool call is paired with the bare ADB operation, same pacing)");
     let sim = SimPhone::start("BENCHOVH00001");
-    let link = DeviceLink::direct(sim.addr.clone());
-    let deadline = Duration::from_secs(10);
-    let mut direct_tap = Vec::new();
-    let mut direct_shot = Vec::new();
-    for _ in 0..n {
-        let t = Instant::now();
-        link.shell("'input' 'tap' '10' '10'", deadline, 1 << 16)
-            .await
-            .unwrap();
-        direct_tap.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    for _ in 0..n / 4 {
-        let t = Instant::now();
-        link.exec("screencap -p", deadline, 64 << 20).await.unwrap();
-        direct_shot.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    drop(link);
     let dir = TempDir::new("bench-ovh");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let mut x = connect(&conn.addr).await;
@@ -80,22 +64,38 @@ async fn overhead(n: usize) {
     let (ch, _) = x.open(None).await;
     claim_when_visible(&mut x, &ch, &sim.serial).await;
     x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await; // warm the display cache
-    let mut tool_tap = Vec::new();
-    let mut tool_shot = Vec::new();
-    for _ in 0..n {
+                                                                 // A second, independent adbd connection to the same phone: the bare operation.
+    let link = DeviceLink::direct(sim.addr.clone());
+    let deadline = Duration::from_secs(10);
+    let (mut direct_tap, mut tool_tap) = (Vec::new(), Vec::new());
+    let (mut direct_shot, mut tool_shot) = (Vec::new(), Vec::new());
+    // Paced below the per-channel rate limit so the limiter never refuses; both sides get the
+    // same pause so neither runs with warmer caches than the other.
+    let pause = Duration::from_millis(70);
+    for i in 0..n {
         let t = Instant::now();
-        // Paced below the per-channel rate limit so the limiter never refuses.
+        link.shell("'input' 'tap' '10' '10'", deadline, 1 << 16)
+            .await
+            .unwrap();
+        direct_tap.push(t.elapsed().as_secs_f64() * 1e3);
+        tokio::time::sleep(pause).await;
+        let t = Instant::now();
         let ack = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
         tool_tap.push(t.elapsed().as_secs_f64() * 1e3);
         assert!(ack.get("error").is_none(), "{ack}");
-        tokio::time::sleep(Duration::from_millis(70)).await;
-    }
-    for _ in 0..n / 4 {
+        tokio::time::sleep(pause).await;
+        if i % 4 != 0 {
+            continue;
+        }
+        let t = Instant::now();
+        link.exec("screencap -p", deadline, 64 << 20).await.unwrap();
+        direct_shot.push(t.elapsed().as_secs_f64() * 1e3);
+        tokio::time::sleep(pause).await;
         let t = Instant::now();
         let ack = x.tool(&ch, "android_screenshot", json!({})).await;
         tool_shot.push(t.elapsed().as_secs_f64() * 1e3);
         assert!(ack.get("error").is_none(), "{ack}");
-        tokio::time::sleep(Duration::from_millis(70)).await;
+        tokio::time::sleep(pause).await;
     }
     let a = summary("direct shell `input tap` (DeviceLink)", direct_tap);
     let b = summary("android_tap via WebSocket (journaled)", tool_tap);
@@ -113,10 +113,21 @@ async fn overhead(n: usize) {
     );
 }
 
-async fn dispatch(channels: usize, secs: u64) {
-    println!("== 2. dispatch latency: ping round trips while {channels} channels call tools");
+/// One run; returns the ping p99 (ms).
+async fn dispatch(channels: usize, secs: u64, phones_niced: bool) -> f64 {
+    println!(
+        "== 2. dispatch latency: ping round trips while {channels} channels call tools (simulated phones {})",
+        if phones_niced { "at nice 10, as if on their own hardware" } else { "at the connector's priority" }
+    );
     let sims: Vec<SimPhone> = (0..channels)
-        .map(|i| SimPhone::start(&format!("BENCHDSP{i:05}")))
+        .map(|i| {
+            let serial = format!("BENCHDSP{i:05}");
+            if phones_niced {
+                SimPhone::start_background(&serial)
+            } else {
+                SimPhone::start(&serial)
+            }
+        })
         .collect();
     let dir = TempDir::new("bench-dsp");
     let conn = ConnectorProc::start(
@@ -144,22 +155,40 @@ async fn dispatch(channels: usize, secs: u64) {
         }));
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let mut x = connect(&conn.addr).await;
-    x.validate = false;
-    x.hello("").await;
-    let mut pings = Vec::new();
-    while Instant::now() < stop {
-        let t = Instant::now();
-        x.request("ping", None, json!({})).await;
-        pings.push(t.elapsed().as_secs_f64() * 1e3);
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    // The pinger runs on its own OS thread and runtime so the 32 load clients of this process
+    // do not delay reading the pong: the figure is the connector's, not the load generator's.
+    let addr = conn.addr.clone();
+    let pinger = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut x = connect(&addr).await;
+            x.validate = false;
+            x.hello("").await;
+            let mut pings = Vec::new();
+            while Instant::now() < stop {
+                let t = Instant::now();
+                x.request("ping", None, json!({})).await;
+                pings.push(t.elapsed().as_secs_f64() * 1e3);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            pings
+        })
+    });
+    let pings = tokio::task::spawn_blocking(move || pinger.join().unwrap())
+        .await
+        .unwrap();
     let mut calls = 0;
     for t in tasks {
         calls += t.await.unwrap_or(0);
     }
+    let mut sorted = pings.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
     summary("ping round trip under load", pings);
     println!("   tool calls completed meanwhile: {calls}");
+    pct(&sorted, 0.99)
 }
 
 async fn memory(phones: usize, calls: usize) {
@@ -340,7 +369,22 @@ fn main() {
             overhead(if quick { 40 } else { 200 }).await;
         }
         if only("dispatch") {
-            dispatch(32, if quick { 5 } else { 20 }).await;
+            // This VM's scheduling noise moves a single run's p99 by 2-5x, so the budget figure
+            // is the median p99 of several runs.
+            let runs = if quick { 1 } else { 5 };
+            let mut p99s = Vec::new();
+            for _ in 0..runs {
+                p99s.push(dispatch(32, if quick { 5 } else { 15 }, true).await);
+            }
+            p99s.sort_by(|a, b| a.total_cmp(b));
+            println!(
+                "   p99 over {runs} runs: {:?} ms; median {:.3} ms",
+                p99s.iter()
+                    .map(|v| (v * 1000.0).round() / 1000.0)
+                    .collect::<Vec<_>>(),
+                pct(&p99s, 0.5)
+            );
+            dispatch(32, if quick { 5 } else { 15 }, false).await;
         }
         if only("memory") {
             memory(16, if quick { 800 } else { 10_000 }).await;

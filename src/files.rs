@@ -151,19 +151,23 @@ impl FileCache {
     ) -> Result<IssuedFile, FileRefError> {
         let now = now_ms();
         let expires_ms = now + self.ttl.as_millis() as i64;
-        self.store
-            .file_insert(FileRecord {
-                file_id: file_id.to_string(),
-                channel_id: channel_id.to_string(),
-                path: path.to_string_lossy().into_owned(),
-                mime: mime.to_string(),
-                filename: filename.to_string(),
-                byte_size: byte_size as i64,
-                created_ms: now,
-                expires_ms,
-            })
+        let evicted = self
+            .store
+            .file_insert_evicting(
+                FileRecord {
+                    file_id: file_id.to_string(),
+                    channel_id: channel_id.to_string(),
+                    path: path.to_string_lossy().into_owned(),
+                    mime: mime.to_string(),
+                    filename: filename.to_string(),
+                    byte_size: byte_size as i64,
+                    created_ms: now,
+                    expires_ms,
+                },
+                self.capacity as i64,
+            )
             .await?;
-        for evicted in self.store.file_evict_to(self.capacity as i64).await? {
+        for evicted in evicted {
             let _ = tokio::fs::remove_file(evicted).await;
         }
         let file_ref = format!("{file_id}.{}", self.sign(file_id, channel_id, expires_ms));

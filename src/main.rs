@@ -197,7 +197,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             control,
             require_auth,
             state_dir,
-        } => block_on(|shutdown| async move {
+        } => block_on_single(|shutdown| async move {
             let handle = sim::start(
                 sim::SimOptions {
                     listen,
@@ -224,7 +224,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Runs `f` on a multi-thread runtime; SIGINT/SIGTERM cancel the token.
+/// Runs `f` on a two-worker runtime (the connector: one per core of a Pi-class box);
+/// SIGINT/SIGTERM cancel the token.
 fn block_on<F, Fut>(f: F) -> anyhow::Result<()>
 where
     F: FnOnce(CancellationToken) -> Fut,
@@ -234,6 +235,27 @@ where
         .worker_threads(2)
         .enable_all()
         .build()?;
+    run_until_signal(rt, f)
+}
+
+/// Runs `f` on a single-threaded runtime: a simulated phone serves one device, and a farm of
+/// them must not bring two worker threads each onto the host's cores.
+fn block_on_single<F, Fut>(f: F) -> anyhow::Result<()>
+where
+    F: FnOnce(CancellationToken) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    run_until_signal(rt, f)
+}
+
+fn run_until_signal<F, Fut>(rt: tokio::runtime::Runtime, f: F) -> anyhow::Result<()>
+where
+    F: FnOnce(CancellationToken) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
     rt.block_on(async {
         let shutdown = CancellationToken::new();
         let signal_token = shutdown.clone();

@@ -331,3 +331,21 @@ async fn adb_keyboard_broadcast_types_unicode_only_when_selected() {
     let xml = sh(&p, "uiautomator dump /dev/tty").await.0;
     assert!(xml.contains("text=\"中文'输入&quot;test\""), "{xml}");
 }
+
+/// `cmd clipboard` reaches a service with no shell command (Binder's default answer, exit 0);
+/// an unknown service is `Can't find service` (exit 20); Android 6 has no `cmd` at all.
+#[tokio::test]
+async fn cmd_clipboard_is_a_service_without_a_shell_command() {
+    let p = phone();
+    let (out, err, code) = sh(&p, "cmd clipboard get-primary-clip").await;
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("", "No shell command implementation.\n", 0)
+    );
+    let (_, err, code) = sh(&p, "cmd nosuchservice list").await;
+    assert_eq!(code, 20);
+    assert!(err.contains("Can't find service: nosuchservice"), "{err}");
+    let legacy = Phone::new(Persona::load("legacy-android6").unwrap(), "SIML", "Nexus 5");
+    let (_, err, code) = sh(&legacy, "cmd clipboard get-primary-clip").await;
+    assert_eq!(code, 127, "{err}");
+}

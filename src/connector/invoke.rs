@@ -236,7 +236,6 @@ impl Connector {
                 let result = tools::invoke(tool, args, ctx).await;
                 self.store
                     .journal_finish(channel_id.into(), call_id.into(), outcome_to_json(&result))
-                    .await
                     .map_err(storage)?;
                 result
             }

@@ -61,6 +61,11 @@ pub struct Persona {
     /// there `monkey` refuses to run (AOSP `MonkeySourceRandom.validateKeyCategory`).
     #[serde(default = "yes")]
     pub physical_sys_keys: bool,
+    /// Programs this Android release has no `/system/bin` entry for (the shell answers
+    /// "inaccessible or not found", 127): e.g. `cmd` arrived in Android 7.0 (AOSP
+    /// `frameworks/native/cmds/cmd`, first in the N release).
+    #[serde(default)]
+    pub missing_programs: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -112,8 +112,13 @@ impl Phone {
         for (ns, k, v) in super::props::DEFAULT_SETTINGS {
             settings.insert((ns.to_string(), k.to_string()), v.to_string());
         }
+        let programs: Vec<&str> = super::programs::NAMES
+            .iter()
+            .copied()
+            .filter(|name| !persona.missing_programs.iter().any(|m| m == name))
+            .collect();
         let state = PhoneState {
-            vfs: Vfs::with_defaults(now_secs(), super::programs::NAMES),
+            vfs: Vfs::with_defaults(now_secs(), &programs),
             persona,
             serial: serial.to_string(),
             model: model.to_string(),

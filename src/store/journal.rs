@@ -32,15 +32,20 @@ impl Store {
     ) -> Result<JournalEntry, StoreError> {
         self.run(move |c| {
             let tx = c.transaction()?;
-            let inserted = tx.execute(
-                sql::JOURNAL_BEGIN,
-                params![channel_id, tool_call_id, tool_id, now_ms],
-            )?;
+            // Cached statements: this runs on every journaled call (prepared once per
+            // connection, rusqlite's statement cache).
+            let inserted = tx.prepare_cached(sql::JOURNAL_BEGIN)?.execute(params![
+                channel_id,
+                tool_call_id,
+                tool_id,
+                now_ms
+            ])?;
             let entry = if inserted == 1 {
                 JournalEntry::New
             } else {
                 let row: Option<(String, String, Option<String>)> = tx
-                    .query_row(sql::JOURNAL_GET, params![channel_id, tool_call_id], |r| {
+                    .prepare_cached(sql::JOURNAL_GET)?
+                    .query_row(params![channel_id, tool_call_id], |r| {
                         Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                     })
                     .optional()?;
@@ -58,21 +63,22 @@ impl Store {
         .await
     }
 
-    /// Records the outcome JSON of a call begun with [`Store::journal_begin`].
-    pub async fn journal_finish(
+    /// Records the outcome JSON of a call begun with [`Store::journal_begin`], without waiting
+    /// for the commit ([`Store::submit`]): the call's ack need not wait for it, and the storage
+    /// thread's FIFO order makes every later `journal_begin` of the same id see it. If the
+    /// process dies between the ack and this commit, a retry gets `tool_call_interrupted`
+    /// (never a second execution). Errors: [`StoreError::Stopped`].
+    pub fn journal_finish(
         &self,
         channel_id: String,
         tool_call_id: String,
         outcome: String,
     ) -> Result<(), StoreError> {
-        self.run(move |c| {
-            c.execute(
-                sql::JOURNAL_FINISH,
-                params![channel_id, tool_call_id, outcome],
-            )
-            .map(|_| ())
+        self.submit("journal_finish", move |c| {
+            c.prepare_cached(sql::JOURNAL_FINISH)?
+                .execute(params![channel_id, tool_call_id, outcome])
+                .map(|_| ())
         })
-        .await
     }
 
     /// Deletes entries created before `cutoff_ms`.
@@ -96,9 +102,9 @@ mod tests {
             |t: i64| store.journal_begin("c".into(), "call".into(), "android_tap".into(), t);
         assert_eq!(begin(1_000).await.unwrap(), JournalEntry::New);
         assert_eq!(begin(1_001).await.unwrap(), JournalEntry::Running);
+        // Not awaited: the storage thread's FIFO order makes the next begin see it.
         store
             .journal_finish("c".into(), "call".into(), "{\"result\":1}".into())
-            .await
             .unwrap();
         assert_eq!(
             begin(1_002).await.unwrap(),
@@ -115,6 +121,8 @@ mod tests {
             JournalEntry::New,
             "after pruning a call is new"
         );
-        let _ = std::fs::remove_file(&path);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 }

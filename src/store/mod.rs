@@ -73,4 +73,21 @@ impl Store {
             .map_err(|_| StoreError::Stopped)?;
         Ok(rx.await.map_err(|_| StoreError::Stopped)??)
     }
+
+    /// Queues `f` on the storage thread without waiting for it. The thread runs jobs in the
+    /// order they were queued, so any later [`Store::run`] observes this write; a failure is
+    /// logged (`what` names the write; no row contents are logged). Errors: only
+    /// [`StoreError::Stopped`] (the thread is gone), returned at once.
+    pub fn submit<F>(&self, what: &'static str, f: F) -> Result<(), StoreError>
+    where
+        F: FnOnce(&mut Connection) -> rusqlite::Result<()> + Send + 'static,
+    {
+        self.jobs
+            .send(Box::new(move |conn| {
+                if let Err(e) = f(conn) {
+                    tracing::error!(write = what, error = %e, "queued storage write failed");
+                }
+            }))
+            .map_err(|_| StoreError::Stopped)
+    }
 }

@@ -128,27 +128,6 @@ impl Store {
         .await
     }
 
-    /// Records a stored file.
-    pub async fn file_insert(&self, f: FileRecord) -> Result<(), StoreError> {
-        self.run(move |c| {
-            c.execute(
-                sql::FILE_INSERT,
-                params![
-                    f.file_id,
-                    f.channel_id,
-                    f.path,
-                    f.mime,
-                    f.filename,
-                    f.byte_size,
-                    f.created_ms,
-                    f.expires_ms
-                ],
-            )
-            .map(|_| ())
-        })
-        .await
-    }
-
     /// Looks up a file by id.
     pub async fn file_get(&self, file_id: String) -> Result<Option<FileRecord>, StoreError> {
         self.run(move |c| {
@@ -169,12 +148,30 @@ impl Store {
         .await
     }
 
-    /// Evicts the oldest file records until the total is at most `max_bytes`; returns the
-    /// evicted paths (the caller removes the files).
-    pub async fn file_evict_to(&self, max_bytes: i64) -> Result<Vec<String>, StoreError> {
+    /// Records a stored file, then evicts the oldest records until the total is at most
+    /// `max_bytes` (bytes), in one transaction and one trip to the storage thread; returns the
+    /// evicted paths (the caller removes the files; the new file itself may be among them when
+    /// it alone exceeds the capacity).
+    pub async fn file_insert_evicting(
+        &self,
+        f: FileRecord,
+        max_bytes: i64,
+    ) -> Result<Vec<String>, StoreError> {
         self.run(move |c| {
             let tx = c.transaction()?;
-            let mut total: i64 = tx.query_row(sql::FILE_TOTAL_BYTES, [], |r| r.get(0))?;
+            tx.prepare_cached(sql::FILE_INSERT)?.execute(params![
+                f.file_id,
+                f.channel_id,
+                f.path,
+                f.mime,
+                f.filename,
+                f.byte_size,
+                f.created_ms,
+                f.expires_ms
+            ])?;
+            let mut total: i64 = tx
+                .prepare_cached(sql::FILE_TOTAL_BYTES)?
+                .query_row([], |r| r.get(0))?;
             let mut evicted = Vec::new();
             if total > max_bytes {
                 let oldest: Vec<(String, String, i64)> = {

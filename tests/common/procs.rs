@@ -96,6 +96,22 @@ impl SimPhone {
         Self::start_at(serial, "127.0.0.1:0")
     }
 
+    /// A phone whose process runs at `nice 10`: in production a phone is separate hardware, so a
+    /// benchmark of the connector lets the simulated phones yield the host's cores to it.
+    pub fn start_background(serial: &str) -> SimPhone {
+        let mut cmd = Command::new("nice");
+        cmd.args(["-n", "10", bin()])
+            .args(["sim", "--listen", "127.0.0.1:0", "--serial", serial])
+            .stderr(Stdio::null());
+        let (child, rest) = spawn_and_wait(cmd, "simulated phone listening on tcp:");
+        SimPhone {
+            child,
+            addr: rest,
+            serial: serial.to_string(),
+            control: None,
+        }
+    }
+
     /// The same on a given `HOST:PORT` (to bring a phone back where it was).
     pub fn start_at(serial: &str, listen: &str) -> SimPhone {
         Self::spawn(serial, listen, &[])

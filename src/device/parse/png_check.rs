@@ -47,11 +47,11 @@ const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
 const SIG_LF_TO_CRLF: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0D, 0x0A, 0x1A];
 /// `\r\n` → `\n` applied to the signature.
 const SIG_CRLF_TO_LF: [u8; 7] = [0x89, b'P', b'N', b'G', 0x0A, 0x1A, 0x0A];
-const IEND_CHUNK: [u8; 12] = [0, 0, 0, 0, b'I', b'E', b'N', b'D', 0xAE, 0x42, 0x60, 0x82];
 
 /// Finds the PNG in `bytes` and checks it: returns the offset of the signature (text may precede
-/// it) and the IHDR dimensions. The IHDR CRC is verified, and an `IEND` chunk must follow
-/// somewhere after it (bytes after `IEND` are tolerated).
+/// it) and the IHDR dimensions. The IHDR CRC is verified, and walking the chunk list by its
+/// length fields must reach an `IEND` chunk inside the bytes (bytes after `IEND` are tolerated).
+/// Cost: one signature search plus one step per chunk, never a scan of the image data.
 pub fn find_png(bytes: &[u8]) -> Result<(usize, PngInfo), PngError> {
     if bytes.is_empty() {
         return Err(PngError::Empty);
@@ -73,7 +73,7 @@ pub fn find_png(bytes: &[u8]) -> Result<(usize, PngInfo), PngError> {
     if width == 0 || height == 0 {
         return Err(PngError::BadIhdr);
     }
-    if find(&png[33..], &IEND_CHUNK).is_none() {
+    if !reaches_iend(png, 33) {
         return Err(PngError::Truncated);
     }
     Ok((offset, PngInfo { width, height }))
@@ -83,17 +83,28 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// CRC-32 (ISO-HDLC, reflected polynomial 0xEDB88320) as PNG uses it.
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &byte in data {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            let mask = (crc & 1).wrapping_neg();
-            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+/// Follows the chunk lengths from `pos` (PNG spec §5.3: length, type, data, CRC); `true` when
+/// an `IEND` chunk lies wholly inside `png`.
+fn reaches_iend(png: &[u8], mut pos: usize) -> bool {
+    while let Some(header) = png.get(pos..pos + 8) {
+        let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        let Some(next) = pos.checked_add(12).and_then(|p| p.checked_add(len)) else {
+            return false;
+        };
+        if next > png.len() {
+            return false;
         }
+        if &header[4..8] == b"IEND" {
+            return true;
+        }
+        pos = next;
     }
-    !crc
+    false
+}
+
+/// CRC-32 as PNG uses it (ISO-HDLC), from the `crc32fast` crate.
+fn crc32(data: &[u8]) -> u32 {
+    crc32fast::hash(data)
 }
 
 #[cfg(test)]

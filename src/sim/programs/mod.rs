@@ -86,6 +86,7 @@ pub const NAMES: &[&str] = &[
     "grep",
     "head",
     "id",
+    "ime",
     "input",
     "logcat",
     "ls",

@@ -113,12 +113,23 @@ fn resolve_activity(phone: &Phone, args: &[&str]) -> Output {
     }
 }
 
-/// Runs `cmd SERVICE …` for `package` and `input`.
+/// Services registered with `servicemanager` that implement no shell command: `cmd` reaches
+/// them and gets `android.os.Binder`'s default `onShellCommand`/`handleShellCommand`, which
+/// prints "No shell command implementation." to stderr and reports 0. AOSP
+/// `services/core/java/com/android/server/clipboard/ClipboardService.java` (its `ClipboardImpl`
+/// has no shell command through Android 14), `core/java/android/os/Binder.java`.
+const SERVICES_WITHOUT_SHELL_COMMAND: &[&str] = &["clipboard"];
+
+/// Runs `cmd SERVICE …` for `package` and `input`; `clipboard` answers as a service without a
+/// shell command.
 pub fn cmd(phone: &Phone, args: &[String], stdin: &[u8]) -> Output {
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     match args.first().map(String::as_str) {
         Some("package") => package_cmd(phone, &rest, stdin),
         Some("input") => input::run(phone, &args[1..]),
+        Some(svc) if SERVICES_WITHOUT_SHELL_COMMAND.contains(&svc) => {
+            Output::err(0, "No shell command implementation.\n")
+        }
         Some(svc) => Output::err(20, format!("cmd: Can't find service: {svc}\n")),
         None => Output::err(
             20,

@@ -323,7 +323,13 @@ impl Shell {
             "sh" | "mksh" => return self.sub_shell(argv, stdin).await,
             _ => {}
         }
-        let known = !argv[0].contains('/') || self.phone.with(|s| s.vfs.stat(&argv[0]).is_ok());
+        // A bare name resolves through $PATH (/system/bin here), a path must exist as given.
+        let path = if argv[0].contains('/') {
+            argv[0].clone()
+        } else {
+            format!("/system/bin/{name}")
+        };
+        let known = self.phone.with(|s| s.vfs.stat(&path).is_ok());
         match programs::run(&self.phone, &self.cwd, &name, argv, stdin).await {
             Some(out) if known => out,
             _ => Output::err(
