@@ -434,3 +434,35 @@ async fn claim_code_guessing_is_throttled() {
         "paused even for the right code: {e}"
     );
 }
+
+/// `GET /metrics` needs the key and counts what the sockets dispatched: session-answered packets
+/// (ping) under `control`, tool calls under `tool`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_dispatched_packets() {
+    let sim = SimPhone::start("SIMMETRICS0001");
+    let dir = TempDir::new("metrics");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let url = format!("{}/metrics", conn.base);
+    assert_eq!(http_get(&url, None).0, 401);
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    for _ in 0..5 {
+        assert_eq!(x.request("ping", None, json!({})).await["type"], "pong");
+    }
+    let (ch, _) = x.open(None).await;
+    claim_when_visible(&mut x, &ch, &sim.serial).await;
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let (st, _, body) = http_get(&url, Some(API_KEY));
+    assert_eq!(st, 200);
+    let m: Value = serde_json::from_slice(&body).unwrap();
+    let control = &m["dispatch"]["control"];
+    assert!(control["count"].as_u64().unwrap() >= 5, "{m}");
+    let (p50, p99, max) = (
+        control["p50_us"].as_u64().unwrap(),
+        control["p99_us"].as_u64().unwrap(),
+        control["max_us"].as_u64().unwrap(),
+    );
+    assert!(p50 >= 1 && p50 <= p99 && p99 <= max, "{m}");
+    assert!(m["dispatch"]["tool"]["count"].as_u64().unwrap() >= 1, "{m}");
+}

@@ -7,6 +7,7 @@
 //! caches of it plus runtime-only routes.
 
 pub mod claim;
+pub mod dispatch_stats;
 pub mod invoke;
 pub mod lease;
 pub mod session;
@@ -23,7 +24,7 @@ use crate::device::policy::{Policy, Profiles};
 use crate::device::tools::{card_tools, DisplayCache, ToolId};
 use crate::files::FileCache;
 use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
-use crate::protocol::{random_id, Packet};
+use crate::protocol::random_id;
 use crate::store::{BindingRecord, Store, StoreError};
 
 /// Runtime state of one channel's phone: display cache, the lock serialising side effects, and
@@ -89,7 +90,7 @@ pub struct Route {
     /// Session that opened the channel.
     pub session_id: u64,
     /// Outgoing packet queue of that session.
-    pub tx: mpsc::UnboundedSender<Packet>,
+    pub tx: mpsc::UnboundedSender<session::Outgoing>,
 }
 
 /// The connector; shared as `Arc<Connector>`.
@@ -113,6 +114,7 @@ pub struct Connector {
     claim_guard: claim::ClaimGuard,
     policies: Mutex<HashMap<PolicyKey, Arc<Policy>>>,
     inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
+    dispatch_stats: dispatch_stats::DispatchStats,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -169,6 +171,7 @@ impl Connector {
             policies: Mutex::default(),
             profiles,
             inflight: Mutex::default(),
+            dispatch_stats: dispatch_stats::DispatchStats::new(),
         })
     }
 
@@ -209,6 +212,11 @@ impl Connector {
     /// The file cache.
     pub fn files(&self) -> &FileCache {
         &self.files
+    }
+
+    /// Data-plane dispatch latency histograms (`GET /metrics`).
+    pub fn dispatch_stats(&self) -> &dispatch_stats::DispatchStats {
+        &self.dispatch_stats
     }
 
     /// The phone inventory.

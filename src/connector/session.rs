@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::ws::{Message as WsMessage, WebSocket};
 use futures_util::{SinkExt, StreamExt};
@@ -30,22 +30,58 @@ pub const FIRST_PACKET_TIMEOUT: Duration = Duration::from_secs(10);
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
+/// A packet on its way to the socket; `received` is when the frame it answers arrived, for
+/// session-answered packets whose dispatch latency is recorded once written.
+pub struct Outgoing {
+    packet: Packet,
+    received: Option<Instant>,
+}
+
+impl From<Packet> for Outgoing {
+    fn from(packet: Packet) -> Outgoing {
+        Outgoing {
+            packet,
+            received: None,
+        }
+    }
+}
+
 struct Session {
     id: u64,
     hello_done: bool,
     acked_connector_id: Option<String>,
-    tx: mpsc::UnboundedSender<Packet>,
+    tx: mpsc::UnboundedSender<Outgoing>,
     last_status: HashMap<String, ConnectionStatus>,
+    /// Arrival of the frame being handled.
+    received: Instant,
+}
+
+impl Session {
+    /// Queues a reply answered by the session itself (its dispatch latency is recorded).
+    fn reply(&self, packet: Packet) {
+        let _ = self.tx.send(Outgoing {
+            packet,
+            received: Some(self.received),
+        });
+    }
 }
 
 /// Serves one upgraded socket until it closes or `shutdown` fires.
 pub async fn run(connector: Arc<Connector>, socket: WebSocket, shutdown: CancellationToken) {
     let (mut sink, mut stream) = socket.split();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Packet>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
+    let stats_owner = Arc::clone(&connector);
     let writer = tokio::spawn(async move {
-        while let Some(p) = rx.recv().await {
-            if sink.send(WsMessage::Text(p.encode().into())).await.is_err() {
+        while let Some(out) = rx.recv().await {
+            if sink
+                .send(WsMessage::Text(out.packet.encode().into()))
+                .await
+                .is_err()
+            {
                 break;
+            }
+            if let Some(at) = out.received {
+                stats_owner.dispatch_stats().record_control(at.elapsed());
             }
         }
         let _ = sink.close().await;
@@ -56,6 +92,7 @@ pub async fn run(connector: Arc<Connector>, socket: WebSocket, shutdown: Cancell
         acked_connector_id: None,
         tx,
         last_status: HashMap::new(),
+        received: Instant::now(),
     };
     let mut changes = connector.inventory().subscribe();
     let first_deadline = tokio::time::sleep(FIRST_PACKET_TIMEOUT);
@@ -69,7 +106,10 @@ pub async fn run(connector: Arc<Connector>, socket: WebSocket, shutdown: Cancell
             }
             _ = changes.changed() => push_descriptor_changes(&connector, &mut s),
             frame = stream.next() => match frame {
-                Some(Ok(WsMessage::Text(text))) => handle_text(&connector, &mut s, text.as_str()).await,
+                Some(Ok(WsMessage::Text(text))) => {
+                    s.received = Instant::now();
+                    handle_text(&connector, &mut s, text.as_str()).await
+                }
                 Some(Ok(WsMessage::Binary(_))) => send_error(&s, None, ErrorCode::InvalidPacket, "the data plane carries text frames only"),
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => break,
                 Some(Ok(_)) => {}
@@ -89,7 +129,7 @@ fn send_error(s: &Session, req: Option<&Packet>, code: ErrorCode, message: &str)
         Some(r) => r.reply(PacketType::Error),
         None => Packet::new(PacketType::Error),
     };
-    let _ = s.tx.send(p.with_error(code, message));
+    s.reply(p.with_error(code, message));
 }
 
 async fn handle_text(connector: &Arc<Connector>, s: &mut Session, text: &str) {
@@ -110,7 +150,7 @@ async fn handle_text(connector: &Arc<Connector>, s: &mut Session, text: &str) {
     }
     match &packet.kind {
         PacketType::Ping => {
-            let _ = s.tx.send(packet.reply(PacketType::Pong));
+            s.reply(packet.reply(PacketType::Pong));
         }
         PacketType::ChannelOpen => channel_open(connector, s, packet).await,
         PacketType::Pong | PacketType::Error => {}
@@ -216,7 +256,7 @@ fn hello(connector: &Arc<Connector>, s: &mut Session, packet: &Packet) {
             "connector_id": connector.connector_id(),
             "protocol_version": PROTOCOL_VERSION,
         }));
-    let _ = s.tx.send(ack);
+    s.reply(ack);
 }
 
 /// Checks the envelope channel of a user-level packet (spec §7 routing, §8.23 codes).
@@ -283,7 +323,8 @@ async fn channel_open(connector: &Arc<Connector>, s: &mut Session, packet: Packe
             .reply(PacketType::ChannelOpenAck)
             .with_error(ErrorCode::InternalError, "could not persist the channel"),
     };
-    let _ = s.tx.send(reply);
+    // Not a dispatch sample: the ack waited for a SQLite commit.
+    let _ = s.tx.send(reply.into());
 }
 
 fn user_packet(connector: &Arc<Connector>, s: &mut Session, packet: Packet, channel: String) {
@@ -293,7 +334,7 @@ fn user_packet(connector: &Arc<Connector>, s: &mut Session, packet: Packet, chan
     if packet.kind == PacketType::DescriptorGet {
         let d = connector.descriptor(&channel);
         s.last_status.insert(channel.clone(), d.connection.status);
-        let _ = tx.send(
+        s.reply(
             packet
                 .reply(PacketType::DescriptorGetAck)
                 .with_payload(json!({"connection_descriptor": d.to_value()})),
@@ -303,14 +344,18 @@ fn user_packet(connector: &Arc<Connector>, s: &mut Session, packet: Packet, chan
     if packet.kind == PacketType::ChannelClose {
         connector.close_channel(&channel, session_id);
         s.last_status.remove(&channel);
-        let _ = tx.send(
+        s.reply(
             packet
                 .reply(PacketType::ChannelCloseAck)
                 .with_payload(json!({"status": "ok"})),
         );
         return;
     }
+    let received = s.received;
     tokio::spawn(async move {
+        if packet.kind == PacketType::ToolInvoke {
+            connector.dispatch_stats().record_tool(received.elapsed());
+        }
         let reply = match packet.kind {
             PacketType::AuthStart => auth_start(&connector, &packet, &channel).await,
             PacketType::AuthStatus => auth_status(&connector, &packet, &channel),
@@ -318,7 +363,7 @@ fn user_packet(connector: &Arc<Connector>, s: &mut Session, packet: Packet, chan
             PacketType::AuthLogout => auth_logout(&connector, &packet, &channel).await,
             _ => tool_invoke(&connector, &packet, &channel, &tx).await,
         };
-        let _ = tx.send(reply);
+        let _ = tx.send(reply.into());
     });
 }
 
@@ -436,7 +481,7 @@ async fn tool_invoke(
     connector: &Connector,
     packet: &Packet,
     channel: &str,
-    tx: &mpsc::UnboundedSender<Packet>,
+    tx: &mpsc::UnboundedSender<Outgoing>,
 ) -> Packet {
     let p: ToolInvokePayload = match packet.payload.clone().map(serde_json::from_value) {
         Some(Ok(p)) => p,
@@ -461,7 +506,7 @@ async fn tool_invoke(
         let mut push = push;
         // Correlates the push with the call (spec §8.20 only recommends the payload).
         push.request_id = packet.request_id.clone();
-        let _ = tx.send(push);
+        let _ = tx.send(push.into());
     };
     let result =
         tracing::Instrument::instrument(connector.invoke_tool(channel, &p, &progress), span).await;
@@ -487,6 +532,6 @@ fn push_descriptor_changes(connector: &Connector, s: &mut Session) {
         let push = Packet::new(PacketType::DescriptorPush)
             .with_channel(Some(channel.clone()))
             .with_payload(json!({"connection_descriptor": d.to_value()}));
-        let _ = s.tx.send(push);
+        let _ = s.tx.send(push.into());
     }
 }

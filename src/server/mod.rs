@@ -89,6 +89,7 @@ pub fn router(state: AppState) -> Router {
         .route("/connector-card.json", get(card))
         .route("/skill.md", get(skill))
         .route("/health", get(health))
+        .route("/metrics", get(metrics))
         .route("/ws", get(ws))
         .route("/files/refs/{file_ref}", get(files::download))
         .route(
@@ -124,6 +125,16 @@ async fn health(State(st): State<AppState>, headers: HeaderMap) -> Response {
         "build": BUILD,
     }))
     .into_response()
+}
+
+/// `GET /metrics` (Bearer): data-plane dispatch latency since start,
+/// `{"dispatch": {"control": S, "tool": S}}`, S = `{"count", "p50_us", "p99_us", "max_us"}`
+/// (µs; see [`crate::connector::dispatch_stats`]). 401 without the key.
+async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    if !auth::bearer_ok(&headers, &st.api_key) {
+        return auth::unauthorized();
+    }
+    Json(json!({"dispatch": st.connector.dispatch_stats().snapshot()})).into_response()
 }
 
 async fn ws(State(st): State<AppState>, headers: HeaderMap, upgrade: WebSocketUpgrade) -> Response {
