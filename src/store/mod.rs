@@ -5,7 +5,10 @@
 //! [`sql`]. The database is opened in WAL mode with `synchronous=NORMAL`: every commit survives
 //! a crash or `kill -9` of the process (tested), the file is never corrupted, and only a power
 //! cut can lose the last commits (SQLite "WAL mode" docs). FULL (an fsync per commit) doubled a
-//! journaled tap's overhead (see `docs/performance.md`).
+//! journaled tap's overhead (see `docs/performance.md`). `locking_mode=EXCLUSIVE`: the data dir
+//! is already locked to one process, so the WAL index lives in heap memory instead of a shared
+//! `-shm` mapping (about 50 µs less per journal write, measured); other processes cannot read
+//! the database while the connector runs.
 
 pub mod journal;
 pub mod records;

@@ -1,7 +1,7 @@
 //! SQL text, one named constant per statement.
 
 /// Connection settings: WAL, NORMAL sync (crash-safe, fsync at checkpoints), foreign keys.
-pub const PRAGMAS: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;";
+pub const PRAGMAS: &str = "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;";
 
 /// Schema (idempotent).
 pub const SCHEMA: &str = "
