@@ -100,16 +100,8 @@ impl SimPhone {
     /// benchmark of the connector lets the simulated phones yield the host's cores to it.
     pub fn start_background(serial: &str) -> SimPhone {
         let mut cmd = Command::new("nice");
-        cmd.args(["-n", "10", bin()])
-            .args(["sim", "--listen", "127.0.0.1:0", "--serial", serial])
-            .stderr(Stdio::null());
-        let (child, rest) = spawn_and_wait(cmd, "simulated phone listening on tcp:");
-        SimPhone {
-            child,
-            addr: rest,
-            serial: serial.to_string(),
-            control: None,
-        }
+        cmd.args(["-n", "10", bin()]);
+        Self::spawn_with(cmd, serial, "127.0.0.1:0", &[])
     }
 
     /// The same on a given `HOST:PORT` (to bring a phone back where it was).
@@ -147,7 +139,12 @@ impl SimPhone {
     }
 
     fn spawn(serial: &str, listen: &str, extra: &[&str]) -> SimPhone {
-        let mut cmd = Command::new(bin());
+        Self::spawn_with(Command::new(bin()), serial, listen, extra)
+    }
+
+    /// Runs `sim` through `cmd` (the binary itself, or a wrapper such as `nice` whose
+    /// arguments end with the binary).
+    fn spawn_with(mut cmd: Command, serial: &str, listen: &str, extra: &[&str]) -> SimPhone {
         cmd.args(["sim", "--listen", listen, "--serial", serial])
             .args(extra)
             .stderr(Stdio::null());
