@@ -31,10 +31,7 @@ pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::
     let state = build_state(&config, shutdown.clone()).await?;
     println!("listening on http://{addr}");
     tracing::info!(%addr, "connector listening");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-        .context("http server")?;
+    crate::server::listen::serve(listener, router(state), shutdown).await;
     Ok(())
 }
 

@@ -132,6 +132,15 @@ async fn http_auth_and_card_rules() {
     let dir = TempDir::new("http");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
     assert_eq!(http_get(&format!("{}/health", conn.base), None).0, 401);
+    // A plain GET of /ws: 401 without the key, a JSON error with it.
+    assert_eq!(http_get(&format!("{}/ws", conn.base), None).0, 401);
+    let (st, _, body) = http_get(&format!("{}/ws", conn.base), Some(API_KEY));
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (400, Some("websocket_upgrade_required")),
+        "{v}"
+    );
     assert_eq!(
         http_get(
             &format!("{}/health", conn.base),

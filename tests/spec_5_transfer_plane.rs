@@ -66,6 +66,24 @@ async fn spec_5_1_uploads_are_authenticated_channel_bound_and_limited() {
     );
 
     assert_eq!(post(&url, None, Some(&ch), &ctype, &body).0, 401);
+    // Not multipart: the key is still checked first, then a documented JSON error.
+    let raw = b"just bytes";
+    assert_eq!(
+        post(&url, None, Some(&ch), "application/octet-stream", raw).0,
+        401
+    );
+    let (st, v) = post(
+        &url,
+        Some(API_KEY),
+        Some(&ch),
+        "application/octet-stream",
+        raw,
+    );
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (400, Some("invalid_upload")),
+        "{v}"
+    );
     assert_eq!(post(&url, Some(API_KEY), None, &ctype, &body).0, 400);
     assert_eq!(
         post(&url, Some(API_KEY), Some("cch_not_ours"), &ctype, &body).0,

@@ -110,3 +110,63 @@ async fn limit_tool_call_rate_per_channel() {
     let ack = x.tool(&ch, "android_device_status", json!({})).await;
     assert!(ack.get("error").is_none(), "the channel recovers: {ack}");
 }
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// Slow-headers clients: a connection that never completes its request head is closed after the
+/// header-read deadline (10 s), and past 256 open HTTP connections the connector stops accepting
+/// instead of spending a descriptor per socket; the API answers again once slots free up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_slow_headers_are_cut_and_connections_capped() {
+    use std::io::{Read, Write};
+    let dir = TempDir::new("slowloris");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let baseline = open_fds(conn.pid());
+    let addr = conn.addr.clone();
+    let held = tokio::task::spawn_blocking(move || {
+        (0..400)
+            .map(|_| {
+                let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+                s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+                    .expect("partial head");
+                s
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = open_fds(conn.pid());
+    assert!(
+        during <= baseline + 256 + 4,
+        "accepted connections are capped: {during} fds (baseline {baseline})"
+    );
+    // The server closes the stalled connections itself (EOF on our side) within the deadline.
+    let mut first = held.into_iter().next().unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let t = std::time::Instant::now();
+    let mut buf = [0u8; 512];
+    let n = first.read(&mut buf).unwrap_or(0);
+    assert!(
+        n == 0 || String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 408"),
+        "closed, not answered: {:?}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "closed by the deadline"
+    );
+    // Once slots free up, an honest client is served again.
+    let base = conn.base.clone();
+    let st =
+        tokio::task::spawn_blocking(move || http_get(&format!("{base}/health"), Some(API_KEY)).0)
+            .await
+            .unwrap();
+    assert_eq!(st, 200);
+}

@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod files;
+pub mod listen;
 pub mod upload;
 
 use std::sync::Arc;
@@ -137,10 +138,25 @@ async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Response {
     Json(json!({"dispatch": st.connector.dispatch_stats().snapshot()})).into_response()
 }
 
-async fn ws(State(st): State<AppState>, headers: HeaderMap, upgrade: WebSocketUpgrade) -> Response {
+async fn ws(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    // The key is checked before anything else, then the upgrade itself (JSON errors both).
     if !auth::bearer_ok(&headers, &st.api_key) {
         return auth::unauthorized();
     }
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": {"code": "websocket_upgrade_required", "message": format!("GET /ws must be a WebSocket upgrade: {e}")}})),
+            )
+                .into_response()
+        }
+    };
     let offered = headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)
         .iter()

@@ -53,7 +53,7 @@ pub fn clean_filename(raw: &str) -> String {
 pub async fn upload(
     State(st): State<AppState>,
     headers: HeaderMap,
-    mut form: Multipart,
+    form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> Response {
     if !auth::bearer_ok(&headers, &st.api_key) {
         return auth::unauthorized();
@@ -72,6 +72,20 @@ pub async fn upload(
             "the channel is not a channel of this connector",
         );
     }
+    // Checked after the key and the channel, so a stranger learns nothing from the body type.
+    let mut form = match form {
+        Ok(f) => f,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_upload",
+                &format!(
+                    "the body must be multipart/form-data with a `file` field: {}",
+                    e.body_text()
+                ),
+            )
+        }
+    };
     loop {
         let field = match form.next_field().await {
             Ok(Some(f)) => f,

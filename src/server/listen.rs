@@ -1,0 +1,89 @@
+//! The HTTP accept loop: hyper's HTTP/1 server (the one `axum::serve` wraps) with the limits an
+//! edge box reachable from a LAN needs, which `axum::serve` does not expose.
+//!
+//! * At most [`MAX_CONNECTIONS`] HTTP connections at once: past it, accepting pauses (new
+//!   clients wait in the kernel's backlog) instead of spending a file descriptor and buffers
+//!   per connection until the process runs out (a slow-headers attack held 20 000 sockets).
+//! * [`HEADER_READ_TIMEOUT`]: a connection that has not sent a whole request head within it —
+//!   a first request or the next one on a kept-alive connection — is closed (hyper
+//!   `http1::Builder::header_read_timeout`, which starts when hyper waits for a head).
+//!
+//! Upgraded WebSockets leave this accounting when the upgrade completes; they have their own
+//! cap ([`super::MAX_SOCKETS`]). On shutdown, accepting stops and each connection finishes its
+//! request in flight (hyper graceful shutdown).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Open HTTP connections served at once (WebSockets excluded once upgraded).
+pub const MAX_CONNECTIONS: usize = 256;
+/// Time a client has to send a complete request head (s): hyper closes the connection after it.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long shutdown waits for requests in flight (s).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Serves `router` on `listener` until `shutdown` fires, then waits up to [`SHUTDOWN_GRACE`]
+/// for the requests in flight. Errors: none once listening (a failed `accept`, e.g. out of
+/// file descriptors, is logged and retried after 100 ms).
+pub async fn serve(listener: TcpListener, router: Router, shutdown: CancellationToken) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    accept_until_shutdown(&listener, &router, &slots, &shutdown).await;
+    drop(listener);
+    // Every connection task holds a slot until it ends: all slots back = all requests done.
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, slots.acquire_many(MAX_CONNECTIONS as u32)).await;
+}
+
+async fn accept_until_shutdown(
+    listener: &TcpListener,
+    router: &Router,
+    slots: &Arc<Semaphore>,
+    shutdown: &CancellationToken,
+) {
+    loop {
+        let permit = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            p = Arc::clone(slots).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => return,
+            },
+        };
+        let stream = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let service = TowerToHyperService::new(router.clone());
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let conn = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = shutdown.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(permit);
+        });
+    }
+}
