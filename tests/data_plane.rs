@@ -43,6 +43,10 @@ async fn hello_gate_and_refusals() {
             "unsupported_protocol_version",
         ),
         (
+            json!({"connector_card_id": "device.adb", "protocol_version": 3.0, "supported_profiles": ["xagent.device.v1"]}),
+            "unsupported_protocol_version",
+        ),
+        (
             json!({"connector_card_id": "device.adb", "protocol_version": "3.0"}),
             "unsupported_profile",
         ),
@@ -91,6 +95,15 @@ async fn bad_input_gets_documented_errors_and_the_socket_stays_usable() {
             "{garbage}: {e}"
         );
     }
+    // A readable packet_id / request_id is echoed so the client can match the error.
+    x.send_text("{\"schema\":\"bogus\",\"packet_id\":\"pkt_x2\",\"request_id\":\"req_x2\",\"type\":\"ping\",\"payload\":{}}").await;
+    let e = x.recv_within(5).await.expect("an error packet");
+    assert_eq!(code(&e), "invalid_packet");
+    assert_eq!(
+        (e["reply_to"].as_str(), e["request_id"].as_str()),
+        (Some("pkt_x2"), Some("req_x2")),
+        "{e}"
+    );
     let e = x.request("message.push", None, json!({})).await;
     assert_eq!(code(&e), "unsupported_packet");
     let e = x

@@ -135,7 +135,13 @@ fn send_error(s: &Session, req: Option<&Packet>, code: ErrorCode, message: &str)
 async fn handle_text(connector: &Arc<Connector>, s: &mut Session, text: &str) {
     let packet = match Packet::decode(text) {
         Ok(p) => p,
-        Err(e) => return send_error(s, None, ErrorCode::InvalidPacket, &e.to_string()),
+        Err(e) => {
+            return s.reply(Packet::invalid_frame_error(
+                text,
+                ErrorCode::InvalidPacket,
+                &e.to_string(),
+            ))
+        }
     };
     if packet.kind == PacketType::ConnectorHello {
         return hello(connector, s, &packet);
@@ -205,8 +211,20 @@ fn hello(connector: &Arc<Connector>, s: &mut Session, packet: &Packet) {
             "connector_card_id must be \"device.adb\"",
         );
     }
-    match p.protocol_version.as_deref().and_then(parse_version) {
-        Some(v) if v >= (3, 0) => {}
+    match p
+        .protocol_version
+        .as_ref()
+        .map(|v| v.as_str().map(parse_version))
+    {
+        Some(Some(Some(v))) if v >= (3, 0) => {}
+        Some(None) => {
+            return send_error(
+                s,
+                Some(packet),
+                ErrorCode::UnsupportedProtocolVersion,
+                "protocol_version must be a string such as \"3.0\"",
+            )
+        }
         _ => {
             return send_error(
                 s,
@@ -485,7 +503,14 @@ async fn tool_invoke(
 ) -> Packet {
     let p: ToolInvokePayload = match packet.payload.clone().map(serde_json::from_value) {
         Some(Ok(p)) => p,
-        _ => {
+        Some(Err(e)) => {
+            // serde names the field and the expected type (e.g. context.tool_call_id: string).
+            return packet.reply(PacketType::ToolInvokeAck).with_error(
+                ErrorCode::InvalidPacket,
+                format!("bad tool.invoke payload (tool_id: string, arguments: object, context.tool_call_id: string): {e}"),
+            );
+        }
+        None => {
             return packet.reply(PacketType::ToolInvokeAck).with_error(
                 ErrorCode::InvalidPacket,
                 "tool.invoke payload needs tool_id (string) and arguments (object)",

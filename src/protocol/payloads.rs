@@ -13,9 +13,11 @@ pub struct HelloPayload {
     /// Previous runtime-instance id, may be empty on first connect.
     #[serde(default)]
     pub connector_id: Option<String>,
-    /// xAgent's protocol version; must be ≥ 3.0.
+    /// xAgent's protocol version, a string such as `"3.0"`; must be ≥ 3.0. Kept as raw JSON so
+    /// a wrong type (`3.0` as a number) is refused as `unsupported_protocol_version`, not as a
+    /// broken packet.
     #[serde(default)]
-    pub protocol_version: Option<String>,
+    pub protocol_version: Option<serde_json::Value>,
     /// Profiles xAgent supports; must include `xagent.device.v1`.
     #[serde(default)]
     pub supported_profiles: Option<Vec<String>>,
