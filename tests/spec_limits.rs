@@ -170,3 +170,44 @@ async fn limit_slow_headers_are_cut_and_connections_capped() {
             .unwrap();
     assert_eq!(st, 200);
 }
+
+/// Channel cap (4096 per connector): issuing one more forgets the oldest channel that has no
+/// binding and no open socket; restoring it then gives a fresh id (`restored: false`, §8.3),
+/// while a bound channel survives and keeps working.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_channel_cap_forgets_the_oldest_idle_channel() {
+    let sim = SimPhone::start("SIMCHANCAP0001");
+    let dir = TempDir::new("chancap");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut a = connect(&conn.addr).await;
+    a.validate = false; // 4096 acks; the schema checks live in the other tests
+    let id = a.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (bound, _) = a.open(None).await;
+    claim_when_visible(&mut a, &bound, &sim.serial).await;
+    let (oldest_idle, _) = a.open(None).await;
+    for _ in 2..4096 {
+        a.open(None).await;
+    }
+    a.close().await;
+    let mut b = connect(&conn.addr).await;
+    assert_eq!(b.hello(&id).await["payload"]["connector_id"], json!(id));
+    let (fresh, ack) = b.open(None).await;
+    assert_eq!(ack["payload"]["restored"], json!(false));
+    let (again, ack) = b.open(Some(&oldest_idle)).await;
+    assert_ne!(again, oldest_idle, "the idle channel was forgotten");
+    assert_ne!(again, fresh);
+    assert_eq!(ack["payload"]["restored"], json!(false));
+    let (same, ack) = b.open(Some(&bound)).await;
+    assert_eq!(
+        (same.as_str(), &ack["payload"]["restored"]),
+        (bound.as_str(), &json!(true))
+    );
+    let status = b.tool(&bound, "android_device_status", json!({})).await;
+    assert!(
+        status.get("error").is_none(),
+        "the bound channel works: {status}"
+    );
+}

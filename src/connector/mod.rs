@@ -121,6 +121,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Channels kept per connector (bound and open ones are never evicted; see
+/// [`Connector::evict_idle_channels`]).
+pub const MAX_CHANNELS: usize = 4096;
+
 /// Meta key of the persisted connector id.
 pub(crate) const CONNECTOR_ID_META: &str = "connector_id";
 
@@ -240,6 +244,7 @@ impl Connector {
         let id = match requested.filter(|id| self.channel_known(id)) {
             Some(id) => id.to_string(),
             None => {
+                self.evict_idle_channels().await?;
                 let id = random_id("cch");
                 self.store
                     .channel_insert(id.clone(), self.connector_id(), crate::protocol::now_ms())
@@ -250,6 +255,35 @@ impl Connector {
         };
         lock(&self.routes).insert(id.clone(), route);
         Ok((id, restored))
+    }
+
+    /// Keeps the channel table below [`MAX_CHANNELS`] before a new channel is issued: the
+    /// oldest channels with no binding and no open socket are forgotten (their journal rows
+    /// and files too). Restoring a forgotten id later issues a fresh channel with
+    /// `restored: false`, which spec §8.3 allows for unknown ids. Bound or open channels are
+    /// never evicted.
+    async fn evict_idle_channels(&self) -> Result<(), StoreError> {
+        let excess = (lock(&self.channels).len() + 1).saturating_sub(MAX_CHANNELS);
+        if excess == 0 {
+            return Ok(());
+        }
+        let keep: HashSet<String> = lock(&self.routes).keys().cloned().collect();
+        let (evicted, paths) = self.store.channel_evict_idle(keep, excess).await?;
+        {
+            let mut channels = lock(&self.channels);
+            let mut runtimes = lock(&self.runtimes);
+            for id in &evicted {
+                channels.remove(id);
+                runtimes.remove(id);
+            }
+        }
+        for p in paths {
+            let _ = tokio::fs::remove_file(p).await;
+        }
+        if !evicted.is_empty() {
+            tracing::info!(count = evicted.len(), "forgot idle channels (channel cap)");
+        }
+        Ok(())
     }
 
     /// Removes the route of `channel_id` if `session_id` owns it (binding kept, spec §8.5).

@@ -61,6 +61,50 @@ impl Store {
         .await
     }
 
+    /// Deletes up to `count` channels that have no binding and are not in `keep`, oldest
+    /// first, together with their journal rows and file records, in one transaction. Returns
+    /// the deleted channel ids and the paths of their files (the caller removes the files).
+    pub async fn channel_evict_idle(
+        &self,
+        keep: std::collections::HashSet<String>,
+        count: usize,
+    ) -> Result<(Vec<String>, Vec<String>), StoreError> {
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            let victims: Vec<String> = {
+                let mut st = tx.prepare(sql::CHANNEL_UNBOUND_OLDEST)?;
+                let ids = st.query_map([], |r| r.get::<_, String>(0))?;
+                let mut out = Vec::new();
+                for id in ids {
+                    let id = id?;
+                    if !keep.contains(&id) {
+                        out.push(id);
+                        if out.len() == count {
+                            break;
+                        }
+                    }
+                }
+                out
+            };
+            let mut paths = Vec::new();
+            for id in &victims {
+                {
+                    let mut st = tx.prepare_cached(sql::FILE_BY_CHANNEL)?;
+                    let rows = st.query_map(params![id], |r| r.get::<_, String>(0))?;
+                    for p in rows {
+                        paths.push(p?);
+                    }
+                }
+                tx.execute(sql::FILE_DELETE_CHANNEL, params![id])?;
+                tx.execute(sql::JOURNAL_DELETE_CHANNEL, params![id])?;
+                tx.execute(sql::CHANNEL_DELETE, params![id])?;
+            }
+            tx.commit()?;
+            Ok((victims, paths))
+        })
+        .await
+    }
+
     /// Persists a channel id.
     pub async fn channel_insert(
         &self,

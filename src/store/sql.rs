@@ -51,6 +51,10 @@ pub const CHANNEL_INSERT: &str =
     "INSERT OR IGNORE INTO channels (channel_id, connector_id, created_ms) VALUES (?1, ?2, ?3)";
 /// All channels.
 pub const CHANNEL_ALL: &str = "SELECT channel_id FROM channels";
+/// Channels without a binding, oldest first (eviction candidates).
+pub const CHANNEL_UNBOUND_OLDEST: &str = "SELECT channel_id FROM channels WHERE channel_id NOT IN (SELECT channel_id FROM bindings) ORDER BY created_ms, channel_id";
+/// Drop one channel (its binding cascades).
+pub const CHANNEL_DELETE: &str = "DELETE FROM channels WHERE channel_id = ?1";
 
 /// Bind a phone to a channel (fails on a second channel for the same serial: UNIQUE).
 pub const BINDING_INSERT: &str =
