@@ -110,7 +110,10 @@ pub async fn run(connector: Arc<Connector>, socket: WebSocket, shutdown: Cancell
                     s.received = Instant::now();
                     handle_text(&connector, &mut s, text.as_str()).await
                 }
-                Some(Ok(WsMessage::Binary(_))) => send_error(&s, None, ErrorCode::InvalidPacket, "the data plane carries text frames only"),
+                Some(Ok(WsMessage::Binary(_))) => {
+                    s.received = Instant::now();
+                    send_error(&s, None, ErrorCode::InvalidPacket, "the data plane carries text frames only")
+                }
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => break,
                 Some(Ok(_)) => {}
             },
