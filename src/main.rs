@@ -199,7 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             control,
             require_auth,
             state_dir,
-        } => block_on_single(|shutdown| async move {
+        } => block_on(|shutdown| async move {
             let handle = sim::start(
                 sim::SimOptions {
                     listen,
@@ -235,19 +235,6 @@ where
 {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .enable_all()
-        .build()?;
-    run_until_signal(rt, f)
-}
-
-/// Runs `f` on a single-threaded runtime: a simulated phone serves one device, and a farm of
-/// them must not bring two worker threads each onto the host's cores.
-fn block_on_single<F, Fut>(f: F) -> anyhow::Result<()>
-where
-    F: FnOnce(CancellationToken) -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<()>>,
-{
-    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     run_until_signal(rt, f)
