@@ -181,31 +181,29 @@ async fn limit_channel_cap_forgets_the_oldest_idle_channel() {
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let mut a = connect(&conn.addr).await;
     a.validate = false; // 4096 acks; the schema checks live in the other tests
-    let id = a.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    a.hello("").await;
     let (bound, _) = a.open(None).await;
     claim_when_visible(&mut a, &bound, &sim.serial).await;
-    let (oldest_idle, _) = a.open(None).await;
+    let (idle, _) = a.open(None).await;
     for _ in 2..4096 {
         a.open(None).await;
     }
-    a.close().await;
-    let mut b = connect(&conn.addr).await;
-    assert_eq!(b.hello(&id).await["payload"]["connector_id"], json!(id));
-    let (fresh, ack) = b.open(None).await;
+    // `idle` leaves this socket (acknowledged, so the route is gone); every other channel stays
+    // open here and is never a candidate.
+    let ack = a.request("channel.close", Some(&idle), json!({})).await;
+    assert_eq!(ack["type"], "channel.close.ack", "{ack}");
+    let (fresh, ack) = a.open(None).await;
     assert_eq!(ack["payload"]["restored"], json!(false));
-    let (again, ack) = b.open(Some(&oldest_idle)).await;
-    assert_ne!(again, oldest_idle, "the idle channel was forgotten");
+    let (again, ack) = a.open(Some(&idle)).await;
+    assert_ne!(again, idle, "the idle channel was forgotten");
     assert_ne!(again, fresh);
     assert_eq!(ack["payload"]["restored"], json!(false));
-    let (same, ack) = b.open(Some(&bound)).await;
+    let (same, ack) = a.open(Some(&bound)).await;
     assert_eq!(
         (same.as_str(), &ack["payload"]["restored"]),
         (bound.as_str(), &json!(true))
     );
-    let status = b.tool(&bound, "android_device_status", json!({})).await;
+    let status = a.tool(&bound, "android_device_status", json!({})).await;
     assert!(
         status.get("error").is_none(),
         "the bound channel works: {status}"

@@ -52,7 +52,7 @@ pub const CHANNEL_INSERT: &str =
 /// All channels.
 pub const CHANNEL_ALL: &str = "SELECT channel_id FROM channels";
 /// Channels without a binding, oldest first (eviction candidates).
-pub const CHANNEL_UNBOUND_OLDEST: &str = "SELECT channel_id FROM channels WHERE channel_id NOT IN (SELECT channel_id FROM bindings) ORDER BY created_ms, channel_id";
+pub const CHANNEL_UNBOUND_OLDEST: &str = "SELECT channel_id FROM channels WHERE channel_id NOT IN (SELECT channel_id FROM bindings) ORDER BY created_ms, rowid";
 /// Drop one channel (its binding cascades).
 pub const CHANNEL_DELETE: &str = "DELETE FROM channels WHERE channel_id = ?1";
 
