@@ -258,8 +258,8 @@ impl Connector {
     }
 
     /// Keeps the channel table below [`MAX_CHANNELS`] before a new channel is issued: the
-    /// oldest channels with no binding and no open socket are forgotten (their journal rows
-    /// and files too). Restoring a forgotten id later issues a fresh channel with
+    /// oldest channels with no binding and no open socket are forgotten (their journal rows,
+    /// files and auth sessions too). Restoring a forgotten id later issues a fresh channel with
     /// `restored: false`, which spec §8.3 allows for unknown ids. Bound or open channels are
     /// never evicted.
     async fn evict_idle_channels(&self) -> Result<(), StoreError> {
@@ -276,6 +276,10 @@ impl Connector {
                 channels.remove(id);
                 runtimes.remove(id);
             }
+        }
+        if !evicted.is_empty() {
+            let gone: HashSet<&String> = evicted.iter().collect();
+            lock(&self.auth_sessions).retain(|_, s| !gone.contains(&s.channel_id));
         }
         for p in paths {
             let _ = tokio::fs::remove_file(p).await;
