@@ -9,7 +9,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use crate::adb::AdbServerClient;
-use crate::config::{ClaimPolicy, Secret, ServeConfig, DEFAULT_FILE_TTL};
+use crate::config::{ClaimPolicy, ServeConfig};
 use crate::connector::Connector;
 use crate::device::inventory::{self, Inventory};
 use crate::files::FileCache;
@@ -164,7 +164,6 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
             .open(&key_path)?;
         writeln!(f, "{}", crate::protocol::random_hex(24))?;
     }
-    let api_key = crate::config::read_api_key(&key_path)?;
     let mut devices = Vec::new();
     for (serial, model) in [("SIM0000000001", "Pixel 8"), ("SIM0000000002", "Pixel 8")] {
         let handle = crate::sim::start(
@@ -179,31 +178,28 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
             shutdown.clone(),
         )
         .await?;
-        devices.push(handle.adb_addr.to_string());
+        devices.push(format!("tcp:{}", handle.adb_addr));
         println!(
             "simulated phone {serial} ({model}) on tcp:{}",
             handle.adb_addr
         );
     }
-    let config = ServeConfig {
-        listen: opts.listen,
-        data_dir: opts.data_dir.clone(),
-        api_key: api_key.clone(),
-        adb_server: None,
-        direct_devices: devices,
-        claim_policy: ClaimPolicy::Open,
-        claim_codes: Default::default(),
-        file_ttl: DEFAULT_FILE_TTL,
-        lease_grace: crate::connector::lease::DEFAULT_LEASE_GRACE,
-        upload_max_bytes: crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES,
-        file_cache_max_bytes: crate::files::DEFAULT_CAPACITY_BYTES,
-        profiles: crate::device::policy::Profiles::builtin(),
-    };
-    print_demo_help(&opts, &key_path, &api_key);
+    // The same staged config as `serve`, with the demo's layer on the defaults.
+    let config = crate::config::Settings {
+        listen: Some(opts.listen),
+        data_dir: Some(opts.data_dir.clone()),
+        api_key_file: Some(key_path.clone()),
+        adb_server: Some(String::new()),
+        devices,
+        claim_policy: Some(ClaimPolicy::Open),
+        ..Default::default()
+    }
+    .resolve()?;
+    print_demo_help(&opts, &key_path);
     serve(config, shutdown).await
 }
 
-fn print_demo_help(opts: &DemoOptions, key_path: &std::path::Path, _key: &Secret) {
+fn print_demo_help(opts: &DemoOptions, key_path: &std::path::Path) {
     let base = format!("http://{}", opts.listen);
     println!("base URL: {base}");
     println!("API key file: {}", key_path.display());

@@ -1,5 +1,6 @@
-//! Configuration: compiled-in defaults → TOML file (`--config`) → command-line flags, validated
-//! once into [`ServeConfig`]. Secrets (API key, claim codes) are held in [`Secret`] /
+//! Configuration in stages: compiled-in defaults → TOML file (`--config`) → environment
+//! (`XAGENT_ADB_<FLAG>`) → command-line flags, merged and validated once into [`ServeConfig`]
+//! ([`load`], [`Settings`]). Secrets (API key, claim codes) are held in [`Secret`] /
 //! hashed form and never printed.
 
 use std::collections::HashMap;
@@ -56,36 +57,146 @@ pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The optional TOML file (every key optional; see `print-default-config`).
-#[derive(Debug, Default, Deserialize)]
+/// One layer of `serve` settings; every field optional. The same struct is read from the TOML
+/// file (`--config`, keys as named here) and from the command line, where clap fills each field
+/// from its flag or, when the flag is absent, from its `XAGENT_ADB_<FLAG>` environment variable.
+/// [`Settings::overlay`] stacks layers and [`Settings::resolve`] applies the compiled-in defaults
+/// and validates: the one place a [`ServeConfig`] is made (`serve` and `demo` alike).
+#[derive(Debug, Default, Clone, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
-    /// Listen address.
+pub struct Settings {
+    /// HTTP/WebSocket listen address [default: 127.0.0.1:8787].
+    #[arg(long, env = "XAGENT_ADB_LISTEN")]
     pub listen: Option<SocketAddr>,
-    /// Data directory.
+    /// Directory for the database and cached files (required).
+    #[arg(long, env = "XAGENT_ADB_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-    /// File holding the API key.
+    /// File whose first line is the system API key, at least 16 characters (required).
+    #[arg(long, env = "XAGENT_ADB_API_KEY_FILE")]
     pub api_key_file: Option<PathBuf>,
-    /// adb server `host:port`; empty string disables it.
+    /// adb server HOST:PORT to follow with `host:track-devices` [default: 127.0.0.1:5037];
+    /// an empty value disables it.
+    #[arg(long, env = "XAGENT_ADB_ADB_SERVER")]
     pub adb_server: Option<String>,
-    /// Direct-transport phones, `tcp:HOST:PORT`.
+    /// A phone reached by the direct transport, `tcp:HOST:PORT` (repeatable; comma-separated
+    /// in the environment). The file's list and these add up.
+    #[arg(long = "device", env = "XAGENT_ADB_DEVICE", value_delimiter = ',')]
     #[serde(default)]
     pub devices: Vec<String>,
-    /// Claim policy.
+    /// Who may claim a phone [default: code].
+    #[arg(long, value_enum, env = "XAGENT_ADB_CLAIM_POLICY")]
     pub claim_policy: Option<ClaimPolicy>,
-    /// serial → claim code, either `sha256:<64 hex>` or the plain code (hashed on load).
+    /// serial → claim code, `sha256:<64 hex>` or the plain code (hashed on load). File only:
+    /// codes never go on a command line or into the environment.
+    #[arg(skip)]
     #[serde(default)]
     pub claim_codes: HashMap<String, String>,
-    /// File cache TTL, seconds.
+    /// How long a `file_ref` stays downloadable, seconds [default: 900].
+    #[arg(long, env = "XAGENT_ADB_FILE_TTL_SECS")]
     pub file_ttl_secs: Option<u64>,
-    /// Connector lease grace, e.g. `"1h"` (humantime syntax).
+    /// Connector lease grace after the last xAgent socket closes, e.g. `1h`, `5s` (humantime
+    /// syntax) [default: 1h].
+    #[arg(long, env = "XAGENT_ADB_LEASE_GRACE")]
     pub lease_grace: Option<String>,
-    /// Largest accepted upload, bytes.
+    /// Largest accepted upload, bytes [default: 268435456 = 256 MiB].
+    #[arg(long, env = "XAGENT_ADB_UPLOAD_MAX_BYTES")]
     pub upload_max_bytes: Option<u64>,
-    /// File cache capacity, bytes.
+    /// File cache capacity, bytes; the oldest files are evicted first [default: 536870912 =
+    /// 512 MiB].
+    #[arg(long, env = "XAGENT_ADB_FILE_CACHE_MAX_BYTES")]
     pub file_cache_max_bytes: Option<u64>,
-    /// Directory of device profiles (`default.toml` + refinements).
+    /// Directory of device policy profiles (`default.toml` + refinements) [default: the
+    /// built-in default.toml].
+    #[arg(long, env = "XAGENT_ADB_DEVICE_PROFILES")]
     pub device_profiles: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Stacks `over` on `self`: each field `over` sets wins; direct-transport phones and claim
+    /// codes add up (a code in `over` replaces the same serial's).
+    pub fn overlay(self, over: Settings) -> Settings {
+        let mut devices = self.devices;
+        devices.extend(over.devices);
+        let mut claim_codes = self.claim_codes;
+        claim_codes.extend(over.claim_codes);
+        Settings {
+            listen: over.listen.or(self.listen),
+            data_dir: over.data_dir.or(self.data_dir),
+            api_key_file: over.api_key_file.or(self.api_key_file),
+            adb_server: over.adb_server.or(self.adb_server),
+            devices,
+            claim_policy: over.claim_policy.or(self.claim_policy),
+            claim_codes,
+            file_ttl_secs: over.file_ttl_secs.or(self.file_ttl_secs),
+            lease_grace: over.lease_grace.or(self.lease_grace),
+            upload_max_bytes: over.upload_max_bytes.or(self.upload_max_bytes),
+            file_cache_max_bytes: over.file_cache_max_bytes.or(self.file_cache_max_bytes),
+            device_profiles: over.device_profiles.or(self.device_profiles),
+        }
+    }
+
+    /// Applies the compiled-in defaults and validates every value (reads the API key file and
+    /// the device profiles). Errors name the flag or key at fault, never a secret.
+    pub fn resolve(self) -> Result<ServeConfig, ConfigError> {
+        let key_file = self.api_key_file.ok_or(ConfigError::Missing(
+            "--api-key-file is required (a file whose first line is the API key)",
+        ))?;
+        let data_dir = self
+            .data_dir
+            .ok_or(ConfigError::Missing("--data-dir is required"))?;
+        let adb_server = self
+            .adb_server
+            .unwrap_or_else(|| DEFAULT_ADB_SERVER.to_string());
+        let direct_devices = self
+            .devices
+            .iter()
+            .map(|spec| parse_device_spec(spec))
+            .collect::<Result<_, _>>()?;
+        let claim_codes = self
+            .claim_codes
+            .iter()
+            .map(|(serial, code)| Ok((serial.clone(), parse_claim_code(serial, code)?)))
+            .collect::<Result<_, ConfigError>>()?;
+        Ok(ServeConfig {
+            listen: self
+                .listen
+                .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default")),
+            data_dir,
+            api_key: read_api_key(&key_file)?,
+            adb_server: (!adb_server.is_empty()).then_some(adb_server),
+            direct_devices,
+            claim_policy: self.claim_policy.unwrap_or(ClaimPolicy::Code),
+            claim_codes,
+            file_ttl: self
+                .file_ttl_secs
+                .map(Duration::from_secs)
+                .unwrap_or(DEFAULT_FILE_TTL),
+            lease_grace: match self.lease_grace {
+                Some(text) => parse_duration(&text)?,
+                None => crate::connector::lease::DEFAULT_LEASE_GRACE,
+            },
+            upload_max_bytes: self
+                .upload_max_bytes
+                .unwrap_or(crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES),
+            file_cache_max_bytes: self
+                .file_cache_max_bytes
+                .unwrap_or(crate::files::DEFAULT_CAPACITY_BYTES),
+            profiles: match self.device_profiles {
+                Some(dir) => crate::device::policy::Profiles::load_dir(&dir)?,
+                None => crate::device::policy::Profiles::builtin(),
+            },
+        })
+    }
+}
+
+/// The staged configuration of `serve`: compiled-in defaults → the TOML file at `config_file`
+/// (if any) → `cli` (flags, each falling back to its `XAGENT_ADB_*` environment variable).
+pub fn load(config_file: Option<&Path>, cli: Settings) -> Result<ServeConfig, ConfigError> {
+    let file = match config_file {
+        Some(path) => read_config_file(path)?,
+        None => Settings::default(),
+    };
+    file.overlay(cli).resolve()
 }
 
 /// Validated settings of `serve`.
@@ -147,10 +258,16 @@ pub enum ConfigError {
     /// A value is invalid.
     #[error("invalid configuration: {0}")]
     Invalid(String),
+    /// The device profiles do not load.
+    #[error(transparent)]
+    Profiles(#[from] crate::device::policy::PolicyError),
+    /// A required setting is missing (the message names its flag).
+    #[error("{0}")]
+    Missing(&'static str),
 }
 
 /// Reads and parses the TOML config file.
-pub fn read_config_file(path: &Path) -> Result<ConfigFile, ConfigError> {
+pub fn read_config_file(path: &Path) -> Result<Settings, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.into(),
         source,
@@ -230,7 +347,8 @@ pub fn parse_device_spec(spec: &str) -> Result<String, ConfigError> {
 }
 
 /// The default config file text (`print-default-config`).
-pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. Flags override these values.
+pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. The environment (XAGENT_ADB_<FLAG>, e.g.
+# XAGENT_ADB_LISTEN) overrides these values, and flags override the environment.
 # listen = "127.0.0.1:8787"
 # data_dir = "/var/lib/xagent-adb-connector"
 # api_key_file = "/etc/xagent-adb-connector/api_key"
@@ -276,5 +394,48 @@ mod tests {
         );
         assert!(parse_device_spec("127.0.0.1:5555").is_err());
         assert!(parse_device_spec("tcp:host:notaport").is_err());
+    }
+
+    #[test]
+    fn layers_stack_later_wins_and_lists_add_up() {
+        let file: Settings = toml::from_str(
+            "listen = \"127.0.0.1:1\"\nclaim_policy = \"open\"\ndevices = [\"tcp:h:1\"]\nlease_grace = \"5s\"\n",
+        )
+        .unwrap();
+        let cli = Settings {
+            listen: Some("127.0.0.1:2".parse().unwrap()),
+            devices: vec!["tcp:h:2".into()],
+            ..Default::default()
+        };
+        let merged = file.overlay(cli);
+        assert_eq!(merged.listen, Some("127.0.0.1:2".parse().unwrap()));
+        assert_eq!(merged.claim_policy, Some(ClaimPolicy::Open));
+        assert_eq!(merged.devices, ["tcp:h:1", "tcp:h:2"]);
+        assert_eq!(merged.lease_grace.as_deref(), Some("5s"));
+    }
+
+    #[test]
+    fn resolve_applies_defaults_and_names_what_is_missing() {
+        let err = Settings::default().resolve().unwrap_err();
+        assert!(
+            err.to_string().contains("--api-key-file is required"),
+            "{err}"
+        );
+        let dir = std::env::temp_dir().join(format!("xagent-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("key");
+        std::fs::write(&key, "0123456789abcdef0123\n").unwrap();
+        let cfg = Settings {
+            data_dir: Some(dir.clone()),
+            api_key_file: Some(key),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        assert_eq!(cfg.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(cfg.adb_server.as_deref(), Some(DEFAULT_ADB_SERVER));
+        assert_eq!(cfg.claim_policy, ClaimPolicy::Code);
+        assert_eq!(cfg.file_ttl, DEFAULT_FILE_TTL);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -4,10 +4,9 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
-use xagent_adb_connector::config::{self, ClaimPolicy, ServeConfig};
+use xagent_adb_connector::config;
 use xagent_adb_connector::{app, sim};
 
 #[derive(Parser)]
@@ -23,38 +22,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the connector server.
+    /// Run the connector server. Settings stack: built-in defaults → `--config` file →
+    /// environment (`XAGENT_ADB_<FLAG>`) → flags.
     Serve {
-        /// HTTP/WebSocket listen address.
-        #[arg(long)]
-        listen: Option<SocketAddr>,
-        /// Directory for the database and cached files.
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-        /// File whose first line is the system API key (≥ 16 characters).
-        #[arg(long)]
-        api_key_file: Option<PathBuf>,
-        /// adb server HOST:PORT (default 127.0.0.1:5037; "" disables).
-        #[arg(long)]
-        adb_server: Option<String>,
-        /// A phone reached by the direct transport, `tcp:HOST:PORT` (repeatable).
-        #[arg(long = "device")]
-        devices: Vec<String>,
-        /// Who may claim a phone.
-        #[arg(long, value_enum)]
-        claim_policy: Option<ClaimPolicy>,
-        /// TOML config file (flags override it).
-        #[arg(long)]
+        /// TOML config file (`print-default-config` prints a commented one).
+        #[arg(long, env = "XAGENT_ADB_CONFIG")]
         config: Option<PathBuf>,
-        /// Connector lease grace after the last xAgent socket closes (e.g. `1h`, `5s`).
-        #[arg(long)]
-        lease_grace: Option<String>,
-        /// Largest accepted upload in bytes (default 256 MiB).
-        #[arg(long)]
-        upload_max_bytes: Option<u64>,
-        /// Directory of device policy profiles (default: the built-in default.toml).
-        #[arg(long)]
-        device_profiles: Option<PathBuf>,
+        #[command(flatten)]
+        settings: config::Settings,
     },
     /// Run one simulated Android phone (device side of the ADB transport over TCP).
     Sim {
@@ -126,69 +101,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("sha256:{}", config::to_hex(&config::hash_claim_code(code)));
             Ok(())
         }
-        Command::Serve {
-            listen,
-            data_dir,
-            api_key_file,
-            adb_server,
-            devices,
-            claim_policy,
-            config: config_path,
-            lease_grace,
-            upload_max_bytes,
-            device_profiles,
-        } => {
-            let file = match &config_path {
-                Some(p) => config::read_config_file(p)?,
-                None => config::ConfigFile::default(),
-            };
-            let key_file = api_key_file
-                .or(file.api_key_file)
-                .context("--api-key-file is required (a file whose first line is the API key)")?;
-            let adb_server = adb_server
-                .or(file.adb_server)
-                .unwrap_or_else(|| config::DEFAULT_ADB_SERVER.to_string());
-            let mut direct = Vec::new();
-            for spec in file.devices.iter().chain(devices.iter()) {
-                direct.push(config::parse_device_spec(spec)?);
-            }
-            let mut claim_codes = std::collections::HashMap::new();
-            for (serial, code) in &file.claim_codes {
-                claim_codes.insert(serial.clone(), config::parse_claim_code(serial, code)?);
-            }
-            let cfg = ServeConfig {
-                listen: listen
-                    .or(file.listen)
-                    .unwrap_or_else(|| config::DEFAULT_LISTEN.parse().expect("valid default")),
-                data_dir: data_dir
-                    .or(file.data_dir)
-                    .context("--data-dir is required")?,
-                api_key: config::read_api_key(&key_file)?,
-                adb_server: (!adb_server.is_empty()).then_some(adb_server),
-                direct_devices: direct,
-                claim_policy: claim_policy
-                    .or(file.claim_policy)
-                    .unwrap_or(ClaimPolicy::Code),
-                claim_codes,
-                file_ttl: file
-                    .file_ttl_secs
-                    .map(std::time::Duration::from_secs)
-                    .unwrap_or(config::DEFAULT_FILE_TTL),
-                lease_grace: match lease_grace.or(file.lease_grace) {
-                    Some(text) => config::parse_duration(&text)?,
-                    None => xagent_adb_connector::connector::lease::DEFAULT_LEASE_GRACE,
-                },
-                profiles: match device_profiles.or(file.device_profiles) {
-                    Some(dir) => xagent_adb_connector::device::policy::Profiles::load_dir(&dir)?,
-                    None => xagent_adb_connector::device::policy::Profiles::builtin(),
-                },
-                file_cache_max_bytes: file
-                    .file_cache_max_bytes
-                    .unwrap_or(xagent_adb_connector::files::DEFAULT_CAPACITY_BYTES),
-                upload_max_bytes: upload_max_bytes
-                    .or(file.upload_max_bytes)
-                    .unwrap_or(xagent_adb_connector::server::upload::DEFAULT_MAX_UPLOAD_BYTES),
-            };
+        Command::Serve { config, settings } => {
+            let cfg = config::load(config.as_deref(), settings)?;
             block_on(|shutdown| app::serve(cfg, shutdown))
         }
         Command::Sim {

@@ -74,7 +74,9 @@ fn spawn_and_wait_all(mut cmd: Command, prefixes: &[&str]) -> (Child, Vec<String
     (child, found)
 }
 
-fn spawn_and_wait(cmd: Command, prefix: &str) -> (Child, String) {
+/// Spawns `cmd` and waits (≤ 20 s) for a stdout line starting with `prefix`; returns the child
+/// and the rest of that line.
+pub fn spawn_and_wait(cmd: Command, prefix: &str) -> (Child, String) {
     let (child, mut found) = spawn_and_wait_all(cmd, &[prefix]);
     (child, found.remove(0))
 }

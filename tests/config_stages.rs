@@ -1,0 +1,122 @@
+//! Issue 8 §5 / issue 11: `serve` settings stack as compiled-in defaults → `--config` file →
+//! environment (`XAGENT_ADB_<FLAG>`) → flags, through the real binary.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::procs::{bin, spawn_and_wait, TempDir};
+use common::API_KEY;
+
+/// A loopback address with a port that was free a moment ago.
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").to_string()
+}
+
+/// `serve` with no inherited `XAGENT_ADB_*` variables, plus `env` and `args`; returns the
+/// address it says it listens on.
+fn listen_addr_of(env: &[(&str, String)], args: &[String]) -> String {
+    let mut cmd = Command::new(bin());
+    cmd.arg("serve").args(args).stderr(Stdio::null());
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (mut child, addr) = spawn_and_wait(cmd, "listening on http://");
+    let _ = child.kill();
+    let _ = child.wait();
+    addr
+}
+
+#[test]
+fn file_then_environment_then_flags() {
+    let dir = TempDir::new("stages");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let (from_file, from_env, from_flag) = (free_addr(), free_addr(), free_addr());
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"{from_file}\"\nadb_server = \"\"\ndata_dir = \"{}\"\napi_key_file = \"{}\"\n",
+            dir.path().join("data").display(),
+            key.display()
+        ),
+    )
+    .unwrap();
+    let with_file = vec!["--config".to_string(), config.display().to_string()];
+
+    assert_eq!(
+        listen_addr_of(&[], &with_file),
+        from_file,
+        "the file sets it"
+    );
+    let env = [("XAGENT_ADB_LISTEN", from_env.clone())];
+    assert_eq!(
+        listen_addr_of(&env, &with_file),
+        from_env,
+        "the environment overrides the file"
+    );
+    let mut flags = with_file.clone();
+    flags.extend(["--listen".to_string(), from_flag.clone()]);
+    assert_eq!(
+        listen_addr_of(&env, &flags),
+        from_flag,
+        "a flag overrides the environment"
+    );
+    // The config file's path itself may come from the environment.
+    let env = [("XAGENT_ADB_CONFIG", config.display().to_string())];
+    assert_eq!(listen_addr_of(&env, &[]), from_file);
+}
+
+#[test]
+fn required_settings_from_the_environment_alone() {
+    let dir = TempDir::new("stages-env");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let addr = free_addr();
+    let env = [
+        ("XAGENT_ADB_LISTEN", addr.clone()),
+        (
+            "XAGENT_ADB_DATA_DIR",
+            dir.path().join("d").display().to_string(),
+        ),
+        ("XAGENT_ADB_API_KEY_FILE", key.display().to_string()),
+        // No adb server on this port: the connector warns and keeps retrying, it does not fail.
+        ("XAGENT_ADB_ADB_SERVER", "127.0.0.1:1".to_string()),
+    ];
+    assert_eq!(listen_addr_of(&env, &[]), addr);
+}
+
+#[test]
+fn help_names_every_environment_variable_and_missing_settings_are_named() {
+    let out = Command::new(bin())
+        .args(["serve", "--help"])
+        .output()
+        .expect("help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for var in [
+        "XAGENT_ADB_CONFIG",
+        "XAGENT_ADB_LISTEN",
+        "XAGENT_ADB_DATA_DIR",
+        "XAGENT_ADB_API_KEY_FILE",
+        "XAGENT_ADB_ADB_SERVER",
+        "XAGENT_ADB_DEVICE",
+        "XAGENT_ADB_CLAIM_POLICY",
+        "XAGENT_ADB_LEASE_GRACE",
+    ] {
+        assert!(help.contains(var), "--help lacks {var}:\n{help}");
+    }
+    let mut cmd = Command::new(bin());
+    cmd.arg("serve");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().expect("serve");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--api-key-file is required"), "{err}");
+}
