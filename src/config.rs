@@ -10,52 +10,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// A secret string whose `Debug`/`Display` never show the value.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-    /// The value, for comparison only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
-
-/// Who may bind a channel to a phone (`--claim-policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimPolicy {
-    /// Any attached phone may be claimed (demos, tests, single-tenant boxes).
-    Open,
-    /// A phone is claimed only with the admin-issued code for its serial (`[claim_codes]`).
-    Code,
-}
-
-/// SHA-256 of a claim code; the plain code is never kept.
-pub type CodeHash = [u8; 32];
-
-/// SHA-256 of `code`.
-pub fn hash_claim_code(code: &str) -> CodeHash {
-    let d = ring::digest::digest(&ring::digest::SHA256, code.as_bytes());
-    let mut out = [0u8; 32];
-    out.copy_from_slice(d.as_ref());
-    out
-}
-
-/// Lowercase hex.
-pub fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::connector::claim_policy::ClaimPolicy;
+#[cfg(test)]
+use crate::secret::to_hex;
+use crate::secret::{hash_claim_code, CodeHash, Secret};
 
 /// One layer of `serve` settings; every field optional. The same struct is read from the TOML
 /// file (`--config`, keys as named here) and from the command line, where clap fills each field
@@ -368,14 +326,6 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secrets_do_not_print() {
-        assert_eq!(
-            format!("{:?}", Secret::new("topsecret")),
-            "Secret([redacted])"
-        );
-    }
 
     #[test]
     fn claim_codes_hash_either_form() {

@@ -28,6 +28,7 @@ pub mod connector;
 pub mod device;
 pub mod files;
 pub mod protocol;
+pub mod secret;
 pub mod server;
 pub mod sim;
 pub mod store;

@@ -98,7 +98,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             std::io::stdin().read_line(&mut line)?;
             let code = line.trim_end_matches(['\r', '\n']);
             config::parse_claim_code("stdin", code)?;
-            println!("sha256:{}", config::to_hex(&config::hash_claim_code(code)));
+            println!(
+                "sha256:{}",
+                xagent_adb_connector::secret::to_hex(
+                    &xagent_adb_connector::secret::hash_claim_code(code)
+                )
+            );
             Ok(())
         }
         Command::Serve { config, settings } => {

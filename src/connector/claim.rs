@@ -6,12 +6,13 @@
 use serde_json::{json, Value};
 use subtle::ConstantTimeEq;
 
+use super::claim_policy::ClaimPolicy;
 use super::{lock, Connector};
-use crate::config::{hash_claim_code, ClaimPolicy};
 use crate::device::parse::devices::DeviceState;
 use crate::protocol::card::CLAIM_FLOW_ID;
 use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, random_id, ErrorCode};
+use crate::secret::hash_claim_code;
 use crate::store::BindingRecord;
 
 /// Status of an auth session (spec §8.8 / §8.10).

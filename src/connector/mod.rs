@@ -7,6 +7,7 @@
 //! caches of it plus runtime-only routes.
 
 pub mod claim;
+pub mod claim_policy;
 pub mod dispatch_stats;
 pub mod invoke;
 pub mod lease;
@@ -17,7 +18,6 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
-use crate::config::{ClaimPolicy, CodeHash};
 use crate::device::inventory::Inventory;
 use crate::device::parse::devices::DeviceState;
 use crate::device::policy::{Policy, Profiles};
@@ -25,7 +25,9 @@ use crate::device::tools::{card_tools, DisplayCache, ToolId};
 use crate::files::FileCache;
 use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
 use crate::protocol::random_id;
+use crate::secret::CodeHash;
 use crate::store::{BindingRecord, Store, StoreError};
+use claim_policy::ClaimPolicy;
 
 /// Runtime state of one channel's phone: display cache, the lock serialising side effects, and
 /// the tool-call rate limiter.

@@ -7,7 +7,7 @@ use axum::Json;
 use serde_json::json;
 use subtle::ConstantTimeEq;
 
-use crate::config::{hash_claim_code, Secret};
+use crate::secret::{hash_claim_code, Secret};
 
 /// Whether `headers` carry the right Bearer key.
 pub fn bearer_ok(headers: &HeaderMap, key: &Secret) -> bool {

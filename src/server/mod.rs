@@ -24,12 +24,12 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Secret;
 use crate::connector::{session, Connector};
 use crate::device::tools::tool_decl;
 use crate::protocol::card::build_card;
 use crate::protocol::card::ToolDecl;
 use crate::protocol::{BUILD, CARD_ID, CONNECTOR_VERSION, PROTOCOL_VERSION, WS_SUBPROTOCOL};
+use crate::secret::Secret;
 
 /// The connector's primary skill, served as `/skill.md`.
 pub const SKILL_MD: &str = include_str!("../../skills/connector-device-adb/SKILL.md");
