@@ -34,7 +34,7 @@ fn is_input_text_safe(text: &str) -> bool {
 }
 
 async fn shell_text(ctx: &ToolCtx<'_>, cmd: &str) -> Result<String, DeviceError> {
-    command::stdout(ctx, cmd, IME_DEADLINE, 1 << 20).await
+    Ok(command::run(ctx, cmd, IME_DEADLINE, 1 << 20).await?.stdout)
 }
 
 /// Splits one line so that no piece contains `%s` (which `input text` turns into a space:

@@ -19,7 +19,6 @@ use super::{ToolCtx, ToolError};
 use crate::device::error::DeviceError;
 use crate::device::policy::Policy;
 use crate::protocol::card::{tool_input_schema, SideEffect, ToolDecl};
-use crate::protocol::ErrorCode;
 
 /// One device tool: its wire id (a public contract), card text, typed arguments and result,
 /// their JSON Schemas (the wire contract), its side-effect class, and `run`.
@@ -85,18 +84,11 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
         // which the registry's unit test rules out. The serde message may quote the value
         // (user text), so it is not passed on.
         let args = T::Args::deserialize(args).map_err(|_| {
-            ToolError::new(
-                ErrorCode::InvalidArguments,
-                format!("invalid arguments: they do not fit {}", T::ID),
-            )
+            DeviceError::InvalidArguments(format!("invalid arguments: they do not fit {}", T::ID))
         })?;
         let out = T::run(args, ctx).await?;
-        serde_json::to_value(out).map_err(|e| {
-            ToolError::new(
-                ErrorCode::InternalError,
-                format!("result not serializable: {e}"),
-            )
-        })
+        serde_json::to_value(out)
+            .map_err(|e| DeviceError::Internal(format!("result not serializable: {e}")).into())
     })
 }
 
@@ -156,10 +148,8 @@ impl RegisteredTool {
             } else {
                 path
             };
-            ToolError::new(
-                ErrorCode::InvalidArguments,
-                format!("invalid argument {field}: {}", e.masked()),
-            )
+            DeviceError::InvalidArguments(format!("invalid argument {field}: {}", e.masked()))
+                .into()
         })
     }
 
@@ -176,15 +166,13 @@ impl RegisteredTool {
     /// Checks a result against the tool's output schema (`internal_error` naming the path).
     pub fn check_output(&self, out: &Value) -> Result<(), ToolError> {
         self.output.validate(out).map_err(|e| {
-            ToolError::new(
-                ErrorCode::InternalError,
-                format!(
-                    "{} returned a result that does not match its output_schema at {}: {}",
-                    self.id(),
-                    e.instance_path(),
-                    e.masked()
-                ),
-            )
+            DeviceError::Internal(format!(
+                "{} returned a result that does not match its output_schema at {}: {}",
+                self.id(),
+                e.instance_path(),
+                e.masked()
+            ))
+            .into()
         })
     }
 }
@@ -258,6 +246,7 @@ pub(crate) fn assert_output<T: DeviceTool>(out: &T::Output) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ErrorCode;
     use serde_json::json;
 
     /// The tool ids in card order: a public contract.

@@ -105,7 +105,9 @@ pub struct Output {
 
 /// An empty tree while the screen is off is not a screen: fail with the reason instead.
 async fn refuse_dark_screen(ctx: &ToolCtx<'_>) -> Result<(), DeviceError> {
-    let out = command::stdout(ctx, "dumpsys power", POWER_DEADLINE, TEXT_LIMIT).await?;
+    let out = command::run(ctx, "dumpsys power", POWER_DEADLINE, TEXT_LIMIT)
+        .await?
+        .stdout;
     if power::parse_screen_on(&out) == Some(false) {
         return Err(DeviceError::UiDumpFailed(
             "ui_dump_failed (reason: screen_off): the screen is off, so there is no UI to read; press the `wake` key first".into(),

@@ -59,17 +59,6 @@ pub async fn run(
     })
 }
 
-/// Runs `cmd` and returns its decoded stdout only.
-pub async fn stdout(
-    ctx: &ToolCtx<'_>,
-    cmd: &str,
-    deadline: Duration,
-    limit: usize,
-) -> Result<String, DeviceError> {
-    let out = ctx.link.shell(cmd, deadline, limit).await?;
-    Ok(text::decode_output(&out.stdout))
-}
-
 /// Joins command lines so that their outputs are separated by [`SEP`] lines.
 pub fn compound(parts: &[String]) -> String {
     parts.join(&format!("; echo {SEP}; "))

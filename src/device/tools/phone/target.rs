@@ -10,7 +10,7 @@ use super::ui::take_snapshot;
 use crate::device::error::DeviceError;
 use crate::device::tools::ToolCtx;
 
-/// JSON Schema properties shared by every targeted gesture (the fields of [`target_args!`]).
+/// JSON Schema properties shared by every targeted gesture (the fields of `target_args!`).
 pub fn target_properties() -> Value {
     json!({
         "x": {"type": "integer", "minimum": 0, "maximum": 100000, "description": "X in px (display input space, or the screenshot's pixel space when screenshot_id is given)."},
