@@ -18,8 +18,9 @@
 //! envelope `connector_channel_id` (known, open on this socket) → [`connector::Connector::invoke_tool`]
 //! resolves the channel's binding to a phone in the [`device::inventory::Inventory`], validates
 //! the arguments against the tool's declared JSON Schema, takes the channel's side-effect lock →
-//! [`device::tools::invoke`] builds argv, quotes it once, and runs it over the phone's
-//! [`adb::DeviceLink`] (adb server or direct) under the tool's deadline → `tool.invoke.ack`.
+//! the tool's entry in [`device::tools::registry()`] deserializes its typed arguments, builds
+//! argv, quotes it once, and runs it over the phone's [`adb::DeviceLink`] (adb server or direct)
+//! under the tool's deadline → `tool.invoke.ack`.
 
 pub mod adb;
 pub mod app;

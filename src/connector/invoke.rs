@@ -2,67 +2,16 @@
 //! arguments against the tool's declared `input_schema` (with the `jsonschema` crate), serialise
 //! side-effecting tools per channel, run the tool.
 
-use std::collections::HashMap;
-
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::{lock, Connector};
 use crate::device::parse::devices::DeviceState;
 use crate::device::policy::PhoneFacts;
-use crate::device::tools::{self, card_tools, tool_decl, ToolCtx, ToolError, ToolId};
-use crate::protocol::card::tool_input_schema;
+use crate::device::tools::{registry, RegisteredTool, SideEffect, ToolCtx, ToolError};
 use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{now_ms, ErrorCode};
 use crate::store::JournalEntry;
-
-/// Compiled input-schema validators, one per tool.
-pub struct Validators {
-    by_tool: HashMap<ToolId, jsonschema::Validator>,
-}
-
-impl Validators {
-    /// Compiles every tool's declared schema. The schemas are ours and compile; a failure is a
-    /// programming error caught by the unit test below.
-    pub fn build() -> Validators {
-        let by_tool = card_tools()
-            .into_iter()
-            .filter_map(|t| {
-                let decl = tool_decl(t)?;
-                jsonschema::validator_for(&tool_input_schema(decl))
-                    .ok()
-                    .map(|v| (t, v))
-            })
-            .collect();
-        Validators { by_tool }
-    }
-
-    /// Validates `args`; the error names the field and the rule, never the value (it may be
-    /// user text).
-    pub fn check(&self, tool: ToolId, args: &Value) -> Result<(), ToolError> {
-        let Some(v) = self.by_tool.get(&tool) else {
-            return Err(ToolError::new(
-                ErrorCode::InternalError,
-                "no validator for tool",
-            ));
-        };
-        match v.validate(args) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let path = e.instance_path().to_string();
-                let field = if path.is_empty() {
-                    "arguments".to_string()
-                } else {
-                    path
-                };
-                Err(ToolError::new(
-                    ErrorCode::InvalidArguments,
-                    format!("invalid argument {field}: {}", e.masked()),
-                ))
-            }
-        }
-    }
-}
 
 impl Connector {
     /// Runs one tool call for `channel_id` (already checked open on the calling session).
@@ -72,8 +21,9 @@ impl Connector {
         payload: &ToolInvokePayload,
         progress: &(dyn Fn(f64, &str) + Send + Sync),
     ) -> Result<Value, ToolError> {
-        let tool = ToolId::from_wire(&payload.tool_id)
-            .filter(|t| self.card_tools.contains(t))
+        let tool = registry()
+            .get(&payload.tool_id)
+            .filter(|t| self.card_tools.contains(&t.id()))
             .ok_or_else(|| {
                 ToolError::new(
                     ErrorCode::ToolNotFound,
@@ -122,7 +72,7 @@ impl Connector {
             }
         };
         args["connector_channel_id"] = Value::String(channel_id.to_string());
-        self.validators.check(tool, &args)?;
+        tool.validate(&args)?;
         let runtime = self.runtime(channel_id);
         if !lock(&runtime.rate).take() {
             return Err(ToolError::new(
@@ -146,11 +96,11 @@ impl Connector {
             files: &self.files,
             channel_id,
             display: &runtime.display,
-            memory: &runtime.memory,
+            last_seen: &runtime.last_seen,
             progress,
         };
-        if !tool_decl(tool).is_some_and(|d| d.side_effect) {
-            return tools::invoke(tool, &args, &ctx).await;
+        if tool.side_effect() == SideEffect::None {
+            return tool.run_json(&args, &ctx).await;
         }
         let _guard = runtime.side_effects.lock().await;
         match payload
@@ -163,7 +113,7 @@ impl Connector {
                     .await
             }
             // No tool_call_id: treated as a new call every time.
-            _ => tools::invoke(tool, &args, &ctx).await,
+            _ => tool.run_json(&args, &ctx).await,
         }
     }
 
@@ -174,7 +124,7 @@ impl Connector {
         &self,
         channel_id: &str,
         call_id: &str,
-        tool: ToolId,
+        tool: &RegisteredTool,
         args: &Value,
         ctx: &ToolCtx<'_>,
     ) -> Result<Value, ToolError> {
@@ -216,7 +166,7 @@ impl Connector {
         &self,
         channel_id: &str,
         call_id: &str,
-        tool: ToolId,
+        tool: &RegisteredTool,
         args: &Value,
         ctx: &ToolCtx<'_>,
     ) -> Result<Value, ToolError> {
@@ -226,14 +176,14 @@ impl Connector {
             .journal_begin(
                 channel_id.into(),
                 call_id.into(),
-                tool.as_str().into(),
+                tool.id().into(),
                 now_ms(),
             )
             .await
             .map_err(storage)?;
         match entry {
             JournalEntry::New => {
-                let result = tools::invoke(tool, args, ctx).await;
+                let result = tool.run_json(args, ctx).await;
                 self.store
                     .journal_finish(channel_id.into(), call_id.into(), outcome_to_json(&result))
                     .map_err(storage)?;
@@ -276,30 +226,4 @@ fn outcome_from_json(json: &str) -> Result<Value, ToolError> {
         .unwrap_or("recorded failure")
         .to_string();
     Err(ToolError::new(code, message))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn every_tool_schema_compiles_and_names_the_bad_field() {
-        let v = Validators::build();
-        assert_eq!(v.by_tool.len(), card_tools().len());
-        let err = v
-            .check(
-                ToolId::Tap,
-                &json!({"connector_channel_id": "c", "x": "ten", "y": 1}),
-            )
-            .unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidArguments);
-        assert!(err.message.contains("/x"), "{}", err.message);
-        assert!(v
-            .check(
-                ToolId::Tap,
-                &json!({"connector_channel_id": "c", "x": 10, "y": 1})
-            )
-            .is_ok());
-    }
 }

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::device::inventory::Inventory;
 use crate::device::parse::devices::DeviceState;
 use crate::device::policy::{Policy, Profiles};
-use crate::device::tools::{card_tools, DisplayCache, ToolId};
+use crate::device::tools::{registry, DisplayCache, LastSeen};
 use crate::files::FileCache;
 use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
 use crate::protocol::random_id;
@@ -36,7 +36,7 @@ pub struct ChannelRuntime {
     /// Display size cache.
     pub display: DisplayCache,
     /// What the agent last saw (UI snapshot, screenshots).
-    pub memory: crate::device::tools::memory::ChannelMemory,
+    pub last_seen: LastSeen,
     /// Held while a side-effecting tool runs (Device Profile §5: serialise per channel).
     pub side_effects: tokio::sync::Mutex<()>,
     /// Token bucket of tool calls.
@@ -110,9 +110,8 @@ pub struct Connector {
     routes: Mutex<HashMap<String, Route>>,
     runtimes: Mutex<HashMap<String, Arc<ChannelRuntime>>>,
     auth_sessions: Mutex<HashMap<String, claim::AuthSession>>,
-    validators: invoke::Validators,
     profiles: Profiles,
-    card_tools: Vec<ToolId>,
+    card_tools: Vec<&'static str>,
     claim_guard: claim::ClaimGuard,
     policies: Mutex<HashMap<PolicyKey, Arc<Policy>>>,
     inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
@@ -171,7 +170,6 @@ impl Connector {
             routes: Mutex::default(),
             runtimes: Mutex::default(),
             auth_sessions: Mutex::default(),
-            validators: invoke::Validators::build(),
             card_tools: card_tools_for(&profiles.card_policy()),
             claim_guard: claim::ClaimGuard::default(),
             policies: Mutex::default(),
@@ -192,7 +190,7 @@ impl Connector {
     }
 
     /// Tools in this connector's card (implemented, and enabled by the default policy).
-    pub fn card_tools(&self) -> &[ToolId] {
+    pub fn card_tools(&self) -> &[&'static str] {
         &self.card_tools
     }
 
@@ -358,23 +356,18 @@ impl Connector {
             model: b.model.clone(),
             serial_hint: mask_serial(&b.serial),
         });
-        let ids: Vec<&str> = self.card_tools.iter().map(|t| t.as_str()).collect();
         Descriptor::project(
             &self.connector_id(),
             channel_id,
             self.status(channel_id),
             view.as_ref(),
-            &ids,
+            &self.card_tools,
         )
     }
 }
 
 /// The card's tools under `policy`: implemented tools minus `[tools].disabled`, and
 /// `android_shell` only when `[shell].enabled` (Device Profile §7: no arbitrary shell by default).
-pub fn card_tools_for(policy: &Policy) -> Vec<ToolId> {
-    card_tools()
-        .into_iter()
-        .filter(|t| !policy.tools.disabled.iter().any(|d| d == t.as_str()))
-        .filter(|t| *t != ToolId::Shell || policy.shell.enabled)
-        .collect()
+pub fn card_tools_for(policy: &Policy) -> Vec<&'static str> {
+    registry().card_ids(policy)
 }

@@ -13,6 +13,15 @@ pub const CARD_SCHEMA: &str = "xagent.connector/v1";
 /// Id of the claim flow (form: `serial`, `claim_code`).
 pub const CLAIM_FLOW_ID: &str = "adb_device_claim";
 
+/// Whether calling a tool changes the phone (Device Profile §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideEffect {
+    /// Observation only: runs concurrently, never journaled.
+    None,
+    /// Changes the phone: serialised per channel and run at most once per `tool_call_id`.
+    ChangesPhone,
+}
+
 /// A tool as declared in the card, before the channel argument is injected.
 #[derive(Debug, Clone)]
 pub struct ToolDecl {
@@ -22,8 +31,8 @@ pub struct ToolDecl {
     pub title: &'static str,
     /// What it does, units and contract, for the model.
     pub description: &'static str,
-    /// `true` when calling it changes the phone (journaled, serialised per channel).
-    pub side_effect: bool,
+    /// Whether calling it changes the phone (journaled, serialised per channel).
+    pub side_effect: SideEffect,
     /// Object schema of the model arguments, without `connector_channel_id`.
     pub input_schema: Value,
     /// Schema of the result object.

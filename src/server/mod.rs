@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::connector::{session, Connector};
-use crate::device::tools::tool_decl;
+use crate::device::tools::registry;
 use crate::protocol::card::build_card;
 use crate::protocol::card::ToolDecl;
 use crate::protocol::{BUILD, CARD_ID, CONNECTOR_VERSION, PROTOCOL_VERSION, WS_SUBPROTOCOL};
@@ -80,7 +80,7 @@ fn card_decls(connector: &Connector) -> Vec<ToolDecl> {
     connector
         .card_tools()
         .iter()
-        .filter_map(|t| tool_decl(*t).cloned())
+        .filter_map(|t| registry().get(t).map(|t| t.decl().clone()))
         .collect()
 }
 

@@ -1,5 +1,5 @@
-//! App tools: `android_app_list`, `android_app_launch`, `android_app_stop` here;
-//! `android_app_install` / `android_app_uninstall` in [`install`], `android_open_url` in [`url`].
+//! App tools: `android_app_list` and `android_app_stop` here; `android_app_launch`,
+//! `android_app_install` / `android_app_uninstall` and `android_open_url` have their own files.
 //!
 //! Launching never uses `monkey` (field bug 16: `monkey -p PKG 1` exits 251 with `SYS_KEYS has no
 //! physical keys` on valid apps). It resolves the launcher activity with
@@ -8,26 +8,20 @@
 //! `LEANBACK_LAUNCHER` (TV apps, field bug 17), starts it with `am start -n PKG/ACT`, and judges
 //! success by the foreground package (`dumpsys window windows` / `dumpsys activity activities`).
 
-mod install;
-mod launch;
-mod url;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::util::{self, compound, sections, Text};
-use super::{ToolCtx, ToolError};
+use super::phone::command::{self, am_failure, compound, sections};
+use super::phone::packages::{
+    check_package, cmd_unsupported, package_schema, require_installed, LAUNCHER, LEANBACK,
+};
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
 use crate::device::parse::package;
 use crate::device::shell_quote::command_line;
-use crate::protocol::card::ToolDecl;
-use crate::protocol::ErrorCode;
-
-pub(super) use install::resolve_ref;
-pub use install::{app_install, app_uninstall};
-pub use launch::app_launch;
-pub use url::open_url;
 
 /// Deadline of each shell call of `android_app_list` (package lists, launcher queries, one
 /// batch of `dumpsys package`).
@@ -40,21 +34,10 @@ pub const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
 /// 4-hex-digit length, old adbd a 4 KiB payload).
 const BATCH_BYTES: usize = 3500;
 
-const LAUNCHER: &str = "android.intent.category.LAUNCHER";
-const LEANBACK: &str = "android.intent.category.LEANBACK_LAUNCHER";
-
-/// Whether the output says the command itself is missing (Android < 7 has no `cmd package`).
-fn unsupported(t: &str) -> bool {
-    t.contains("Unknown command")
-        || t.contains("Can't find service")
-        || t.contains("not found")
-        || t.contains("inaccessible")
-}
-
 /// Packages with an activity in `cmd package query-activities --brief` output (component lines
 /// `pkg/.Act`; the `priority=…` lines are skipped). `None` when the command is unsupported.
 pub fn parse_query_activities(out: &str) -> Option<BTreeSet<String>> {
-    if unsupported(out) {
+    if cmd_unsupported(out) {
         return None;
     }
     Some(
@@ -91,72 +74,148 @@ fn query(category: &str) -> String {
     ])
 }
 
+/// Arguments of `android_app_list`.
+#[derive(Debug, Deserialize)]
+pub struct ListArgs {
+    /// Also list system packages.
+    #[serde(default)]
+    pub include_system: bool,
+}
+
+/// Which launcher category makes a package launchable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LauncherCategory {
+    /// `android.intent.category.LAUNCHER`.
+    Launcher,
+    /// `android.intent.category.LEANBACK_LAUNCHER` (TV).
+    Leanback,
+}
+
+/// One package.
+#[derive(Debug, Serialize)]
+pub struct AppEntry {
+    /// Package name.
+    pub package: String,
+    /// `versionName`, `null` when the phone reports none.
+    pub version_name: Option<String>,
+    /// Whether it has a launcher activity; `null` when the phone cannot tell.
+    pub has_launcher: Option<bool>,
+    /// Which category, `null` when none.
+    pub launcher_category: Option<LauncherCategory>,
+    /// Not user-installed.
+    pub system: bool,
+    /// Always `null`: plain ADB cannot read app labels.
+    pub label: Option<String>,
+}
+
+/// Result of `android_app_list`.
+#[derive(Debug, Serialize)]
+pub struct ListOutput {
+    /// Number of packages.
+    pub count: usize,
+    /// As asked.
+    pub include_system: bool,
+    /// The packages, sorted by name.
+    pub packages: Vec<AppEntry>,
+    /// Why labels are null.
+    pub label_note: &'static str,
+}
+
 /// `android_app_list`.
-pub async fn app_list(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let include_system = args
-        .get("include_system")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let mut parts = vec![
-        command_line(&["pm", "list", "packages", "-3"]),
-        query(LAUNCHER),
-        query(LEANBACK),
-    ];
-    if include_system {
-        parts.push(command_line(&["pm", "list", "packages"]));
+pub struct AppList;
+
+impl DeviceTool for AppList {
+    const ID: &'static str = "android_app_list";
+    const TITLE: &'static str = "List installed apps";
+    const DESCRIPTION: &'static str = "List the apps installed on the bound phone: user-installed apps by default (`pm list packages -3`), all packages with include_system. Per package: package, version_name (null when the phone reports none), has_launcher (true when it has a LAUNCHER or LEANBACK_LAUNCHER activity; null when the phone cannot tell), launcher_category (launcher, leanback or null), system, label (always null: plain ADB cannot read app labels). No side effects.";
+    const SIDE_EFFECT: SideEffect = SideEffect::None;
+    type Args = ListArgs;
+    type Output = ListOutput;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "properties": {
+            "include_system": {"type": "boolean", "description": "Also list system packages (default false)."}
+        }})
     }
-    let out = util::run(ctx, &compound(&parts), LIST_DEADLINE, OUTPUT_LIMIT).await?;
-    let s = sections(&out.stdout, 4);
-    let user: BTreeSet<String> = package::parse_pm_list_packages(&s[0])
-        .into_iter()
-        .map(|p| p.package)
-        .collect();
-    let listed: BTreeSet<String> = if include_system {
-        package::parse_pm_list_packages(&s[3])
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["count", "include_system", "packages", "label_note"], "properties": {
+            "count": {"type": "integer", "minimum": 0}, "include_system": {"type": "boolean"},
+            "label_note": {"type": "string"},
+            "packages": {"type": "array", "items": {"type": "object",
+                "required": ["package", "version_name", "has_launcher", "launcher_category", "system", "label"],
+                "properties": {
+                    "package": {"type": "string"}, "version_name": {"type": ["string", "null"]},
+                    "has_launcher": {"type": ["boolean", "null"]},
+                    "launcher_category": {"enum": ["launcher", "leanback", null]},
+                    "system": {"type": "boolean"}, "label": {"type": "null"}
+                }}}
+        }})
+    }
+
+    async fn run(args: ListArgs, ctx: &ToolCtx<'_>) -> Result<ListOutput, DeviceError> {
+        let include_system = args.include_system;
+        let mut parts = vec![
+            command_line(&["pm", "list", "packages", "-3"]),
+            query(LAUNCHER),
+            query(LEANBACK),
+        ];
+        if include_system {
+            parts.push(command_line(&["pm", "list", "packages"]));
+        }
+        let out = command::run(ctx, &compound(&parts), LIST_DEADLINE, OUTPUT_LIMIT).await?;
+        let s = sections(&out.stdout, 4);
+        let user: BTreeSet<String> = package::parse_pm_list_packages(&s[0])
             .into_iter()
             .map(|p| p.package)
-            .chain(user.iter().cloned())
-            .collect()
-    } else {
-        user.clone()
-    };
-    let launcher = parse_query_activities(&s[1]);
-    let leanback = parse_query_activities(&s[2]);
-    let names: Vec<String> = listed.into_iter().collect();
-    let versions = version_names(ctx, &names).await?;
-    let packages: Vec<Value> = names
-        .iter()
-        .zip(versions)
-        .map(|(p, version)| {
-            let kind = match (&launcher, &leanback) {
-                (Some(l), _) if l.contains(p) => Some("launcher"),
-                (_, Some(t)) if t.contains(p) => Some("leanback"),
-                _ => None,
-            };
-            let has_launcher = launcher.as_ref().map(|_| kind.is_some());
-            json!({
-                "package": p,
-                "version_name": version,
-                "has_launcher": has_launcher,
-                "launcher_category": kind,
-                "system": !user.contains(p),
-                "label": Value::Null,
+            .collect();
+        let listed: BTreeSet<String> = if include_system {
+            package::parse_pm_list_packages(&s[3])
+                .into_iter()
+                .map(|p| p.package)
+                .chain(user.iter().cloned())
+                .collect()
+        } else {
+            user.clone()
+        };
+        let launcher = parse_query_activities(&s[1]);
+        let leanback = parse_query_activities(&s[2]);
+        let names: Vec<String> = listed.into_iter().collect();
+        let versions = version_names(ctx, &names).await?;
+        let packages: Vec<AppEntry> = names
+            .into_iter()
+            .zip(versions)
+            .map(|(p, version_name)| {
+                let kind = match (&launcher, &leanback) {
+                    (Some(l), _) if l.contains(&p) => Some(LauncherCategory::Launcher),
+                    (_, Some(t)) if t.contains(&p) => Some(LauncherCategory::Leanback),
+                    _ => None,
+                };
+                AppEntry {
+                    has_launcher: launcher.as_ref().map(|_| kind.is_some()),
+                    launcher_category: kind,
+                    system: !user.contains(&p),
+                    package: p,
+                    version_name,
+                    label: None,
+                }
             })
+            .collect();
+        Ok(ListOutput {
+            count: packages.len(),
+            include_system,
+            packages,
+            label_note: "labels are null: plain ADB cannot read app labels (needs aapt or a helper app on the phone)",
         })
-        .collect();
-    Ok(json!({
-        "count": packages.len(),
-        "include_system": include_system,
-        "packages": packages,
-        "label_note": "labels are null: plain ADB cannot read app labels (needs aapt or a helper app on the phone)",
-    }))
+    }
 }
 
 /// `versionName` of each package, batched: one shell call per ≤ [`BATCH_BYTES`] of command line.
 async fn version_names(
     ctx: &ToolCtx<'_>,
     names: &[String],
-) -> Result<Vec<Option<String>>, ToolError> {
+) -> Result<Vec<Option<String>>, DeviceError> {
     let mut out = Vec::with_capacity(names.len());
     let mut batch: Vec<String> = Vec::new();
     let mut len = 0;
@@ -166,11 +225,11 @@ async fn version_names(
             command_line(&["dumpsys", "package", name]),
             command_line(&["grep", "-F", "versionName="])
         );
-        len += part.len() + util::SEP.len() + 10;
+        len += part.len() + command::SEP.len() + 10;
         batch.push(part);
         if len >= BATCH_BYTES || i + 1 == names.len() {
             let n = batch.len();
-            let text = util::run(ctx, &compound(&batch), LIST_DEADLINE, OUTPUT_LIMIT).await?;
+            let text = command::run(ctx, &compound(&batch), LIST_DEADLINE, OUTPUT_LIMIT).await?;
             out.extend(
                 sections(&text.stdout, n)
                     .iter()
@@ -184,97 +243,69 @@ async fn version_names(
     Ok(out)
 }
 
-/// Maps a failed `am` call (non-zero exit, `Error:` or an exception in its output).
-pub(super) fn am_failure(out: &Text, what: &str) -> Option<ToolError> {
-    let all = out.all();
-    let failed = out.exit_code.is_some_and(|c| c != 0)
-        || all.lines().any(|l| l.trim_start().starts_with("Error"))
-        || all.contains("Exception");
-    failed.then(|| {
-        let code = if all.contains("SecurityException") || all.contains("Permission Denial") {
-            ErrorCode::DevicePermissionDenied
-        } else {
-            ErrorCode::DeviceCommandFailed
-        };
-        let first = all
-            .lines()
-            .map(str::trim)
-            .find(|l| l.starts_with("Error") || l.contains("Exception"))
-            .unwrap_or("")
-            .chars()
-            .take(300)
-            .collect::<String>();
-        ToolError::new(
-            code,
-            format!("{what} failed (exit {:?}): {first}", out.exit_code),
-        )
-    })
+/// Arguments of `android_app_stop`.
+#[derive(Debug, Deserialize)]
+pub struct StopArgs {
+    /// Package to stop.
+    pub package: String,
+}
+
+/// Result of `android_app_stop`.
+#[derive(Debug, Serialize)]
+pub struct StopOutput {
+    /// The package.
+    pub package: String,
+    /// Always `true` (a failure is an error).
+    pub stopped: bool,
 }
 
 /// `android_app_stop`: `am force-stop PKG` (after `pm path` tells whether it is installed).
-pub async fn app_stop(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let pkg = util::package_arg(args)?;
-    util::require_installed(ctx, pkg, STOP_DEADLINE).await?;
-    let out = util::run(
-        ctx,
-        &command_line(&["am", "force-stop", pkg]),
-        STOP_DEADLINE,
-        OUTPUT_LIMIT,
-    )
-    .await?;
-    if let Some(e) = am_failure(&out, "am force-stop") {
-        return Err(e);
+pub struct AppStop;
+
+impl DeviceTool for AppStop {
+    const ID: &'static str = "android_app_stop";
+    const TITLE: &'static str = "Force-stop an app";
+    const DESCRIPTION: &'static str = "Force-stop an app on the bound phone (`am force-stop`): its processes end and its activities close; the app's data is kept. Stopping an app that is not running succeeds. Errors: app_not_installed.";
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = StopArgs;
+    type Output = StopOutput;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "required": ["package"], "properties": {
+            "package": package_schema("Android package name (e.g. com.android.settings) to stop.")
+        }})
     }
-    Ok(json!({"package": pkg, "stopped": true}))
-}
 
-fn package_arg(what: &str) -> Value {
-    json!({"type": "string", "minLength": 3, "maxLength": 255, "pattern": util::PACKAGE_PATTERN,
-           "description": format!("Android package name (e.g. com.android.settings) {what}.")})
-}
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["package", "stopped"], "properties": {
+            "package": {"type": "string"}, "stopped": {"const": true}
+        }})
+    }
 
-/// Card declarations of the app tools.
-pub fn decls() -> Vec<ToolDecl> {
-    let mut v = vec![
-        ToolDecl {
-            tool_id: "android_app_list",
-            title: "List installed apps",
-            description: "List the apps installed on the bound phone: user-installed apps by default (`pm list packages -3`), all packages with include_system. Per package: package, version_name (null when the phone reports none), has_launcher (true when it has a LAUNCHER or LEANBACK_LAUNCHER activity; null when the phone cannot tell), launcher_category (launcher, leanback or null), system, label (always null: plain ADB cannot read app labels). No side effects.",
-            side_effect: false,
-            input_schema: json!({"type": "object", "properties": {
-                "include_system": {"type": "boolean", "description": "Also list system packages (default false)."}
-            }}),
-            output_schema: json!({"type": "object", "required": ["count", "packages"]}),
-        },
-        ToolDecl {
-            tool_id: "android_app_launch",
-            title: "Launch an app",
-            description: "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), policy_denied (high-risk app), device_command_failed (started but not in the foreground, e.g. locked screen).",
-            side_effect: true,
-            input_schema: json!({"type": "object", "required": ["package"], "properties": {
-                "package": package_arg("to launch")
-            }}),
-            output_schema: json!({"type": "object", "required": ["package", "component", "verified"]}),
-        },
-        ToolDecl {
-            tool_id: "android_app_stop",
-            title: "Force-stop an app",
-            description: "Force-stop an app on the bound phone (`am force-stop`): its processes end and its activities close; the app's data is kept. Stopping an app that is not running succeeds. Errors: app_not_installed.",
-            side_effect: true,
-            input_schema: json!({"type": "object", "required": ["package"], "properties": {
-                "package": package_arg("to stop")
-            }}),
-            output_schema: json!({"type": "object", "required": ["package", "stopped"]}),
-        },
-    ];
-    v.extend(install::decls());
-    v.push(url::decl());
-    v
+    async fn run(args: StopArgs, ctx: &ToolCtx<'_>) -> Result<StopOutput, DeviceError> {
+        let pkg = check_package(&args.package)?;
+        require_installed(ctx, pkg, STOP_DEADLINE).await?;
+        let out = command::run(
+            ctx,
+            &command_line(&["am", "force-stop", pkg]),
+            STOP_DEADLINE,
+            OUTPUT_LIMIT,
+        )
+        .await?;
+        if let Some(e) = am_failure(&out, "am force-stop") {
+            return Err(e);
+        }
+        Ok(StopOutput {
+            package: pkg.to_string(),
+            stopped: true,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::tools::registry::assert_output;
 
     #[test]
     fn query_activities_and_version_names() {
@@ -294,5 +325,30 @@ mod tests {
         );
         assert_eq!(parse_version_name("    versionName=null\n"), None);
         assert_eq!(parse_version_name(""), None);
+    }
+
+    #[test]
+    fn outputs_match_the_schema() {
+        let entry = |system, kind: Option<LauncherCategory>| AppEntry {
+            package: "com.example.notes".into(),
+            version_name: None,
+            has_launcher: Some(kind.is_some()),
+            launcher_category: kind,
+            system,
+            label: None,
+        };
+        assert_output::<AppList>(&ListOutput {
+            count: 2,
+            include_system: true,
+            packages: vec![
+                entry(false, Some(LauncherCategory::Leanback)),
+                entry(true, None),
+            ],
+            label_note: "labels are null",
+        });
+        assert_output::<AppStop>(&StopOutput {
+            package: "com.example.notes".into(),
+            stopped: true,
+        });
     }
 }

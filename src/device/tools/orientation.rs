@@ -3,51 +3,114 @@
 //! `Settings.System.ACCELEROMETER_ROTATION` / `USER_ROTATION`, applied by the window manager's
 //! `DisplayRotation`. The display-size cache is dropped so the next bounds check re-reads it.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::input::{run_input, INPUT_DEADLINE};
-use super::{ToolCtx, ToolError};
+use super::phone::input::{run_input, INPUT_DEADLINE};
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
-use crate::protocol::card::ToolDecl;
 
-/// The tool.
-pub async fn set_orientation(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let which = args
-        .get("orientation")
-        .and_then(Value::as_str)
-        .unwrap_or("portrait");
-    let rotation = match which {
-        "portrait" => Some("0"),
-        "landscape" => Some("1"),
-        "reverse_portrait" => Some("2"),
-        "reverse_landscape" => Some("3"),
-        _ => None,
-    };
-    let cmd = match rotation {
-        Some(r) => format!(
-            "{} && {}",
-            command_line(&["settings", "put", "system", "accelerometer_rotation", "0"]),
-            command_line(&["settings", "put", "system", "user_rotation", r])
-        ),
-        None => command_line(&["settings", "put", "system", "accelerometer_rotation", "1"]),
-    };
-    run_input(ctx, &cmd, INPUT_DEADLINE).await?;
-    ctx.display.clear();
-    Ok(
-        json!({"orientation": which, "user_rotation": rotation.map(|r| r.parse::<u8>().unwrap_or(0))}),
-    )
+/// A locked rotation, or the sensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Orientation {
+    /// `USER_ROTATION` 0.
+    Portrait,
+    /// `USER_ROTATION` 1.
+    Landscape,
+    /// `USER_ROTATION` 2.
+    ReversePortrait,
+    /// `USER_ROTATION` 3.
+    ReverseLandscape,
+    /// Auto-rotate on.
+    Auto,
 }
 
-/// Card declaration.
-pub fn decl() -> ToolDecl {
-    ToolDecl {
-        tool_id: "android_set_orientation",
-        title: "Set screen orientation",
-        description: "Lock the bound phone's screen to portrait, landscape, reverse_portrait or reverse_landscape (auto-rotate off), or give rotation back to the sensor with auto. Coordinates follow the new orientation: observe again before tapping.",
-        side_effect: true,
-        input_schema: json!({"type": "object", "required": ["orientation"], "properties": {
+impl Orientation {
+    /// `USER_ROTATION` quarter turns, `None` for `auto`.
+    fn user_rotation(self) -> Option<u8> {
+        match self {
+            Orientation::Portrait => Some(0),
+            Orientation::Landscape => Some(1),
+            Orientation::ReversePortrait => Some(2),
+            Orientation::ReverseLandscape => Some(3),
+            Orientation::Auto => None,
+        }
+    }
+}
+
+/// Arguments.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    /// The orientation.
+    pub orientation: Orientation,
+}
+
+/// The result.
+#[derive(Debug, Serialize)]
+pub struct Output {
+    /// As asked.
+    pub orientation: Orientation,
+    /// The locked rotation (quarter turns), `null` for `auto`.
+    pub user_rotation: Option<u8>,
+}
+
+/// `android_set_orientation`.
+pub struct SetOrientation;
+
+impl DeviceTool for SetOrientation {
+    const ID: &'static str = "android_set_orientation";
+    const TITLE: &'static str = "Set screen orientation";
+    const DESCRIPTION: &'static str = "Lock the bound phone's screen to portrait, landscape, reverse_portrait or reverse_landscape (auto-rotate off), or give rotation back to the sensor with auto. Coordinates follow the new orientation: observe again before tapping.";
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = Args;
+    type Output = Output;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "required": ["orientation"], "properties": {
             "orientation": {"type": "string", "enum": ["portrait", "landscape", "reverse_portrait", "reverse_landscape", "auto"]}
-        }}),
-        output_schema: json!({"type": "object"}),
+        }})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["orientation", "user_rotation"], "properties": {
+            "orientation": {"type": "string", "enum": ["portrait", "landscape", "reverse_portrait", "reverse_landscape", "auto"]},
+            "user_rotation": {"type": ["integer", "null"], "minimum": 0, "maximum": 3}
+        }})
+    }
+
+    async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
+        let rotation = args.orientation.user_rotation();
+        let cmd = match rotation {
+            Some(r) => format!(
+                "{} && {}",
+                command_line(&["settings", "put", "system", "accelerometer_rotation", "0"]),
+                command_line(&["settings", "put", "system", "user_rotation", &r.to_string()])
+            ),
+            None => command_line(&["settings", "put", "system", "accelerometer_rotation", "1"]),
+        };
+        run_input(ctx, &cmd, INPUT_DEADLINE).await?;
+        ctx.display.clear();
+        Ok(Output {
+            orientation: args.orientation,
+            user_rotation: rotation,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::tools::registry::assert_output;
+
+    #[test]
+    fn outputs_match_the_schema() {
+        for o in [Orientation::ReverseLandscape, Orientation::Auto] {
+            assert_output::<SetOrientation>(&Output {
+                orientation: o,
+                user_rotation: o.user_rotation(),
+            });
+        }
     }
 }

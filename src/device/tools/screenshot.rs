@@ -5,42 +5,42 @@
 //! (image size, display size, scale, rotation, display id: field bugs 14–15). The result's
 //! `screenshot_id` lets gestures take coordinates in the image's pixel space.
 
-use std::io::Cursor;
+mod frame;
+
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::input::display_size;
-use super::memory::ShotGeometry;
-use super::{ToolCtx, ToolError};
+use frame::process;
+
+use super::phone::display::display_size;
+use super::phone::file_refs;
+use super::phone::last_seen::ShotGeometry;
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
 use crate::device::parse::{png_check, secure, text};
 use crate::device::shell_quote::command_line;
-use crate::protocol::card::ToolDecl;
-use crate::protocol::ErrorCode;
+use crate::files::IssuedFile;
 
 /// Deadline of the capture (`exec:screencap -p`).
 pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);
 /// Cap of screenshot bytes (a 1440x3120 PNG is 2–6 MB).
 pub const SCREENSHOT_LIMIT: usize = 32 * 1024 * 1024;
-/// A pixel counts as black when every channel is at most this.
-const BLACK_LEVEL: u8 = 8;
-
 /// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// PNG as captured (default).
+    #[default]
     Png,
+    /// JPEG at `quality`.
     Jpeg,
+    /// Lossless WebP.
     Webp,
 }
 
 impl Format {
-    fn parse(s: Option<&str>) -> Format {
-        match s {
-            Some("jpeg") => Format::Jpeg,
-            Some("webp") => Format::Webp,
-            _ => Format::Png,
-        }
-    }
     fn mime(self) -> &'static str {
         match self {
             Format::Png => "image/png",
@@ -55,6 +55,86 @@ impl Format {
             Format::Webp => "webp",
         }
     }
+}
+
+/// A display id as given: a number or a string (`screencap -d` takes either form).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum DisplayId {
+    /// Numeric id (kept exact).
+    Number(serde_json::Number),
+    /// Id as text.
+    Text(String),
+}
+
+impl DisplayId {
+    fn into_arg(self) -> String {
+        match self {
+            DisplayId::Number(n) => n.to_string(),
+            DisplayId::Text(s) => s,
+        }
+    }
+}
+
+/// Arguments.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    /// Image format (default png).
+    #[serde(default)]
+    pub format: Format,
+    /// Longer side at most this many px.
+    pub max_dimension: Option<u32>,
+    /// JPEG quality 1–100 (default 80).
+    pub quality: Option<u8>,
+    /// Display to capture.
+    pub display_id: Option<DisplayId>,
+}
+
+/// The captured display.
+#[derive(Debug, Serialize)]
+pub struct ShotDisplay {
+    /// The `-d` id used, `null` for the default display.
+    pub id: Option<String>,
+    /// `requested` | `default` | `display_on` | `first_listed`.
+    pub chosen_by: &'static str,
+    /// Display input width, px.
+    pub width: u32,
+    /// Display input height, px.
+    pub height: u32,
+}
+
+/// Display px per image px.
+#[derive(Debug, Serialize)]
+pub struct Scale {
+    /// Horizontal.
+    pub x: f64,
+    /// Vertical.
+    pub y: f64,
+}
+
+/// The result.
+#[derive(Debug, Serialize)]
+pub struct Output {
+    /// Id to pass to gestures with coordinates in this image's pixel space.
+    pub screenshot_id: String,
+    /// The stored image (`file_ref`, `download_url`, `mime_type`, `byte_size`, `expires_at`).
+    #[serde(flatten)]
+    pub file: IssuedFile,
+    /// Image width, px.
+    pub width: u32,
+    /// Image height, px.
+    pub height: u32,
+    /// The display captured.
+    pub display: ShotDisplay,
+    /// Display px per image px.
+    pub scale: Scale,
+    /// All-black frame.
+    pub blank: bool,
+    /// The focused window has FLAG_SECURE.
+    pub secure_window: bool,
+    /// Why the frame is black, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<&'static str>,
 }
 
 /// `screencap`'s warning on multi-display phones (AOSP `cmds/screencap/screencap.cpp`).
@@ -74,7 +154,7 @@ pub fn parse_display_ids(text: &str) -> Vec<String> {
 /// The display a multi-display phone should be captured from: the one `dumpsys display` reports
 /// ON (`uniqueId=local:<id>` block with `mState=ON`), else the first listed (HWC display 0, the
 /// primary panel). Returns the id and how it was chosen.
-async fn pick_display(ctx: &ToolCtx<'_>) -> Result<(String, &'static str), ToolError> {
+async fn pick_display(ctx: &ToolCtx<'_>) -> Result<(String, &'static str), DeviceError> {
     let deadline = Duration::from_secs(10);
     let ids_out = ctx
         .link
@@ -82,9 +162,8 @@ async fn pick_display(ctx: &ToolCtx<'_>) -> Result<(String, &'static str), ToolE
         .await?;
     let ids = parse_display_ids(&text::decode_output(&ids_out.stdout));
     let first = ids.first().cloned().ok_or_else(|| {
-        ToolError::new(
-            ErrorCode::DeviceCommandFailed,
-            "the phone reports several displays but `dumpsys SurfaceFlinger --display-id` lists none; pass display_id",
+        DeviceError::CommandFailed(
+            "the phone reports several displays but `dumpsys SurfaceFlinger --display-id` lists none; pass display_id".into(),
         )
     })?;
     let display = ctx.link.shell("dumpsys display", deadline, 8 << 20).await?;
@@ -106,7 +185,7 @@ async fn pick_display(ctx: &ToolCtx<'_>) -> Result<(String, &'static str), ToolE
 async fn capture_right_display(
     ctx: &ToolCtx<'_>,
     requested: Option<String>,
-) -> Result<(Vec<u8>, Option<String>, &'static str), ToolError> {
+) -> Result<(Vec<u8>, Option<String>, &'static str), DeviceError> {
     if let Some(d) = requested {
         return Ok((capture(ctx, Some(&d)).await?.1, Some(d), "requested"));
     }
@@ -124,7 +203,7 @@ async fn capture_right_display(
 async fn capture(
     ctx: &ToolCtx<'_>,
     display_id: Option<&str>,
-) -> Result<(bool, Vec<u8>), ToolError> {
+) -> Result<(bool, Vec<u8>), DeviceError> {
     let mut argv = vec!["screencap", "-p"];
     if let Some(d) = display_id {
         argv.extend(["-d", d]);
@@ -134,162 +213,14 @@ async fn capture(
         .exec(&command_line(&argv), SCREENSHOT_DEADLINE, SCREENSHOT_LIMIT)
         .await?;
     let (offset, _) = png_check::find_png(&bytes).map_err(|e| {
-        ToolError::new(
-            ErrorCode::InvalidScreenshot,
-            format!("screencap did not return a valid PNG ({e}); nothing was stored"),
-        )
+        DeviceError::InvalidScreenshot(format!(
+            "screencap did not return a valid PNG ({e}); nothing was stored"
+        ))
     })?;
     let warned = bytes[..offset]
         .windows(MULTI_DISPLAY_WARNING.len())
         .any(|w| w == MULTI_DISPLAY_WARNING);
     Ok((warned, bytes[offset..].to_vec()))
-}
-
-fn decode(png: &[u8]) -> Result<image::DynamicImage, ToolError> {
-    image::load_from_memory_with_format(png, image::ImageFormat::Png).map_err(|e| {
-        ToolError::new(
-            ErrorCode::InvalidScreenshot,
-            format!("PNG does not decode: {e}"),
-        )
-    })
-}
-
-/// Whether every pixel is black (all colour channels ≤ [`BLACK_LEVEL`]). Decodes row by row
-/// and stops at the first non-black pixel, so an ordinary frame costs one row, not a full decode.
-fn is_blank_png(png: &[u8]) -> bool {
-    let mut decoder = png::Decoder::new(Cursor::new(png));
-    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
-    let Ok(mut reader) = decoder.read_info() else {
-        return false;
-    };
-    let (color, _) = reader.output_color_type();
-    let (stride, colors) = match color {
-        png::ColorType::Rgba => (4, 3),
-        png::ColorType::Rgb => (3, 3),
-        png::ColorType::GrayscaleAlpha => (2, 1),
-        _ => (1, 1),
-    };
-    while let Ok(Some(row)) = reader.next_row() {
-        let dark = row
-            .data()
-            .chunks(stride)
-            .all(|px| px.iter().take(colors).all(|c| *c <= BLACK_LEVEL));
-        if !dark {
-            return false;
-        }
-    }
-    true
-}
-
-/// A processed image: bytes, size in px, all-black.
-type Processed = (Vec<u8>, (u32, u32), bool);
-
-/// CPU-bound image work, run on the blocking pool: blank check, optional downscale/re-encode.
-fn process(
-    png: Vec<u8>,
-    size: (u32, u32),
-    format: Format,
-    max_dim: Option<u32>,
-    quality: u8,
-) -> Result<Processed, ToolError> {
-    let blank = is_blank_png(&png);
-    let resize = max_dim.filter(|m| *m < size.0.max(size.1));
-    if format == Format::Png && resize.is_none() {
-        return Ok((png, size, blank));
-    }
-    let mut img = decode(&png)?;
-    if let Some(m) = resize {
-        img = img.resize(m, m, image::imageops::FilterType::Triangle);
-    }
-    let out_size = (img.width(), img.height());
-    Ok((encode(&img, format, quality)?, out_size, blank))
-}
-
-fn encode(img: &image::DynamicImage, format: Format, quality: u8) -> Result<Vec<u8>, ToolError> {
-    let mut out = Cursor::new(Vec::new());
-    let rgb = image::DynamicImage::ImageRgb8(img.to_rgb8());
-    let res = match format {
-        Format::Png => rgb.write_to(&mut out, image::ImageFormat::Png),
-        Format::Webp => image::DynamicImage::ImageRgba8(img.to_rgba8())
-            .write_to(&mut out, image::ImageFormat::WebP),
-        Format::Jpeg => rgb.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
-            &mut out, quality,
-        )),
-    };
-    res.map_err(|e| {
-        ToolError::new(
-            ErrorCode::InternalError,
-            format!("image encoding failed: {e}"),
-        )
-    })?;
-    Ok(out.into_inner())
-}
-
-/// The tool.
-pub async fn screenshot(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let format = Format::parse(args.get("format").and_then(Value::as_str));
-    let max_dim = args
-        .get("max_dimension")
-        .and_then(Value::as_u64)
-        .map(|v| v as u32);
-    let quality = args
-        .get("quality")
-        .and_then(Value::as_u64)
-        .unwrap_or(80)
-        .clamp(1, 100) as u8;
-    let display_arg = args.get("display_id").map(|v| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    });
-    let display = display_size(ctx).await?;
-    let (png, display_arg, display_choice) = capture_right_display(ctx, display_arg).await?;
-    let (_, info) = png_check::find_png(&png)
-        .map_err(|e| ToolError::new(ErrorCode::InvalidScreenshot, e.to_string()))?;
-    let dims = (info.width, info.height);
-    let (bytes, size, blank) =
-        tokio::task::spawn_blocking(move || process(png, dims, format, max_dim, quality))
-            .await
-            .map_err(|_| ToolError::new(ErrorCode::InternalError, "image task failed"))??;
-    let secure_window = if blank {
-        focused_secure(ctx).await
-    } else {
-        None
-    };
-    let issued = ctx
-        .files
-        .put(ctx.channel_id, bytes, format.mime(), format.ext())
-        .await
-        .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
-    let shot_id = crate::protocol::random_id("shot");
-    ctx.memory.add_shot(
-        shot_id.clone(),
-        ShotGeometry {
-            image: size,
-            display,
-        },
-    );
-    let mut out = json!({
-        "screenshot_id": shot_id,
-        "file_ref": issued.file_ref,
-        "download_url": issued.download_url,
-        "mime_type": issued.mime_type,
-        "width": size.0,
-        "height": size.1,
-        "byte_size": issued.byte_size,
-        "expires_at": issued.expires_at,
-        "display": {"id": display_arg, "chosen_by": display_choice, "width": display.0, "height": display.1},
-        "scale": {"x": f64::from(display.0) / f64::from(size.0.max(1)), "y": f64::from(display.1) / f64::from(size.1.max(1))},
-        "blank": blank,
-        "secure_window": secure_window.unwrap_or(false),
-    });
-    if blank {
-        out["hint"] = json!(if secure_window == Some(true) {
-            "the focused window is FLAG_SECURE: Android blacks it out of screenshots; read it with android_ui_tree"
-        } else {
-            "the frame is all black (screen off, or a protected surface); check android_device_status or use android_ui_tree"
-        });
-    }
-    Ok(out)
 }
 
 async fn focused_secure(ctx: &ToolCtx<'_>) -> Option<bool> {
@@ -305,26 +236,104 @@ async fn focused_secure(ctx: &ToolCtx<'_>) -> Option<bool> {
     secure::focused_window_secure(&text::decode_output(&out.stdout))
 }
 
-/// Card declaration.
-pub fn decl() -> ToolDecl {
-    ToolDecl {
-        tool_id: "android_screenshot",
-        title: "Take a screenshot",
-        description: "Capture the bound phone's screen. Returns screenshot_id, a file_ref and relative download_url (never inline bytes), mime_type, width/height of the image (px), display width/height (px, input space) and scale (display px per image px), byte_size (bytes), expires_at (Unix ms), blank (all-black frame) and secure_window (the focused window forbids capture). Coordinates read off this image can be passed to gestures with its screenshot_id. No side effects.",
-        side_effect: false,
-        input_schema: json!({"type": "object", "properties": {
+/// `android_screenshot`.
+pub struct Screenshot;
+
+impl DeviceTool for Screenshot {
+    const ID: &'static str = "android_screenshot";
+    const TITLE: &'static str = "Take a screenshot";
+    const DESCRIPTION: &'static str = "Capture the bound phone's screen. Returns screenshot_id, a file_ref and relative download_url (never inline bytes), mime_type, width/height of the image (px), display width/height (px, input space) and scale (display px per image px), byte_size (bytes), expires_at (Unix ms), blank (all-black frame) and secure_window (the focused window forbids capture). Coordinates read off this image can be passed to gestures with its screenshot_id. No side effects.";
+    const SIDE_EFFECT: SideEffect = SideEffect::None;
+    type Args = Args;
+    type Output = Output;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "properties": {
             "format": {"type": "string", "enum": ["png", "jpeg", "webp"], "description": "Image format (default png)."},
             "max_dimension": {"type": "integer", "minimum": 64, "maximum": 8192, "description": "Downscale so the longer side is at most this many px."},
             "quality": {"type": "integer", "minimum": 1, "maximum": 100, "description": "JPEG quality (default 80)."},
             "display_id": {"type": ["integer", "string"], "description": "Display to capture (screencap -d); default: the phone's default display."}
-        }}),
-        output_schema: json!({"type": "object", "required": ["screenshot_id", "file_ref", "download_url", "mime_type", "width", "height", "byte_size", "expires_at"]}),
+        }})
+    }
+
+    fn output_schema() -> Value {
+        let int = json!({"type": "integer"});
+        json!({"type": "object",
+        "required": ["screenshot_id", "file_ref", "download_url", "mime_type", "width", "height", "byte_size", "expires_at", "display", "scale", "blank", "secure_window"],
+        "properties": {
+            "screenshot_id": {"type": "string"}, "file_ref": {"type": "string"},
+            "download_url": {"type": "string"}, "mime_type": {"type": "string"},
+            "width": int, "height": int, "byte_size": int, "expires_at": int,
+            "display": {"type": "object", "required": ["id", "chosen_by", "width", "height"], "properties": {
+                "id": {"type": ["string", "null"]},
+                "chosen_by": {"type": "string", "enum": ["requested", "default", "display_on", "first_listed"]},
+                "width": int, "height": int
+            }},
+            "scale": {"type": "object", "required": ["x", "y"], "properties": {"x": {"type": "number"}, "y": {"type": "number"}}},
+            "blank": {"type": "boolean"}, "secure_window": {"type": "boolean"},
+            "hint": {"type": "string"}
+        }})
+    }
+
+    async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
+        let format = args.format;
+        let max_dim = args.max_dimension;
+        let quality = args.quality.unwrap_or(80).clamp(1, 100);
+        let display_arg = args.display_id.map(DisplayId::into_arg);
+        let display = display_size(ctx).await?;
+        let (png, display_arg, display_choice) = capture_right_display(ctx, display_arg).await?;
+        let (_, info) =
+            png_check::find_png(&png).map_err(|e| DeviceError::InvalidScreenshot(e.to_string()))?;
+        let dims = (info.width, info.height);
+        let (bytes, size, blank) =
+            tokio::task::spawn_blocking(move || process(png, dims, format, max_dim, quality))
+                .await
+                .map_err(|_| DeviceError::Internal("image task failed".into()))??;
+        let secure_window = if blank {
+            focused_secure(ctx).await
+        } else {
+            None
+        };
+        let file = file_refs::store(ctx, bytes, format.mime(), format.ext()).await?;
+        let screenshot_id = crate::protocol::random_id("shot");
+        ctx.last_seen.add_shot(
+            screenshot_id.clone(),
+            ShotGeometry {
+                image: size,
+                display,
+            },
+        );
+        let hint = blank.then_some(if secure_window == Some(true) {
+            "the focused window is FLAG_SECURE: Android blacks it out of screenshots; read it with android_ui_tree"
+        } else {
+            "the frame is all black (screen off, or a protected surface); check android_device_status or use android_ui_tree"
+        });
+        Ok(Output {
+            screenshot_id,
+            file,
+            width: size.0,
+            height: size.1,
+            display: ShotDisplay {
+                id: display_arg,
+                chosen_by: display_choice,
+                width: display.0,
+                height: display.1,
+            },
+            scale: Scale {
+                x: f64::from(display.0) / f64::from(size.0.max(1)),
+                y: f64::from(display.1) / f64::from(size.1.max(1)),
+            },
+            blank,
+            secure_window: secure_window.unwrap_or(false),
+            hint,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::tools::registry::assert_output;
 
     #[test]
     fn display_ids_from_surfaceflinger() {
@@ -335,5 +344,36 @@ mod tests {
         );
         assert!(parse_display_ids("Display 0 (internal, primary)").contains(&"0".to_string()));
         assert!(parse_display_ids("garbage").is_empty());
+    }
+
+    #[test]
+    fn outputs_match_the_schema() {
+        let mut out = Output {
+            screenshot_id: "shot_1".into(),
+            file: IssuedFile {
+                file_ref: "r".into(),
+                download_url: "/files/refs/r".into(),
+                mime_type: "image/png".into(),
+                byte_size: 10,
+                expires_at: 1,
+            },
+            width: 540,
+            height: 1200,
+            display: ShotDisplay {
+                id: None,
+                chosen_by: "default",
+                width: 1080,
+                height: 2400,
+            },
+            scale: Scale { x: 2.0, y: 2.0 },
+            blank: false,
+            secure_window: false,
+            hint: None,
+        };
+        assert_output::<Screenshot>(&out);
+        out.blank = true;
+        out.hint = Some("black");
+        out.display.id = Some("0".into());
+        assert_output::<Screenshot>(&out);
     }
 }

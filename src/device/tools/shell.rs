@@ -6,12 +6,13 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{ToolCtx, ToolError};
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
+use crate::device::policy::Policy;
 use crate::device::shell_quote::command_line;
-use crate::protocol::card::ToolDecl;
-use crate::protocol::ErrorCode;
 
 /// Deadline of one command.
 pub const SHELL_DEADLINE: Duration = Duration::from_secs(30);
@@ -21,15 +22,15 @@ const METACHARACTERS: &[char] = &[
     '{', '}', '[', ']', '!',
 ];
 
-fn deny(message: String) -> ToolError {
-    ToolError::new(ErrorCode::PolicyDenied, message)
+fn deny(message: String) -> DeviceError {
+    DeviceError::ShellRefused(message)
 }
 
 /// Checks `argv` against the policy; returns the rule index that allows it.
 pub fn check(
     argv: &[String],
     policy: &crate::device::policy::ShellPolicy,
-) -> Result<usize, ToolError> {
+) -> Result<usize, DeviceError> {
     let program = argv.first().ok_or_else(|| deny("argv is empty".into()))?;
     if let Some(bad) = argv
         .iter()
@@ -71,50 +72,79 @@ pub fn check(
     Err(deny(last_reason))
 }
 
-/// The tool.
-pub async fn shell(args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
-    let policy = &ctx.policy.shell;
-    if !policy.enabled {
-        return Err(deny(
-            "android_shell is disabled by policy rule [shell].enabled = false".into(),
-        ));
-    }
-    let argv: Vec<String> = args
-        .get("argv")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let rule = check(&argv, policy)?;
-    let cap = policy.max_output_bytes as usize;
-    let out = ctx
-        .link
-        .shell(&command_line(&argv), SHELL_DEADLINE, cap.max(1) * 4)
-        .await?;
-    let clip = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(cap)]).into_owned();
-    Ok(json!({
-        "exit_code": out.exit_code,
-        "stdout": clip(&out.stdout),
-        "stderr": clip(&out.stderr),
-        "truncated": out.stdout.len() > cap || out.stderr.len() > cap,
-        "rule": rule,
-    }))
+/// Arguments.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    /// Program and arguments.
+    pub argv: Vec<String>,
 }
 
-/// Card declaration.
-pub fn decl() -> ToolDecl {
-    ToolDecl {
-        tool_id: "android_shell",
-        title: "Run an allow-listed command",
-        description: "Run one allow-listed program on the bound phone, given as argv (no shell syntax: metacharacters are refused). Only programs and argument patterns in the device policy's [[shell.allow]] rules run; refusals name the rule. Output is capped.",
-        side_effect: true,
-        input_schema: json!({"type": "object", "required": ["argv"], "properties": {
+/// The result.
+#[derive(Debug, Serialize)]
+pub struct Output {
+    /// Exit status (`null` on legacy shell without a marker).
+    pub exit_code: Option<u8>,
+    /// Stdout, capped at `max_output_bytes` (lossy UTF-8).
+    pub stdout: String,
+    /// Stderr, capped likewise.
+    pub stderr: String,
+    /// Whether a stream was cut.
+    pub truncated: bool,
+    /// Index of the `[[shell.allow]]` rule that allowed it.
+    pub rule: usize,
+}
+
+/// `android_shell`.
+pub struct Shell;
+
+impl DeviceTool for Shell {
+    const ID: &'static str = "android_shell";
+    const TITLE: &'static str = "Run an allow-listed command";
+    const DESCRIPTION: &'static str = "Run one allow-listed program on the bound phone, given as argv (no shell syntax: metacharacters are refused). Only programs and argument patterns in the device policy's [[shell.allow]] rules run; refusals name the rule. Output is capped.";
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = Args;
+    type Output = Output;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "required": ["argv"], "properties": {
             "argv": {"type": "array", "minItems": 1, "maxItems": 32, "items": {"type": "string", "maxLength": 1000}, "description": "Program and arguments."}
-        }}),
-        output_schema: json!({"type": "object", "required": ["exit_code", "stdout", "stderr"]}),
+        }})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["exit_code", "stdout", "stderr", "truncated", "rule"], "properties": {
+            "exit_code": {"type": ["integer", "null"]}, "stdout": {"type": "string"},
+            "stderr": {"type": "string"}, "truncated": {"type": "boolean"},
+            "rule": {"type": "integer", "minimum": 0}
+        }})
+    }
+
+    /// Device Profile §7: no arbitrary shell unless the policy enables it.
+    fn in_card(policy: &Policy) -> bool {
+        policy.shell.enabled
+    }
+
+    async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
+        let policy = &ctx.policy.shell;
+        if !policy.enabled {
+            return Err(deny(
+                "android_shell is disabled by policy rule [shell].enabled = false".into(),
+            ));
+        }
+        let rule = check(&args.argv, policy)?;
+        let cap = policy.max_output_bytes as usize;
+        let out = ctx
+            .link
+            .shell(&command_line(&args.argv), SHELL_DEADLINE, cap.max(1) * 4)
+            .await?;
+        let clip = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(cap)]).into_owned();
+        Ok(Output {
+            exit_code: out.exit_code,
+            stdout: clip(&out.stdout),
+            stderr: clip(&out.stderr),
+            truncated: out.stdout.len() > cap || out.stderr.len() > cap,
+            rule,
+        })
     }
 }
 
@@ -122,6 +152,7 @@ pub fn decl() -> ToolDecl {
 mod tests {
     use super::*;
     use crate::device::policy::{ShellPolicy, ShellRule};
+    use crate::device::tools::registry::assert_output;
 
     fn policy() -> ShellPolicy {
         ShellPolicy {
@@ -144,6 +175,17 @@ mod tests {
         assert!(check(&v(&["getprop", "RO.X"]), &p).is_err());
         assert!(check(&v(&["rm", "-r", "-f", "/sdcard"]), &p).is_err());
         let e = check(&v(&["getprop", "a;reboot"]), &p).unwrap_err();
-        assert!(e.message.contains("metacharacter"));
+        assert!(e.to_string().contains("metacharacter"));
+    }
+
+    #[test]
+    fn outputs_match_the_schema() {
+        assert_output::<Shell>(&Output {
+            exit_code: None,
+            stdout: "x".into(),
+            stderr: String::new(),
+            truncated: false,
+            rule: 0,
+        });
     }
 }

@@ -1,6 +1,7 @@
-//! What the agent last saw on a channel: the last UI snapshot (so `element_id`s resolve to the
-//! bounds the agent read) and recent screenshots' geometry (so coordinates read off a scaled
-//! screenshot map back to the display: the one coordinate contract, field bugs 14–15).
+//! What the agent last saw on a channel ([`LastSeen`]): the last UI snapshot (so `element_id`s
+//! resolve to the bounds the agent read) and recent screenshots' geometry (so coordinates read
+//! off a scaled screenshot map back to the display: the one coordinate contract, field bugs
+//! 14–15).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -45,9 +46,9 @@ pub struct ShotGeometry {
     pub display: (u32, u32),
 }
 
-/// Per-channel memory.
+/// What the agent last saw on one channel.
 #[derive(Debug, Default)]
-pub struct ChannelMemory {
+pub struct LastSeen {
     ui: Mutex<Option<UiSnapshot>>,
     shots: Mutex<VecDeque<(String, ShotGeometry)>>,
 }
@@ -56,7 +57,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl ChannelMemory {
+impl LastSeen {
     /// Remembers the latest UI snapshot (replacing the previous one).
     pub fn set_ui(&self, snap: UiSnapshot) {
         *lock(&self.ui) = Some(snap);

@@ -1,0 +1,192 @@
+//! [`DeviceError`]: why a device tool failed, mapped once ([`DeviceError::code`]) to the stable
+//! protocol [`ErrorCode`]s listed in `docs/protocol.md`. Messages never carry user text beyond
+//! what the phone printed, nor secrets; where there is a fix, they name it.
+
+use crate::adb::AdbError;
+use crate::protocol::ErrorCode;
+
+/// A device-side failure of a tool call.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// Arguments the schema lets through but the tool cannot use (the message names the field).
+    #[error("{0}")]
+    InvalidArguments(String),
+    /// No element matches the `element_id` or selector (message says which).
+    #[error("{0}")]
+    ElementNotFound(String),
+    /// `snapshot_id` is not the channel's latest UI snapshot.
+    #[error("snapshot_id is not the latest android_ui_tree result; read the UI tree again")]
+    StaleSnapshot,
+    /// A point outside the display or a screenshot (`area`), with the valid range (px).
+    #[error(
+        "({x}, {y}) is outside {area}: x must be in 0..={}, y in 0..={} (px)",
+        .width.saturating_sub(1),
+        .height.saturating_sub(1)
+    )]
+    OutOfBounds {
+        /// X asked for, px.
+        x: i64,
+        /// Y asked for, px.
+        y: i64,
+        /// `the display` or `screenshot <id>`.
+        area: String,
+        /// Width of the area, px.
+        width: u32,
+        /// Height of the area, px.
+        height: u32,
+    },
+    /// Text the available input method cannot type (message names the fix).
+    #[error("{0}")]
+    UnsupportedText(String),
+    /// `uiautomator dump` gave no tree (message starts `ui_dump_failed (reason: …)`).
+    #[error("{0}")]
+    UiDumpFailed(String),
+    /// `screencap` did not return a usable PNG.
+    #[error("{0}")]
+    InvalidScreenshot(String),
+    /// `pm path` lists no APK for the package.
+    #[error("{package} is not installed on the bound phone{hint}")]
+    AppNotInstalled {
+        /// The package asked for.
+        package: String,
+        /// Extra advice appended to the message (may be empty).
+        hint: &'static str,
+    },
+    /// Installed, but no LAUNCHER / LEANBACK_LAUNCHER activity.
+    #[error("{package} is installed but has no LAUNCHER or LEANBACK_LAUNCHER activity; it cannot be opened from a launcher")]
+    NoLauncherActivity {
+        /// The package asked for.
+        package: String,
+    },
+    /// A device command failed; the message carries the telling line the phone printed.
+    #[error("{0}")]
+    CommandFailed(String),
+    /// The phone refused (SecurityException, permission denied, user restriction).
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// The device policy refuses the call; `rule` names the policy key.
+    #[error("refused by device policy rule `{rule}`: {why}")]
+    Policy {
+        /// The policy key, e.g. `gates.allow_install`.
+        rule: &'static str,
+        /// Why, with the fix where there is one.
+        why: String,
+    },
+    /// The `[shell]` policy refuses an argv (its own wording names the rule).
+    #[error("{0}")]
+    ShellRefused(String),
+    /// A file exceeds `files.max_pull_bytes` / `max_push_bytes`.
+    #[error("{0}")]
+    FileTooLarge(String),
+    /// The device path does not exist.
+    #[error("{path} does not exist on the phone")]
+    FileNotFound {
+        /// The normalised device path.
+        path: String,
+    },
+    /// A `file_ref` argument that does not resolve for the calling channel.
+    #[error("file_ref is unknown, expired or belongs to another channel; upload the file with POST /files/uploads on this channel")]
+    UnknownFileRef,
+    /// An uploaded file whose bytes vanished from the cache before use.
+    #[error("the uploaded file is gone")]
+    UploadGone,
+    /// The transport or the adb server failed (offline, unauthorized, timeout, …).
+    #[error(transparent)]
+    Adb(#[from] AdbError),
+    /// A failure of this process (file cache, image encoding), not of the phone.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl DeviceError {
+    /// The one mapping to protocol error codes.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            DeviceError::InvalidArguments(_)
+            | DeviceError::UnknownFileRef
+            | DeviceError::UploadGone => ErrorCode::InvalidArguments,
+            DeviceError::ElementNotFound(_) => ErrorCode::ElementNotFound,
+            DeviceError::StaleSnapshot => ErrorCode::StaleSnapshot,
+            DeviceError::OutOfBounds { .. } => ErrorCode::OutOfBounds,
+            DeviceError::UnsupportedText(_) => ErrorCode::UnsupportedText,
+            DeviceError::UiDumpFailed(_) => ErrorCode::UiDumpFailed,
+            DeviceError::InvalidScreenshot(_) => ErrorCode::InvalidScreenshot,
+            DeviceError::AppNotInstalled { .. } => ErrorCode::AppNotInstalled,
+            DeviceError::NoLauncherActivity { .. } => ErrorCode::NoLauncherActivity,
+            DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
+            DeviceError::PermissionDenied(_) => ErrorCode::DevicePermissionDenied,
+            DeviceError::Policy { .. } | DeviceError::ShellRefused(_) => ErrorCode::PolicyDenied,
+            DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,
+            DeviceError::FileNotFound { .. } => ErrorCode::FileNotFound,
+            DeviceError::Adb(e) => adb_code(e),
+            DeviceError::Internal(_) => ErrorCode::InternalError,
+        }
+    }
+
+    /// A command failure, or a permission refusal when `denied` (the phone's answer said so).
+    pub fn command(denied: bool, message: String) -> DeviceError {
+        if denied {
+            DeviceError::PermissionDenied(message)
+        } else {
+            DeviceError::CommandFailed(message)
+        }
+    }
+
+    /// The same failure with its message rewritten by `f` (for the two command-failure kinds;
+    /// other kinds are returned unchanged).
+    pub fn reword(self, f: impl FnOnce(String) -> String) -> DeviceError {
+        match self {
+            DeviceError::CommandFailed(m) => DeviceError::CommandFailed(f(m)),
+            DeviceError::PermissionDenied(m) => DeviceError::PermissionDenied(f(m)),
+            other => other,
+        }
+    }
+}
+
+/// Protocol code of a transport failure.
+fn adb_code(e: &AdbError) -> ErrorCode {
+    match e {
+        AdbError::ServerUnavailable { .. } => ErrorCode::AdbServerUnavailable,
+        AdbError::DeviceNotFound | AdbError::DeviceOffline => ErrorCode::DeviceOffline,
+        AdbError::DeviceUnauthorized => ErrorCode::DeviceUnauthorized,
+        AdbError::NoPermissions => ErrorCode::DeviceNoPermissions,
+        AdbError::Timeout { .. } => ErrorCode::DeviceTimeout,
+        AdbError::OutputTooLarge { .. }
+        | AdbError::Refused(_)
+        | AdbError::Protocol(_)
+        | AdbError::Io(_) => ErrorCode::DeviceCommandFailed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_keep_their_wording() {
+        let e = DeviceError::OutOfBounds {
+            x: 5000,
+            y: 1,
+            area: "the display".into(),
+            width: 1080,
+            height: 2400,
+        };
+        assert_eq!(e.code(), ErrorCode::OutOfBounds);
+        assert_eq!(
+            e.to_string(),
+            "(5000, 1) is outside the display: x must be in 0..=1079, y in 0..=2399 (px)"
+        );
+        let e = DeviceError::Policy {
+            rule: "gates.allow_install",
+            why: "off".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "refused by device policy rule `gates.allow_install`: off"
+        );
+        assert_eq!(
+            DeviceError::from(AdbError::DeviceUnauthorized).code(),
+            ErrorCode::DeviceUnauthorized
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! `android_app_launch`: resolve the LAUNCHER activity (LEANBACK_LAUNCHER fallback), refuse
+//! high-risk apps (`[risk]` of the device policy), `am start -n PKG/ACT`, then poll the
+//! foreground package (`dumpsys window windows` focus, `dumpsys activity activities` resumed
+//! activity, parsed by `device::parse::window`) for up to [`VERIFY_WINDOW`]. Never `monkey`
+//! (field bug 16).
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::phone::command::{self, am_failure, compound, sections};
+use super::phone::packages::{check_package, cmd_unsupported, package_schema, LAUNCHER, LEANBACK};
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
+use crate::device::parse::{package, window};
+use crate::device::policy::glob;
+use crate::device::shell_quote::command_line;
+
+/// Deadline of each shell call of `android_app_launch`.
+pub const LAUNCH_DEADLINE: Duration = Duration::from_secs(10);
+/// How long `android_app_launch` waits for the package to reach the foreground.
+pub const VERIFY_WINDOW: Duration = Duration::from_secs(5);
+/// Pause between foreground checks.
+const VERIFY_POLL: Duration = Duration::from_millis(250);
+/// Output cap of each shell call (bytes; `dumpsys activity activities` can be ~1 MB).
+const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
+
+/// Refuses packages and activities listed under `[risk]` of the device policy.
+fn check_risk(ctx: &ToolCtx<'_>, pkg: &str, activity: Option<&str>) -> Result<(), DeviceError> {
+    if let Some(g) = ctx
+        .policy
+        .risk
+        .refuse_packages
+        .iter()
+        .find(|g| glob(g, pkg))
+    {
+        return Err(DeviceError::Policy {
+            rule: "risk.refuse_packages",
+            why: format!("{pkg} matches `{g}`"),
+        });
+    }
+    if let Some(act) = activity {
+        let comp = format!("{pkg}/{act}");
+        if let Some(g) = ctx
+            .policy
+            .risk
+            .refuse_activities
+            .iter()
+            .find(|g| glob(g, &comp))
+        {
+            return Err(DeviceError::Policy {
+                rule: "risk.refuse_activities",
+                why: format!("{comp} matches `{g}`"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The launcher activity of `pkg` as `(component, category)`, or the precise reason there is none.
+async fn resolve_launcher(
+    ctx: &ToolCtx<'_>,
+    pkg: &str,
+) -> Result<(String, &'static str), DeviceError> {
+    let resolve = |cat: &str| {
+        command_line(&[
+            "cmd",
+            "package",
+            "resolve-activity",
+            "--brief",
+            "-c",
+            cat,
+            pkg,
+        ])
+    };
+    let cmd = compound(&[
+        resolve(LAUNCHER),
+        resolve(LEANBACK),
+        command_line(&["pm", "path", pkg]),
+    ]);
+    let out = command::run(ctx, &cmd, LAUNCH_DEADLINE, OUTPUT_LIMIT).await?;
+    let s = sections(&out.stdout, 3);
+    for (text, category) in [(&s[0], "launcher"), (&s[1], "leanback")] {
+        if let Some((p, class)) = package::parse_resolve_activity_brief(text) {
+            if p == pkg {
+                return Ok((format!("{p}/{class}"), category));
+            }
+        }
+    }
+    if cmd_unsupported(&s[0]) && cmd_unsupported(&s[1]) {
+        return Err(DeviceError::CommandFailed(
+            "this phone has no `cmd package resolve-activity` (Android 7+ is required to launch apps)".into(),
+        ));
+    }
+    if !s[2].lines().any(|l| l.trim().starts_with("package:")) {
+        return Err(DeviceError::AppNotInstalled {
+            package: pkg.to_string(),
+            hint: " (see android_app_list)",
+        });
+    }
+    Err(DeviceError::NoLauncherActivity {
+        package: pkg.to_string(),
+    })
+}
+
+/// The foreground package: focused window, else resumed activity.
+async fn foreground(ctx: &ToolCtx<'_>) -> Result<(Option<String>, Option<String>), DeviceError> {
+    let cmd = compound(&[
+        command_line(&["dumpsys", "window", "windows"]),
+        command_line(&["dumpsys", "activity", "activities"]),
+    ]);
+    let out = command::run(ctx, &cmd, LAUNCH_DEADLINE, OUTPUT_LIMIT).await?;
+    let s = sections(&out.stdout, 2);
+    let focus = window::parse_current_focus(&s[0]).and_then(|f| f.package);
+    let resumed = window::parse_resumed_activity(&s[1]).map(|(p, _)| p);
+    Ok((focus, resumed))
+}
+
+/// Arguments.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    /// Package to launch.
+    pub package: String,
+}
+
+/// The result.
+#[derive(Debug, Serialize)]
+pub struct Output {
+    /// The package.
+    pub package: String,
+    /// `PKG/ACTIVITY` started.
+    pub component: String,
+    /// `launcher` or `leanback`.
+    pub launcher_category: &'static str,
+    /// The foreground package seen (the package itself).
+    pub foreground_package: String,
+    /// Always `true`: the package reached the foreground.
+    pub verified: bool,
+    /// From `am start` to the foreground, ms.
+    pub elapsed_ms: u64,
+}
+
+/// `android_app_launch`.
+pub struct AppLaunch;
+
+impl DeviceTool for AppLaunch {
+    const ID: &'static str = "android_app_launch";
+    const TITLE: &'static str = "Launch an app";
+    const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), policy_denied (high-risk app), device_command_failed (started but not in the foreground, e.g. locked screen).";
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = Args;
+    type Output = Output;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "required": ["package"], "properties": {
+            "package": package_schema("Android package name (e.g. com.android.settings) to launch.")
+        }})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["package", "component", "launcher_category", "foreground_package", "verified", "elapsed_ms"], "properties": {
+            "package": {"type": "string"}, "component": {"type": "string"},
+            "launcher_category": {"type": "string", "enum": ["launcher", "leanback"]},
+            "foreground_package": {"type": "string"}, "verified": {"const": true},
+            "elapsed_ms": {"type": "integer", "minimum": 0}
+        }})
+    }
+
+    async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
+        let pkg = check_package(&args.package)?;
+        check_risk(ctx, pkg, None)?;
+        let (component, category) = resolve_launcher(ctx, pkg).await?;
+        let activity = component.split_once('/').map(|(_, a)| a);
+        check_risk(ctx, pkg, activity)?;
+        let started = Instant::now();
+        let out = command::run(
+            ctx,
+            &command_line(&["am", "start", "-n", &component]),
+            LAUNCH_DEADLINE,
+            OUTPUT_LIMIT,
+        )
+        .await?;
+        if let Some(e) = am_failure(&out, "am start") {
+            return Err(e);
+        }
+        loop {
+            let (focus, resumed) = foreground(ctx).await?;
+            if focus.as_deref() == Some(pkg) || resumed.as_deref() == Some(pkg) {
+                return Ok(Output {
+                    package: pkg.to_string(),
+                    component,
+                    launcher_category: category,
+                    foreground_package: pkg.to_string(),
+                    verified: true,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                });
+            }
+            if started.elapsed() >= VERIFY_WINDOW {
+                let now = focus.or(resumed).unwrap_or_else(|| "unknown".into());
+                return Err(DeviceError::CommandFailed(format!("am start succeeded but {pkg} did not reach the foreground within {} s (foreground: {now}); the screen may be locked or the app closed itself — check android_screenshot", VERIFY_WINDOW.as_secs())));
+            }
+            tokio::time::sleep(VERIFY_POLL).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::tools::registry::assert_output;
+
+    #[test]
+    fn outputs_match_the_schema() {
+        assert_output::<AppLaunch>(&Output {
+            package: "com.android.settings".into(),
+            component: "com.android.settings/.Settings".into(),
+            launcher_category: "launcher",
+            foreground_package: "com.android.settings".into(),
+            verified: true,
+            elapsed_ms: 120,
+        });
+    }
+}

@@ -1,0 +1,307 @@
+//! `android_input_text`: types text into the focused field, exactly (field bugs 1–5).
+//!
+//! - Printable ASCII and newlines go through `input text` (AOSP `InputShellCommand.java`): argv
+//!   quoted once for `sh` (no metacharacter can start a command), `%s` split so it stays literal,
+//!   a newline pressed as ENTER between lines.
+//! - Anything else goes through an ADBKeyboard-compatible IME (`senzhk/ADBKeyBoard` `AdbIME.java`)
+//!   with the text as a base64 broadcast payload (quotes and newlines never reach a parser); the
+//!   previous IME is restored afterwards. Without such an IME the call fails with
+//!   `unsupported_text` naming the fix.
+//! - Afterwards the focused field is read back from a UI dump and the result says whether it
+//!   holds the text (`verified`), never claiming success for nothing typed.
+
+use std::time::Duration;
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::phone::command;
+use super::phone::input::{run_input, TEXT_DEADLINE};
+use super::phone::ui::focused_node;
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
+use crate::device::shell_quote::command_line;
+
+/// The ADBKeyboard IME id.
+pub const ADB_KEYBOARD_IME: &str = "com.android.adbkeyboard/.AdbIME";
+/// Deadline of IME queries and switches.
+const IME_DEADLINE: Duration = Duration::from_secs(10);
+
+fn is_input_text_safe(text: &str) -> bool {
+    text.chars()
+        .all(|c| c.is_ascii_graphic() || c == ' ' || c == '\n')
+}
+
+async fn shell_text(ctx: &ToolCtx<'_>, cmd: &str) -> Result<String, DeviceError> {
+    Ok(command::run(ctx, cmd, IME_DEADLINE, 1 << 20).await?.stdout)
+}
+
+/// Splits one line so that no piece contains `%s` (which `input text` turns into a space:
+/// AOSP `cmds/input/.../InputShellCommand.java sendText`): `100%sure` → [`100%`, `sure`].
+pub fn split_percent_s(line: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        current.push(c);
+        if c == '%' && chars.peek() == Some(&'s') {
+            pieces.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// Builds the command line typing `text`: one quoted `input text` per piece, `input keyevent 66`
+/// (ENTER) between lines, joined with `&&` so a failure stops the rest.
+pub fn text_command(text: &str) -> Result<String, DeviceError> {
+    if let Some(bad) = text
+        .chars()
+        .find(|c| !(c.is_ascii_graphic() || *c == ' ' || *c == '\n'))
+    {
+        return Err(DeviceError::UnsupportedText(format!(
+            "character U+{:04X} cannot be typed with `input text` (ASCII only); install an ADBKeyboard-compatible IME for Unicode input",
+            bad as u32
+        )));
+    }
+    let mut steps = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            steps.push(command_line(&["input", "keyevent", "66"]));
+        }
+        for piece in split_percent_s(line) {
+            steps.push(command_line(&["input", "text", &piece]));
+        }
+    }
+    Ok(steps.join(" && "))
+}
+/// Types through ADBKeyboard; restores the previous IME whatever happens.
+async fn type_with_ime(
+    ctx: &ToolCtx<'_>,
+    text: &str,
+    clear: bool,
+    submit: bool,
+) -> Result<(), DeviceError> {
+    let imes = shell_text(ctx, "ime list -a -s").await?;
+    if !imes.lines().any(|l| l.trim() == ADB_KEYBOARD_IME) {
+        return Err(DeviceError::UnsupportedText(
+            "this text needs an IME: `input text` types printable ASCII only (non-ASCII crashes it with a NullPointerException). Install ADBKeyboard (com.android.adbkeyboard) on the phone, or type ASCII".into(),
+        ));
+    }
+    let previous = shell_text(ctx, "settings get secure default_input_method")
+        .await?
+        .trim()
+        .to_string();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let mut steps = vec![
+        command_line(&["ime", "enable", ADB_KEYBOARD_IME]),
+        command_line(&["ime", "set", ADB_KEYBOARD_IME]),
+    ];
+    if clear {
+        steps.push(command_line(&["am", "broadcast", "-a", "ADB_CLEAR_TEXT"]));
+    }
+    steps.push(command_line(&[
+        "am",
+        "broadcast",
+        "-a",
+        "ADB_INPUT_B64",
+        "--es",
+        "msg",
+        &b64,
+    ]));
+    if submit {
+        steps.push(command_line(&["input", "keyevent", "66"]));
+    }
+    let typed = run_input(ctx, &steps.join(" && "), TEXT_DEADLINE).await;
+    if !previous.is_empty() && previous != "null" && previous != ADB_KEYBOARD_IME {
+        let restore = command_line(&["ime", "set", &previous]);
+        if let Err(e) = run_input(ctx, &restore, IME_DEADLINE).await {
+            tracing::warn!(code = %e.code(), "could not restore the previous IME");
+        }
+    }
+    typed
+}
+
+/// Clears the focused field with `input`: move to its end, then one DEL per character.
+async fn clear_with_input(ctx: &ToolCtx<'_>) -> Result<(), DeviceError> {
+    let len = focused_node(ctx)
+        .await?
+        .map(|n| n.text.chars().count())
+        .unwrap_or(0);
+    if len == 0 {
+        return Ok(());
+    }
+    let mut argv = vec!["input".to_string(), "keyevent".into(), "123".into()];
+    argv.extend(std::iter::repeat_n("67".to_string(), len.min(5000)));
+    run_input(ctx, &command_line(&argv), TEXT_DEADLINE).await
+}
+
+/// Arguments.
+#[derive(Debug, Deserialize)]
+pub struct Args {
+    /// Text to type (CRLF counts as a line break).
+    pub text: String,
+    /// Empty the focused field first.
+    #[serde(default)]
+    pub clear_first: bool,
+    /// Press Enter after typing.
+    #[serde(default)]
+    pub submit: bool,
+}
+
+/// How the text was typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// `input text`.
+    InputText,
+    /// ADBKeyboard broadcast.
+    ImeBroadcast,
+}
+
+/// The result.
+#[derive(Debug, Serialize)]
+pub struct Output {
+    /// Characters typed.
+    pub typed_chars: usize,
+    /// How.
+    pub method: Method,
+    /// Whether the focused field holds the text (`null` when unreadable, e.g. password).
+    pub verified: Option<bool>,
+    /// The focused field's text read back (`null` when unreadable).
+    pub field_text: Option<String>,
+    /// What to check when the text may not have landed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<&'static str>,
+}
+
+/// `android_input_text`.
+pub struct InputText;
+
+impl DeviceTool for InputText {
+    const ID: &'static str = "android_input_text";
+    const TITLE: &'static str = "Type text";
+    const DESCRIPTION: &'static str = "Type text into the focused field of the bound phone, exactly as given: every character is data, never shell syntax; `%s` is typed literally; a newline presses Enter between lines. Non-ASCII text (any script, emoji) goes through an ADBKeyboard-compatible IME when the phone has one (else unsupported_text says how to fix it). clear_first empties the field first; submit presses Enter after. The result reads the field back: verified true/false (null when it cannot be read, e.g. password fields). Tap a text field first.";
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = Args;
+    type Output = Output;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Text to type."},
+            "clear_first": {"type": "boolean", "description": "Empty the focused field first (default false)."},
+            "submit": {"type": "boolean", "description": "Press Enter after typing (default false)."}
+        }})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["typed_chars", "method", "verified", "field_text"], "properties": {
+            "typed_chars": {"type": "integer", "minimum": 0},
+            "method": {"type": "string", "enum": ["input_text", "ime_broadcast"]},
+            "verified": {"type": ["boolean", "null"]},
+            "field_text": {"type": ["string", "null"]},
+            "warning": {"type": "string"}
+        }})
+    }
+
+    async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
+        // Windows clients send CRLF; a line break is a line break.
+        let normalized = args.text.replace("\r\n", "\n");
+        let text = normalized.as_str();
+        let (clear, submit) = (args.clear_first, args.submit);
+        let method = ctx.policy.quirks.text_input.as_str();
+        let via_ime = method == "adbkeyboard" || !is_input_text_safe(text);
+        if via_ime {
+            type_with_ime(ctx, text, clear, submit).await?;
+        } else {
+            if clear {
+                clear_with_input(ctx).await?;
+            }
+            let mut cmd = text_command(text)?;
+            if submit {
+                cmd.push_str(" && ");
+                cmd.push_str(&command_line(&["input", "keyevent", "66"]));
+            }
+            run_input(ctx, &cmd, TEXT_DEADLINE).await?;
+        }
+        let field = focused_node(ctx).await.ok().flatten();
+        let (verified, field_text) = match &field {
+            Some(n) if n.password => (None, None),
+            Some(n) => (
+                Some(if clear {
+                    n.text == text
+                } else {
+                    n.text.ends_with(text)
+                }),
+                Some(n.text.clone()),
+            ),
+            None => (None, None),
+        };
+        let warning = if verified == Some(false) {
+            Some("the focused field does not hold the typed text; observe the screen before retrying")
+        } else if field.is_none() && !submit {
+            Some("no focused field after typing; the text may have gone nowhere — tap a text field first")
+        } else {
+            None
+        };
+        Ok(Output {
+            typed_chars: text.chars().count(),
+            method: if via_ime {
+                Method::ImeBroadcast
+            } else {
+                Method::InputText
+            },
+            verified,
+            field_text,
+            warning,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::tools::registry::assert_output;
+    use crate::protocol::ErrorCode;
+
+    #[test]
+    fn percent_s_is_split_so_it_stays_literal() {
+        assert_eq!(
+            split_percent_s("Some%sText%s!"),
+            vec!["Some%", "sText%", "s!"]
+        );
+        assert_eq!(split_percent_s("100%sure"), vec!["100%", "sure"]);
+        assert_eq!(split_percent_s("plain"), vec!["plain"]);
+    }
+
+    #[test]
+    fn text_command_quotes_everything_and_maps_newline_to_enter() {
+        let cmd = text_command("a;reboot\nit's").unwrap();
+        assert_eq!(
+            cmd,
+            "'input' 'text' 'a;reboot' && 'input' 'keyevent' '66' && 'input' 'text' 'it'\\''s'"
+        );
+        let err = text_command("שלום").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::UnsupportedText);
+    }
+
+    #[test]
+    fn outputs_match_the_schema() {
+        let mut out = Output {
+            typed_chars: 3,
+            method: Method::InputText,
+            verified: Some(true),
+            field_text: Some("abc".into()),
+            warning: None,
+        };
+        assert_output::<InputText>(&out);
+        out.verified = None;
+        out.field_text = None;
+        out.method = Method::ImeBroadcast;
+        out.warning = Some("no focused field");
+        assert_output::<InputText>(&out);
+    }
+}

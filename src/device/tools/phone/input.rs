@@ -1,0 +1,55 @@
+//! Running `input …` (and other commands whose only answer is success or an exception) with
+//! their failure mapped to a device error.
+
+use std::time::Duration;
+
+use crate::device::error::DeviceError;
+use crate::device::tools::ToolCtx;
+
+/// Deadline of a tap or key press.
+pub const INPUT_DEADLINE: Duration = Duration::from_secs(5);
+/// Deadline of typing (`input text` is ~20 ms per character on real phones).
+pub const TEXT_DEADLINE: Duration = Duration::from_secs(30);
+/// Cap of output of input commands (bytes).
+const OUTPUT_LIMIT: usize = 64 * 1024;
+
+/// Runs an input command and maps a failure (non-zero exit or error text) to
+/// `device_command_failed`, or `device_permission_denied` on a SecurityException.
+pub async fn run_input(
+    ctx: &ToolCtx<'_>,
+    cmd: &str,
+    deadline: Duration,
+) -> Result<(), DeviceError> {
+    let out = ctx.link.shell(cmd, deadline, OUTPUT_LIMIT).await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // No status at all (legacy shell whose marker never printed) is not a success.
+    let failed = out.exit_code != Some(0)
+        || stdout.contains("Exception")
+        || stderr.contains("Exception")
+        || stdout.contains("inaccessible or not found");
+    if failed {
+        let denied = stderr.contains("SecurityException") || stdout.contains("SecurityException");
+        let first = stderr
+            .lines()
+            .chain(stdout.lines())
+            .next()
+            .unwrap_or("")
+            .to_string();
+        return Err(DeviceError::command(
+            denied,
+            format!("input failed (exit {:?}): {first}", out.exit_code),
+        ));
+    }
+    Ok(())
+}
+
+/// Deadline of a gesture held for `ms`: [`INPUT_DEADLINE`] plus the hold.
+pub fn gesture_deadline(ms: u64) -> Duration {
+    INPUT_DEADLINE + Duration::from_millis(ms)
+}
+
+/// Schema of a gesture's `duration_ms` argument (1..=`max` ms, `default` when absent).
+pub fn duration_schema(default: u64, max: u64) -> serde_json::Value {
+    serde_json::json!({"type": "integer", "minimum": 1, "maximum": max, "description": format!("Duration in ms (default {default}).")})
+}

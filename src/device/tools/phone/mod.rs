@@ -1,0 +1,20 @@
+//! Operations on the bound phone that several tools share. Tool files call this module (and
+//! `device::parse`, `device::shell_quote`, the registry types), never each other.
+//!
+//! - [`command`]: run a quoted command line, decode its text, split compound output, judge `am`.
+//! - [`input`]: run `input …` with failures mapped.
+//! - [`display`]: the display's input size and its per-channel cache.
+//! - [`ui`]: `uiautomator dump` with retries, snapshots, the focused node.
+//! - [`target`]: where a gesture lands (coordinates, screenshot space, element, selector).
+//! - [`packages`]: package names, `pm path`, launcher categories.
+//! - [`file_refs`]: uploads in and pulled files out of the connector's file cache.
+//! - [`last_seen`]: what the agent last saw on the channel (UI snapshot, screenshot geometry).
+
+pub mod command;
+pub mod display;
+pub mod file_refs;
+pub mod input;
+pub mod last_seen;
+pub mod packages;
+pub mod target;
+pub mod ui;

@@ -1,0 +1,113 @@
+//! Reading the UI: `uiautomator dump` with bounded, time-boxed retries (field bugs 9, 10), the
+//! meaningful elements of a dump as a snapshot with stable `element_id`s, and the focused node.
+
+use std::time::{Duration, Instant};
+
+use super::last_seen::{SnapshotElement, UiSnapshot};
+use crate::device::error::DeviceError;
+use crate::device::parse::{text, uiautomator};
+use crate::device::tools::ToolCtx;
+
+/// Deadline of one UI read over all attempts (`uiautomator dump` can take seconds on busy
+/// screens).
+pub const UI_TREE_DEADLINE: Duration = Duration::from_secs(20);
+/// Cap of text output of observation commands (bytes).
+pub const TEXT_LIMIT: usize = 8 * 1024 * 1024;
+/// Attempts of `uiautomator dump` for transient failures (not idle, null root, busy).
+pub const UI_DUMP_ATTEMPTS: u32 = 4;
+/// Pause between attempts (ms): lets an animation settle.
+pub const UI_DUMP_BACKOFF: Duration = Duration::from_millis(250);
+
+/// The typed reason of a failed dump (field bugs 9, 10).
+fn dump_reason(e: &uiautomator::UiDumpError) -> &'static str {
+    match e {
+        uiautomator::UiDumpError::NotIdle => "not_idle",
+        uiautomator::UiDumpError::NullRoot => "null_root",
+        uiautomator::UiDumpError::AutomationBusy => "automation_busy",
+        _ => "parse_error",
+    }
+}
+
+/// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen).
+pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump, DeviceError> {
+    let started = Instant::now();
+    let mut last = None;
+    for attempt in 1..=UI_DUMP_ATTEMPTS {
+        let left = UI_TREE_DEADLINE.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        let out = ctx
+            .link
+            .shell("uiautomator dump /dev/tty", left, TEXT_LIMIT)
+            .await?;
+        let output = text::decode_output(&out.stdout);
+        match uiautomator::parse_uiautomator_dump(&output) {
+            Ok(dump) => return Ok(dump),
+            Err(e) => {
+                tracing::debug!(attempt, reason = dump_reason(&e), "uiautomator dump failed");
+                last = Some(e);
+            }
+        }
+        if attempt < UI_DUMP_ATTEMPTS {
+            tokio::time::sleep(UI_DUMP_BACKOFF).await;
+        }
+    }
+    let reason = last.as_ref().map(dump_reason).unwrap_or("timeout");
+    Err(DeviceError::UiDumpFailed(format!(
+        "ui_dump_failed (reason: {reason}) after {UI_DUMP_ATTEMPTS} attempts: {}; wait for the screen to settle or use android_screenshot",
+        last.map(|e| e.to_string()).unwrap_or_default()
+    )))
+}
+
+/// Whether a node is worth showing the agent: visible (or `include_invisible`) and carrying
+/// text, a description, an id, or an interaction.
+pub fn meaningful(n: &uiautomator::UiNode, include_invisible: bool) -> bool {
+    let visible = n.bounds.right > n.bounds.left && n.bounds.bottom > n.bounds.top;
+    (visible || include_invisible)
+        && (!n.text.is_empty()
+            || !n.content_desc.is_empty()
+            || !n.resource_id.is_empty()
+            || n.clickable
+            || n.focusable
+            || n.scrollable
+            || n.long_clickable)
+}
+
+/// Dumps the UI and builds a snapshot of its meaningful elements; `remember` stores it as the
+/// channel's latest (the one `element_id`s refer to).
+pub async fn take_snapshot(ctx: &ToolCtx<'_>, remember: bool) -> Result<UiSnapshot, DeviceError> {
+    let dump = dump_with_retries(ctx).await?;
+    let snap = snapshot_of(&dump, false);
+    if remember {
+        ctx.last_seen.set_ui(snap.clone());
+    }
+    Ok(snap)
+}
+
+/// The snapshot of a dump: its meaningful nodes numbered `e0`, `e1`, … in document order.
+pub fn snapshot_of(dump: &uiautomator::UiDump, include_invisible: bool) -> UiSnapshot {
+    UiSnapshot {
+        snapshot_id: crate::protocol::random_id("ui"),
+        elements: dump
+            .nodes
+            .iter()
+            .filter(|n| meaningful(n, include_invisible))
+            .enumerate()
+            .map(|(i, n)| SnapshotElement {
+                element_id: format!("e{i}"),
+                bounds: n.bounds,
+                text: n.text.clone(),
+                resource_id: n.resource_id.clone(),
+                content_desc: n.content_desc.clone(),
+                class: n.class.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The focused node of a fresh dump, if any.
+pub async fn focused_node(ctx: &ToolCtx<'_>) -> Result<Option<uiautomator::UiNode>, DeviceError> {
+    let dump = dump_with_retries(ctx).await?;
+    Ok(dump.nodes.into_iter().find(|n| n.focused))
+}

@@ -1,0 +1,332 @@
+//! The one registry of device tools: the [`DeviceTool`] trait each tool implements, and
+//! [`RegisteredTool`], the adapter the card, argument validation and dispatch all read.
+//!
+//! A [`RegisteredTool`] compiles its tool's input schema (with `connector_channel_id` injected)
+//! and output schema once, validates arguments against the first, deserializes them into the
+//! tool's typed `Args`, runs it, serializes its typed `Output`, and — in debug builds, so in
+//! every end-to-end test — checks the result against the second (a mismatch is a loud
+//! `internal_error`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ToolCtx, ToolError};
+use crate::device::error::DeviceError;
+use crate::device::policy::Policy;
+use crate::protocol::card::{tool_input_schema, SideEffect, ToolDecl};
+
+/// One device tool: its wire id (a public contract), card text, typed arguments and result,
+/// their JSON Schemas (the wire contract), its side-effect class, and `run`.
+pub trait DeviceTool: 'static {
+    /// Tool id (model function name, `^[A-Za-z0-9_.-]{1,256}$`); never renamed.
+    const ID: &'static str;
+    /// Short title for the card.
+    const TITLE: &'static str;
+    /// What it does, units and contract, for the model.
+    const DESCRIPTION: &'static str;
+    /// Whether it changes the phone.
+    const SIDE_EFFECT: SideEffect;
+    /// Arguments; unknown properties (such as `connector_channel_id`) are ignored.
+    type Args: DeserializeOwned + Send;
+    /// Result; serializes to an object matching [`DeviceTool::output_schema`].
+    type Output: Serialize;
+    /// Object schema of the model arguments, without `connector_channel_id`; every property is
+    /// a field of `Args`, `required` ones exactly the fields without a default.
+    fn input_schema() -> Value;
+    /// Schema of the result object.
+    fn output_schema() -> Value;
+    /// Whether the card offers it under `policy` (beyond `[tools].disabled`, which applies to
+    /// every tool).
+    fn in_card(policy: &Policy) -> bool {
+        let _ = policy;
+        true
+    }
+    /// Runs the tool with schema-checked arguments.
+    fn run(
+        args: Self::Args,
+        ctx: &ToolCtx<'_>,
+    ) -> impl Future<Output = Result<Self::Output, DeviceError>> + Send;
+}
+
+/// A boxed tool run.
+type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
+/// A tool's run, erased to JSON in and out.
+type RunFn = for<'a> fn(&'a Value, &'a ToolCtx<'a>) -> RunFuture<'a>;
+
+/// A registered tool: declaration, compiled schemas, and its erased `run`.
+pub struct RegisteredTool {
+    decl: ToolDecl,
+    in_card: fn(&Policy) -> bool,
+    input: jsonschema::Validator,
+    output: jsonschema::Validator,
+    run: RunFn,
+    /// Checks `Args` against the input schema (see `args_shape`).
+    #[cfg(test)]
+    check_args: fn(&Value) -> Result<(), String>,
+}
+
+impl std::fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("id", &self.decl.tool_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFuture<'a> {
+    Box::pin(async move {
+        // Reached only after `validate`: a failure here means `Args` and the schema disagree,
+        // which the registry's unit test rules out. The serde message may quote the value
+        // (user text), so it is not passed on.
+        let args = T::Args::deserialize(args).map_err(|_| {
+            DeviceError::InvalidArguments(format!("invalid arguments: they do not fit {}", T::ID))
+        })?;
+        let out = T::run(args, ctx).await?;
+        serde_json::to_value(out)
+            .map_err(|e| DeviceError::Internal(format!("result not serializable: {e}")).into())
+    })
+}
+
+/// Compiles one of our own schemas; they are constants, so a failure is a programming error
+/// (caught by the unit tests).
+fn compile(schema: &Value, id: &str) -> jsonschema::Validator {
+    jsonschema::validator_for(schema)
+        .unwrap_or_else(|e| panic!("schema of {id} does not compile: {e}"))
+}
+
+impl RegisteredTool {
+    /// Registers tool `T`.
+    pub fn of<T: DeviceTool>() -> RegisteredTool {
+        let decl = ToolDecl {
+            tool_id: T::ID,
+            title: T::TITLE,
+            description: T::DESCRIPTION,
+            side_effect: T::SIDE_EFFECT,
+            input_schema: T::input_schema(),
+            output_schema: T::output_schema(),
+        };
+        RegisteredTool {
+            input: compile(&tool_input_schema(&decl), T::ID),
+            output: compile(&decl.output_schema, T::ID),
+            decl,
+            in_card: T::in_card,
+            run: run_erased::<T>,
+            #[cfg(test)]
+            check_args: super::args_shape::check::<T::Args>,
+        }
+    }
+
+    /// The tool id.
+    pub fn id(&self) -> &'static str {
+        self.decl.tool_id
+    }
+
+    /// The card declaration (input schema without `connector_channel_id`; see
+    /// [`tool_input_schema`]).
+    pub fn decl(&self) -> &ToolDecl {
+        &self.decl
+    }
+
+    /// Whether calling it changes the phone (then the connector serialises and journals it).
+    pub fn side_effect(&self) -> SideEffect {
+        self.decl.side_effect
+    }
+
+    /// Validates `args` (with `connector_channel_id` already set) against the input schema.
+    /// `invalid_arguments` names the field (`/x`) and the rule, never the value (it may be
+    /// user text).
+    pub fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        self.input.validate(args).map_err(|e| {
+            let path = e.instance_path().to_string();
+            let field = if path.is_empty() {
+                "arguments".to_string()
+            } else {
+                path
+            };
+            DeviceError::InvalidArguments(format!("invalid argument {field}: {}", e.masked()))
+                .into()
+        })
+    }
+
+    /// Runs the tool with arguments already [`validate`](Self::validate)d; returns its result
+    /// object. Debug builds also check the result against the output schema.
+    pub async fn run_json(&self, args: &Value, ctx: &ToolCtx<'_>) -> Result<Value, ToolError> {
+        let out = (self.run)(args, ctx).await?;
+        if cfg!(debug_assertions) {
+            self.check_output(&out)?;
+        }
+        Ok(out)
+    }
+
+    /// Checks a result against the tool's output schema (`internal_error` naming the path).
+    pub fn check_output(&self, out: &Value) -> Result<(), ToolError> {
+        self.output.validate(out).map_err(|e| {
+            DeviceError::Internal(format!(
+                "{} returned a result that does not match its output_schema at {}: {}",
+                self.id(),
+                e.instance_path(),
+                e.masked()
+            ))
+            .into()
+        })
+    }
+}
+
+/// Every tool this build implements, in card order.
+#[derive(Debug)]
+pub struct Registry {
+    tools: Vec<RegisteredTool>,
+}
+
+impl Registry {
+    /// The tool with wire id `id`, whether or not a policy keeps it out of the card.
+    pub fn get(&self, id: &str) -> Option<&RegisteredTool> {
+        self.tools.iter().find(|t| t.id() == id)
+    }
+
+    /// Every implemented tool, in card order.
+    pub fn all(&self) -> &[RegisteredTool] {
+        &self.tools
+    }
+
+    /// The card's tools under `policy`, in card order: implemented tools minus
+    /// `[tools].disabled`, and those a tool keeps out itself (`android_shell` unless
+    /// `[shell].enabled`: Device Profile §7, no arbitrary shell by default).
+    pub fn card_tools(&self, policy: &Policy) -> Vec<&RegisteredTool> {
+        self.tools
+            .iter()
+            .filter(|t| !policy.tools.disabled.iter().any(|d| d == t.id()))
+            .filter(|t| (t.in_card)(policy))
+            .collect()
+    }
+
+    /// Ids of [`Registry::card_tools`].
+    pub fn card_ids(&self, policy: &Policy) -> Vec<&'static str> {
+        self.card_tools(policy).iter().map(|t| t.id()).collect()
+    }
+
+    /// Declarations of [`Registry::card_tools`], for `protocol::card::build_card`.
+    pub fn card_decls(&self, policy: &Policy) -> Vec<ToolDecl> {
+        self.card_tools(policy)
+            .iter()
+            .map(|t| t.decl().clone())
+            .collect()
+    }
+}
+
+/// The registry (built and its schemas compiled on first use).
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| Registry {
+        tools: super::registered(),
+    })
+}
+
+/// Asserts that `out` serializes to an object matching `T`'s output schema (the per-family
+/// output tests).
+#[cfg(test)]
+pub(crate) fn assert_output<T: DeviceTool>(out: &T::Output) {
+    let v = serde_json::to_value(out).expect("serializable");
+    let schema = T::output_schema();
+    let validator = jsonschema::validator_for(&schema).expect("output schema compiles");
+    if let Err(e) = validator.validate(&v) {
+        panic!(
+            "{}: {v} does not match its output_schema at {}: {e}",
+            T::ID,
+            e.instance_path()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ErrorCode;
+    use serde_json::json;
+
+    /// The tool ids in card order: a public contract.
+    const CARD_ORDER: &[&str] = &[
+        "android_device_status",
+        "android_screenshot",
+        "android_ui_tree",
+        "android_tap",
+        "android_long_press",
+        "android_double_tap",
+        "android_swipe",
+        "android_scroll",
+        "android_input_text",
+        "android_press_key",
+        "android_app_list",
+        "android_app_launch",
+        "android_app_stop",
+        "android_app_install",
+        "android_app_uninstall",
+        "android_open_url",
+        "android_file_pull",
+        "android_file_push",
+        "android_logcat",
+        "android_wait_for",
+        "android_set_orientation",
+        "android_screen_record",
+        "android_shell",
+    ];
+
+    #[test]
+    fn ids_and_card_order_are_kept() {
+        let ids: Vec<&str> = registry().all().iter().map(|t| t.id()).collect();
+        assert_eq!(ids, CARD_ORDER);
+    }
+
+    #[test]
+    fn args_match_input_schemas() {
+        for t in registry().all() {
+            if let Err(e) = (t.check_args)(&t.decl().input_schema) {
+                panic!("{}: {e}", t.id());
+            }
+        }
+    }
+
+    #[test]
+    fn output_schemas_describe_objects_with_their_required_keys() {
+        for t in registry().all() {
+            let s = &t.decl().output_schema;
+            assert_eq!(s["type"], "object", "{}", t.id());
+            let props = s["properties"].as_object().expect("properties");
+            let required = s["required"].as_array().expect("required");
+            assert!(!required.is_empty(), "{}", t.id());
+            for r in required {
+                assert!(props.contains_key(r.as_str().unwrap()), "{}: {r}", t.id());
+            }
+        }
+    }
+
+    #[test]
+    fn shell_is_in_the_card_only_when_enabled() {
+        let mut policy = crate::device::policy::Profiles::builtin().card_policy();
+        assert!(!registry().card_ids(&policy).contains(&"android_shell"));
+        policy.shell.enabled = true;
+        policy.tools.disabled = vec!["android_tap".into()];
+        let ids = registry().card_ids(&policy);
+        assert!(ids.contains(&"android_shell") && !ids.contains(&"android_tap"));
+    }
+
+    /// Moved from `connector::invoke` (every tool schema compiles; errors name the field).
+    #[test]
+    fn every_tool_schema_compiles_and_names_the_bad_field() {
+        assert_eq!(registry().all().len(), CARD_ORDER.len());
+        let tap = registry().get("android_tap").unwrap();
+        let err = tap
+            .validate(&json!({"connector_channel_id": "c", "x": "ten", "y": 1}))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArguments);
+        assert!(err.message.contains("/x"), "{}", err.message);
+        assert!(tap
+            .validate(&json!({"connector_channel_id": "c", "x": 10, "y": 1}))
+            .is_ok());
+    }
+}

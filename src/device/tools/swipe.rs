@@ -1,0 +1,255 @@
+//! Moving gestures: `android_swipe` (between two points) and `android_scroll` (content in a
+//! direction, inside an element or mid-screen), both `input swipe X1 Y1 X2 Y2 MS` with every
+//! point checked against (or clamped to) the display.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::phone::display::display_size;
+use super::phone::input::{duration_schema, gesture_deadline, run_input};
+use super::phone::target::{
+    check_bounds, resolve, resolve_xy, target_args, with_target_properties,
+};
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
+use crate::device::shell_quote::command_line;
+
+/// Default swipe duration (ms).
+pub const SWIPE_MS: u64 = 300;
+/// Default scroll distance as a fraction of the display (or element) extent.
+pub const SCROLL_FRACTION: f64 = 0.5;
+
+/// `input swipe` from `a` to `b` over `ms`.
+async fn run_swipe(
+    ctx: &ToolCtx<'_>,
+    a: (i64, i64),
+    b: (i64, i64),
+    ms: u64,
+) -> Result<(), DeviceError> {
+    let argv = [a.0, a.1, b.0, b.1].map(|v| v.to_string());
+    let cmd = command_line(&[
+        "input",
+        "swipe",
+        &argv[0],
+        &argv[1],
+        &argv[2],
+        &argv[3],
+        &ms.to_string(),
+    ]);
+    run_input(ctx, &cmd, gesture_deadline(ms)).await
+}
+
+fn point_schema() -> Value {
+    json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2})
+}
+
+/// Arguments of a swipe.
+#[derive(Debug, Deserialize)]
+pub struct SwipeArgs {
+    /// Start X, px.
+    pub x1: i64,
+    /// Start Y, px.
+    pub y1: i64,
+    /// End X, px.
+    pub x2: i64,
+    /// End Y, px.
+    pub y2: i64,
+    /// Screenshot whose pixel space the points are in.
+    pub screenshot_id: Option<String>,
+    /// Duration, ms (default [`SWIPE_MS`]).
+    pub duration_ms: Option<u64>,
+}
+
+/// Result of a swipe (display px).
+#[derive(Debug, Serialize)]
+pub struct SwipeOutput {
+    /// `[x, y]` start.
+    pub from: [i64; 2],
+    /// `[x, y]` end.
+    pub to: [i64; 2],
+    /// Duration, ms.
+    pub duration_ms: u64,
+}
+
+/// `android_swipe`.
+pub struct Swipe;
+
+impl DeviceTool for Swipe {
+    const ID: &'static str = "android_swipe";
+    const TITLE: &'static str = "Swipe";
+    const DESCRIPTION: &'static str = "Swipe from (x1, y1) to (x2, y2) in display px (or in the pixel space of screenshot_id) over duration_ms.";
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = SwipeArgs;
+    type Output = SwipeOutput;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "required": ["x1", "y1", "x2", "y2"], "properties": {
+            "x1": {"type": "integer", "minimum": 0, "maximum": 100000}, "y1": {"type": "integer", "minimum": 0, "maximum": 100000},
+            "x2": {"type": "integer", "minimum": 0, "maximum": 100000}, "y2": {"type": "integer", "minimum": 0, "maximum": 100000},
+            "screenshot_id": {"type": "string", "maxLength": 64},
+            "duration_ms": duration_schema(SWIPE_MS, 10_000)
+        }})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["from", "to", "duration_ms"], "properties": {
+            "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1}
+        }})
+    }
+
+    async fn run(args: SwipeArgs, ctx: &ToolCtx<'_>) -> Result<SwipeOutput, DeviceError> {
+        let size = display_size(ctx).await?;
+        let shot = args.screenshot_id.as_deref();
+        let (x1, y1) = resolve_xy(args.x1, args.y1, shot, ctx)?;
+        let (x2, y2) = resolve_xy(args.x2, args.y2, shot, ctx)?;
+        check_bounds(x1, y1, size)?;
+        check_bounds(x2, y2, size)?;
+        let ms = args.duration_ms.unwrap_or(SWIPE_MS);
+        run_swipe(ctx, (x1, y1), (x2, y2), ms).await?;
+        Ok(SwipeOutput {
+            from: [x1, y1],
+            to: [x2, y2],
+            duration_ms: ms,
+        })
+    }
+}
+
+/// Which side's content comes into view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// See further up (finger moves down).
+    Up,
+    /// See further down (finger moves up).
+    Down,
+    /// See further left.
+    Left,
+    /// See further right.
+    Right,
+}
+
+target_args! {
+    /// Arguments of a scroll: an optional element target, direction, distance, duration.
+    pub struct ScrollArgs {
+        /// The side whose content comes into view.
+        pub direction: Direction,
+        /// Fraction of the extent (default [`SCROLL_FRACTION`]).
+        pub distance: Option<f64>,
+        /// Duration, ms (default [`SWIPE_MS`]).
+        pub duration_ms: Option<u64>,
+    }
+}
+
+/// Result of a scroll (display px).
+#[derive(Debug, Serialize)]
+pub struct ScrollOutput {
+    /// As asked.
+    pub direction: Direction,
+    /// `[x, y]` where the finger started.
+    pub from: [i64; 2],
+    /// `[x, y]` where it ended.
+    pub to: [i64; 2],
+    /// Duration, ms.
+    pub duration_ms: u64,
+}
+
+/// `android_scroll`: scrolls the content `direction` (content moves so that what is further
+/// `direction` comes into view: `down` swipes the finger upwards), inside an element or the
+/// middle of the display.
+pub struct Scroll;
+
+impl DeviceTool for Scroll {
+    const ID: &'static str = "android_scroll";
+    const TITLE: &'static str = "Scroll";
+    const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, else mid-screen.";
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = ScrollArgs;
+    type Output = ScrollOutput;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "required": ["direction"], "properties": with_target_properties(json!({
+            "direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
+            "distance": {"type": "number", "minimum": 0.1, "maximum": 0.9, "description": "Fraction of the extent (default 0.5)."},
+            "duration_ms": duration_schema(SWIPE_MS, 10_000)
+        }))})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["direction", "from", "to", "duration_ms"], "properties": {
+            "direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
+            "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1}
+        }})
+    }
+
+    async fn run(args: ScrollArgs, ctx: &ToolCtx<'_>) -> Result<ScrollOutput, DeviceError> {
+        let size = display_size(ctx).await?;
+        // Any element argument, even empty, asks to scroll inside an element.
+        let (l, t, r, b) = if args.element_id.is_some()
+            || args.text.is_some()
+            || args.resource_id.is_some()
+            || args.content_desc.is_some()
+        {
+            let el = resolve(args.target(), ctx).await?.element.ok_or_else(|| {
+                DeviceError::InvalidArguments(
+                    "scroll inside an element needs element_id or a selector".into(),
+                )
+            })?;
+            (
+                el.bounds.left.into(),
+                el.bounds.top.into(),
+                el.bounds.right.into(),
+                el.bounds.bottom.into(),
+            )
+        } else {
+            (0i64, 0i64, i64::from(size.0), i64::from(size.1))
+        };
+        let frac = args.distance.unwrap_or(SCROLL_FRACTION);
+        let (cx, cy) = ((l + r) / 2, (t + b) / 2);
+        let (dx, dy) = (
+            ((r - l) as f64 * frac / 2.0) as i64,
+            ((b - t) as f64 * frac / 2.0) as i64,
+        );
+        let (from, to) = match args.direction {
+            Direction::Down => ((cx, cy + dy), (cx, cy - dy)),
+            Direction::Up => ((cx, cy - dy), (cx, cy + dy)),
+            Direction::Right => ((cx + dx, cy), (cx - dx, cy)),
+            Direction::Left => ((cx - dx, cy), (cx + dx, cy)),
+        };
+        let clamp = |(x, y): (i64, i64)| {
+            (
+                x.clamp(0, i64::from(size.0) - 1),
+                y.clamp(0, i64::from(size.1) - 1),
+            )
+        };
+        let (from, to) = (clamp(from), clamp(to));
+        let ms = args.duration_ms.unwrap_or(SWIPE_MS);
+        run_swipe(ctx, from, to, ms).await?;
+        Ok(ScrollOutput {
+            direction: args.direction,
+            from: [from.0, from.1],
+            to: [to.0, to.1],
+            duration_ms: ms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::tools::registry::assert_output;
+
+    #[test]
+    fn outputs_match_the_schema() {
+        assert_output::<Swipe>(&SwipeOutput {
+            from: [1, 2],
+            to: [3, 4],
+            duration_ms: 300,
+        });
+        assert_output::<Scroll>(&ScrollOutput {
+            direction: Direction::Down,
+            from: [540, 1800],
+            to: [540, 600],
+            duration_ms: 300,
+        });
+    }
+}

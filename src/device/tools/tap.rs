@@ -1,0 +1,231 @@
+//! Point gestures: `android_tap`, `android_long_press`, `android_double_tap`. Targets resolve
+//! through [`phone::target`](super::phone::target) (coordinates, screenshot space, element id,
+//! selector); every point is checked against the display; argv is quoted once. `input swipe X Y
+//! X Y MS` is Android's long press (AOSP `InputShellCommand.java`: a swipe with equal ends held
+//! for MS).
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::phone::display::display_size;
+use super::phone::input::{duration_schema, gesture_deadline, run_input, INPUT_DEADLINE};
+use super::phone::target::{
+    check_bounds, resolve, target_args, target_properties, with_target_properties, Resolved,
+    TargetSpec,
+};
+use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::device::error::DeviceError;
+use crate::device::shell_quote::command_line;
+
+/// Default long-press hold (ms): above ViewConfiguration's 400–500 ms long-press timeout.
+pub const LONG_PRESS_MS: u64 = 800;
+
+/// The card's help on targets, shared by the three descriptions.
+macro_rules! target_help {
+    () => {
+        "Target: x and y (display px; or the pixel space of screenshot_id), or element_id from the last android_ui_tree, or a selector (text / resource_id / content_desc, exact match). Coordinates outside the display are refused with out_of_bounds naming the valid range."
+    };
+}
+
+target_args! {
+    /// Arguments of tap and double tap: a target.
+    pub struct TargetArgs {}
+}
+
+target_args! {
+    /// Arguments of long press: a target and the hold.
+    pub struct LongPressArgs {
+        /// Hold, ms (default [`LONG_PRESS_MS`]).
+        pub duration_ms: Option<u64>,
+    }
+}
+
+/// A point, display px.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Point {
+    /// X, px.
+    pub x: i64,
+    /// Y, px.
+    pub y: i64,
+}
+
+/// Display size, px.
+#[derive(Debug, Serialize)]
+pub struct DisplaySize {
+    /// Width, px.
+    pub width: u32,
+    /// Height, px.
+    pub height: u32,
+}
+
+/// Result of a tap.
+#[derive(Debug, Serialize)]
+pub struct TapOutput {
+    /// Where, display px.
+    pub tapped: Point,
+    /// The element used, if any.
+    pub element_id: Option<String>,
+    /// The display the point was checked against.
+    pub display: DisplaySize,
+}
+
+/// Result of a long press.
+#[derive(Debug, Serialize)]
+pub struct LongPressOutput {
+    /// Where, display px.
+    pub pressed: Point,
+    /// Hold, ms.
+    pub duration_ms: u64,
+}
+
+/// Result of a double tap.
+#[derive(Debug, Serialize)]
+pub struct DoubleTapOutput {
+    /// Where, display px.
+    pub double_tapped: Point,
+}
+
+fn point_schema() -> Value {
+    json!({"type": "object", "required": ["x", "y"], "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}})
+}
+
+/// The display size and the resolved, bounds-checked target.
+async fn locate(
+    target: TargetSpec<'_>,
+    ctx: &ToolCtx<'_>,
+) -> Result<((u32, u32), Resolved), DeviceError> {
+    let size = display_size(ctx).await?;
+    let at = resolve(target, ctx).await?;
+    check_bounds(at.x, at.y, size)?;
+    Ok((size, at))
+}
+
+/// `android_tap`: `input tap X Y`.
+pub struct Tap;
+
+impl DeviceTool for Tap {
+    const ID: &'static str = "android_tap";
+    const TITLE: &'static str = "Tap";
+    const DESCRIPTION: &'static str = concat!("Tap once on the bound phone. ", target_help!());
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = TargetArgs;
+    type Output = TapOutput;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "properties": target_properties()})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["tapped", "element_id", "display"], "properties": {
+            "tapped": point_schema(), "element_id": {"type": ["string", "null"]},
+            "display": {"type": "object", "required": ["width", "height"], "properties": {
+                "width": {"type": "integer"}, "height": {"type": "integer"}}}
+        }})
+    }
+
+    async fn run(args: TargetArgs, ctx: &ToolCtx<'_>) -> Result<TapOutput, DeviceError> {
+        let (size, at) = locate(args.target(), ctx).await?;
+        let cmd = command_line(&["input", "tap", &at.x.to_string(), &at.y.to_string()]);
+        run_input(ctx, &cmd, INPUT_DEADLINE).await?;
+        Ok(TapOutput {
+            tapped: Point { x: at.x, y: at.y },
+            element_id: at.element.map(|e| e.element_id),
+            display: DisplaySize {
+                width: size.0,
+                height: size.1,
+            },
+        })
+    }
+}
+
+/// `android_long_press`: `input swipe X Y X Y MS` (a hold in place).
+pub struct LongPress;
+
+impl DeviceTool for LongPress {
+    const ID: &'static str = "android_long_press";
+    const TITLE: &'static str = "Long press";
+    const DESCRIPTION: &'static str = concat!("Press and hold. ", target_help!());
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = LongPressArgs;
+    type Output = LongPressOutput;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "properties": with_target_properties(json!({"duration_ms": duration_schema(LONG_PRESS_MS, 10_000)}))})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["pressed", "duration_ms"], "properties": {
+            "pressed": point_schema(), "duration_ms": {"type": "integer", "minimum": 1}
+        }})
+    }
+
+    async fn run(args: LongPressArgs, ctx: &ToolCtx<'_>) -> Result<LongPressOutput, DeviceError> {
+        let (_, at) = locate(args.target(), ctx).await?;
+        let ms = args.duration_ms.unwrap_or(LONG_PRESS_MS);
+        let (x, y) = (at.x.to_string(), at.y.to_string());
+        let cmd = command_line(&["input", "swipe", &x, &y, &x, &y, &ms.to_string()]);
+        run_input(ctx, &cmd, gesture_deadline(ms)).await?;
+        Ok(LongPressOutput {
+            pressed: Point { x: at.x, y: at.y },
+            duration_ms: ms,
+        })
+    }
+}
+
+/// `android_double_tap`: two `input tap` in one shell round trip (≈ the double-tap timeout of
+/// 300 ms apart at most).
+pub struct DoubleTap;
+
+impl DeviceTool for DoubleTap {
+    const ID: &'static str = "android_double_tap";
+    const TITLE: &'static str = "Double tap";
+    const DESCRIPTION: &'static str = concat!("Tap twice quickly. ", target_help!());
+    const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    type Args = TargetArgs;
+    type Output = DoubleTapOutput;
+
+    fn input_schema() -> Value {
+        json!({"type": "object", "properties": target_properties()})
+    }
+
+    fn output_schema() -> Value {
+        json!({"type": "object", "required": ["double_tapped"], "properties": {"double_tapped": point_schema()}})
+    }
+
+    async fn run(args: TargetArgs, ctx: &ToolCtx<'_>) -> Result<DoubleTapOutput, DeviceError> {
+        let (_, at) = locate(args.target(), ctx).await?;
+        let (x, y) = (at.x.to_string(), at.y.to_string());
+        let one = command_line(&["input", "tap", &x, &y]);
+        run_input(ctx, &format!("{one} && {one}"), INPUT_DEADLINE).await?;
+        Ok(DoubleTapOutput {
+            double_tapped: Point { x: at.x, y: at.y },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::tools::registry::assert_output;
+
+    #[test]
+    fn outputs_match_the_schema() {
+        let p = || Point { x: 1, y: 2 };
+        let display = || DisplaySize {
+            width: 1080,
+            height: 2400,
+        };
+        for element_id in [None, Some("e1".to_string())] {
+            assert_output::<Tap>(&TapOutput {
+                tapped: p(),
+                element_id,
+                display: display(),
+            });
+        }
+        assert_output::<LongPress>(&LongPressOutput {
+            pressed: p(),
+            duration_ms: 800,
+        });
+        assert_output::<DoubleTap>(&DoubleTapOutput { double_tapped: p() });
+    }
+}
