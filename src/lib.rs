@@ -7,10 +7,10 @@
 //!   [`connector::session`] runs one WebSocket.
 //! - [`protocol`]: wire types (packet envelope, card, descriptor, error codes).
 //! - [`device`]: the phone inventory, the device tools, parsers of Android output.
-//! - [`adb`]: ADB wire framing (shared with the simulator), the adb-server client and the direct
-//!   transport, behind [`adb::DeviceLink`].
+//! - [`adb`]: the adb-server client and the direct transport, behind [`adb::DeviceLink`]; the
+//!   framing under them ([`adb::wire`], [`adb::shell_v2`], [`adb::sync_proto`]) is the
+//!   `xagent-adb-wire` crate (`src/adb_wire/`), shared with the simulator.
 //! - [`store`]: SQLite on its own thread; [`files`]: the signed file cache.
-//! - [`sim`]: the simulated phone (device side of the ADB transport).
 //! - [`config`], [`app`]: configuration and process assembly.
 //!
 //! # How a `tool.invoke` flows
@@ -22,6 +22,8 @@
 //! [`adb::DeviceLink`] (adb server or direct) under the tool's deadline → `tool.invoke.ack`.
 
 pub mod adb;
+// `demo` and its imports exist only with the `sim` feature (it starts simulated phones).
+#[cfg_attr(not(feature = "sim"), allow(unused_imports))]
 pub mod app;
 pub mod config;
 pub mod connector;
@@ -29,5 +31,4 @@ pub mod device;
 pub mod files;
 pub mod protocol;
 pub mod server;
-pub mod sim;
 pub mod store;

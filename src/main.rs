@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
+use xagent_adb_connector::app;
 use xagent_adb_connector::config::{self, ClaimPolicy, ServeConfig};
-use xagent_adb_connector::{app, sim};
+#[cfg(feature = "sim")]
+use xagent_adb_sim as sim;
 
 #[derive(Parser)]
 #[command(
@@ -57,6 +59,7 @@ enum Command {
         device_profiles: Option<PathBuf>,
     },
     /// Run one simulated Android phone (device side of the ADB transport over TCP).
+    #[cfg(feature = "sim")]
     Sim {
         /// ADB transport listen address.
         #[arg(long)]
@@ -81,6 +84,7 @@ enum Command {
         state_dir: Option<std::path::PathBuf>,
     },
     /// Two simulated phones and the connector on them, for a first try.
+    #[cfg(feature = "sim")]
     Demo {
         /// Connector listen address.
         #[arg(long, default_value = "127.0.0.1:8787")]
@@ -191,6 +195,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             block_on(|shutdown| app::serve(cfg, shutdown))
         }
+        #[cfg(feature = "sim")]
         Command::Sim {
             listen,
             serial,
@@ -220,6 +225,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             shutdown.cancelled().await;
             Ok(())
         }),
+        #[cfg(feature = "sim")]
         Command::Demo { listen, data_dir } => {
             block_on(|shutdown| app::demo(app::DemoOptions { listen, data_dir }, shutdown))
         }
