@@ -26,8 +26,9 @@ mod tests {
     #[test]
     fn adb_imports_nothing_above_its_floor() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/adb");
-        // Spelled in two pieces so this test does not match itself.
+        // Spelled in pieces so this test does not match itself.
         let needle = concat!("crate", "::");
+        let grandparent = concat!("super", "::", "super", "::");
         let mut leaks = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -39,7 +40,7 @@ mod tests {
                 let outside = line.match_indices(needle).any(|(at, _)| {
                     !line[at + needle.len()..].starts_with("adb::") && !line[..at].ends_with('$')
                 });
-                if outside || line.contains("super::super::") {
+                if outside || line.contains(grandparent) {
                     leaks.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
                 }
             }
