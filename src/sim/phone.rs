@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::apps;
 use crate::auth::KeyStore;
 use crate::persona::Persona;
+use crate::props;
 use crate::script::{self, Script, ScriptAnswer};
 use crate::ui::{Node, Rect, UiState};
 use crate::vfs::Vfs;
@@ -97,10 +98,10 @@ pub struct Phone {
 impl Phone {
     /// A freshly booted phone: launcher in front, screen on, unlocked, battery 80 %.
     pub fn new(persona: Persona, serial: &str, model: &str) -> Phone {
-        let props = crate::props::build(&persona, serial, model);
+        let props = props::build(&persona, serial, model);
         let launcher = persona.launcher_component();
         let mut settings = BTreeMap::new();
-        for (ns, k, v) in crate::props::DEFAULT_SETTINGS {
+        for (ns, k, v) in props::DEFAULT_SETTINGS {
             settings.insert((ns.to_string(), k.to_string()), v.to_string());
         }
         let state = PhoneState {
