@@ -13,6 +13,10 @@
 //! - [`store`]: SQLite on its own thread; [`files`]: the signed file cache.
 //! - [`config`], [`app`]: configuration and process assembly.
 //!
+//! The simulated phone is its own crate, `xagent-adb-sim` (`src/sim/`), which depends on the
+//! framing crate and on nothing here; this crate uses it only for the `sim` and `demo`
+//! subcommands, behind the default cargo feature `sim`.
+//!
 //! # How a `tool.invoke` flows
 //! WebSocket text frame → [`protocol::Packet::decode`] → [`connector::session`] checks hello,
 //! envelope `connector_channel_id` (known, open on this socket) → [`connector::Connector::invoke_tool`]

@@ -46,7 +46,7 @@ impl Frame {
 }
 
 /// Paints `root` on a black frame of `width` x `height`. Text is drawn with the
-/// [`crate::font`] bitmap font in the node's ink colour. `black` paints nothing
+/// crate's 5x7 bitmap font (`font.rs`) in the node's ink colour. `black` paints nothing
 /// (FLAG_SECURE windows come out all black, field bug 8).
 pub fn draw(root: &Node, width: u32, height: u32, black: bool) -> Frame {
     let mut frame = Frame {
