@@ -1,5 +1,5 @@
 //! What the simulated phone costs per observation (a bench binary printing figures; run
-//! `cargo bench --bench sim_cost`). An in-process sim (`xagent_adb_connector::sim`) on
+//! `cargo bench --bench sim_cost`). An in-process sim (`xagent_adb_sim`) on
 //! 127.0.0.1 is driven over the direct ADB wire by the connector's own client
 //! (`xagent_adb_connector::adb::DeviceLink`), the same path the connector uses in production:
 //! `exec:screencap -p` (PNG encode of the whole frame) and `exec:uiautomator dump /dev/tty`.
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use xagent_adb_connector::adb::DeviceLink;
-use xagent_adb_connector::sim::{self, SimOptions};
+use xagent_adb_sim::{self as sim, SimOptions};
 
 const WARMUP: usize = 5;
 const RUNS: usize = 100;

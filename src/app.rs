@@ -142,6 +142,7 @@ fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
 }
 
 /// Options of `demo`.
+#[cfg(feature = "sim")]
 #[derive(Debug, Clone)]
 pub struct DemoOptions {
     /// Connector listen address.
@@ -151,6 +152,7 @@ pub struct DemoOptions {
 }
 
 /// Starts two simulated phones and the connector on them (direct transport, claim policy open).
+#[cfg(feature = "sim")]
 pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Result<()> {
     private_dir(&opts.data_dir)?;
     let key_path = opts.data_dir.join("api_key");
@@ -166,8 +168,8 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
     }
     let mut devices = Vec::new();
     for (serial, model) in [("SIM0000000001", "Pixel 8"), ("SIM0000000002", "Pixel 8")] {
-        let handle = crate::sim::start(
-            crate::sim::SimOptions {
+        let handle = xagent_adb_sim::start(
+            xagent_adb_sim::SimOptions {
                 listen: "127.0.0.1:0".parse()?,
                 serial: serial.into(),
                 model: model.into(),
@@ -199,6 +201,7 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
     serve(config, shutdown).await
 }
 
+#[cfg(feature = "sim")]
 fn print_demo_help(opts: &DemoOptions, key_path: &std::path::Path) {
     let base = format!("http://{}", opts.listen);
     println!("base URL: {base}");

@@ -7,11 +7,15 @@
 //!   [`connector::session`] runs one WebSocket.
 //! - [`protocol`]: wire types (packet envelope, card, descriptor, error codes).
 //! - [`device`]: the phone inventory, the device tools, parsers of Android output.
-//! - [`adb`]: ADB wire framing (shared with the simulator), the adb-server client and the direct
-//!   transport, behind [`adb::DeviceLink`].
+//! - [`adb`]: the adb-server client and the direct transport, behind [`adb::DeviceLink`]; the
+//!   framing under them ([`adb::wire`], [`adb::shell_v2`], [`adb::sync_proto`]) is the
+//!   `xagent-adb-wire` crate (`src/adb_wire/`), shared with the simulator.
 //! - [`store`]: SQLite on its own thread; [`files`]: the signed file cache.
-//! - [`sim`]: the simulated phone (device side of the ADB transport).
 //! - [`config`], [`app`]: configuration and process assembly.
+//!
+//! The simulated phone is its own crate, `xagent-adb-sim` (`src/sim/`), which depends on the
+//! framing crate and on nothing here; this crate uses it only for the `sim` and `demo`
+//! subcommands, behind the default cargo feature `sim`.
 //!
 //! # How a `tool.invoke` flows
 //! WebSocket text frame → [`protocol::Packet::decode`] → [`connector::session`] checks hello,
@@ -23,6 +27,8 @@
 //! under the tool's deadline → `tool.invoke.ack`.
 
 pub mod adb;
+// `demo` and its imports exist only with the `sim` feature (it starts simulated phones).
+#[cfg_attr(not(feature = "sim"), allow(unused_imports))]
 pub mod app;
 pub mod config;
 pub mod connector;
@@ -31,5 +37,4 @@ pub mod files;
 pub mod protocol;
 pub mod secret;
 pub mod server;
-pub mod sim;
 pub mod store;

@@ -1,13 +1,16 @@
 //! `xagent-adb-connector`: parses flags, loads config, starts tracing, runs the chosen command.
 //! Every error becomes a message on stderr and exit code 1 (2 for usage errors, by clap).
 
+#[cfg(feature = "sim")]
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
+use xagent_adb_connector::app;
 use xagent_adb_connector::config;
-use xagent_adb_connector::{app, sim};
+#[cfg(feature = "sim")]
+use xagent_adb_sim as sim;
 
 #[derive(Parser)]
 #[command(
@@ -21,6 +24,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process; without `sim` only `Serve` carries fields.
+#[cfg_attr(not(feature = "sim"), allow(clippy::large_enum_variant))]
 enum Command {
     /// Run the connector server. Settings stack: built-in defaults → `--config` file →
     /// environment (`XAGENT_ADB_<FLAG>`) → flags.
@@ -32,6 +37,7 @@ enum Command {
         settings: config::Settings,
     },
     /// Run one simulated Android phone (device side of the ADB transport over TCP).
+    #[cfg(feature = "sim")]
     Sim {
         /// ADB transport listen address.
         #[arg(long)]
@@ -56,6 +62,7 @@ enum Command {
         state_dir: Option<std::path::PathBuf>,
     },
     /// Two simulated phones and the connector on them, for a first try.
+    #[cfg(feature = "sim")]
     Demo {
         /// Connector listen address.
         #[arg(long, default_value = "127.0.0.1:8787")]
@@ -110,6 +117,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let cfg = config::load(config.as_deref(), settings)?;
             block_on(|shutdown| app::serve(cfg, shutdown))
         }
+        #[cfg(feature = "sim")]
         Command::Sim {
             listen,
             serial,
@@ -139,6 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             shutdown.cancelled().await;
             Ok(())
         }),
+        #[cfg(feature = "sim")]
         Command::Demo { listen, data_dir } => {
             block_on(|shutdown| app::demo(app::DemoOptions { listen, data_dir }, shutdown))
         }

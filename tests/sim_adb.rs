@@ -7,7 +7,7 @@ mod adb_server;
 
 use adb_server::{AdbFlavor, AdbServer};
 use tokio_util::sync::CancellationToken;
-use xagent_adb_connector::sim::{self, SimOptions};
+use xagent_adb_sim::{self as sim, SimOptions};
 
 struct Rig {
     _rt: tokio::runtime::Runtime,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use sim_rig::adb_server::{AdbFlavor, AdbServer};
-use xagent_adb_connector::sim::SimOptions;
+use xagent_adb_sim::SimOptions;
 
 fn secure_sim(serial: &str, state_dir: &Path) -> sim_rig::Sim {
     sim_rig::start(SimOptions {

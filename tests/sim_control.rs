@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use adb_server::{AdbFlavor, AdbServer};
 use tokio_util::sync::CancellationToken;
-use xagent_adb_connector::sim::{self, SimOptions};
+use xagent_adb_sim::{self as sim, SimOptions};
 
 struct Rig {
     _rt: tokio::runtime::Runtime,

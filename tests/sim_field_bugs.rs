@@ -258,7 +258,7 @@ fn field_bug_12_device_offline() {
 fn field_bug_13_unauthorized() {
     // `no permissions (…udev…)` is a USB-only host state (the server cannot open the usb node);
     // a TCP transport cannot produce it, so only the `unauthorized` half is replayed here.
-    let sim = sim_rig::start(xagent_adb_connector::sim::SimOptions {
+    let sim = sim_rig::start(xagent_adb_sim::SimOptions {
         require_auth: true,
         ..Default::default()
     });

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use xagent_adb_connector::device::parse::{
     battery, getprop, power, text::decode_output, uiautomator, window, wm,
 };
-use xagent_adb_connector::sim::persona::Persona;
-use xagent_adb_connector::sim::sh::{Fd, Shell, Stdin};
-use xagent_adb_connector::sim::Phone;
+use xagent_adb_sim::persona::Persona;
+use xagent_adb_sim::sh::{Fd, Shell, Stdin};
+use xagent_adb_sim::Phone;
 
 fn fixture(path: &str) -> String {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

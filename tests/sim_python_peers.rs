@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sim_rig::adb_server::{AdbFlavor, AdbServer};
-use xagent_adb_connector::sim::SimOptions;
+use xagent_adb_sim::SimOptions;
 
 /// `python` of the venv, created (and the peers installed) if missing.
 fn venv_python() -> PathBuf {

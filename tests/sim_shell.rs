@@ -2,9 +2,9 @@
 //! the command log (proof that an injected second command never ran), and the phone's
 //! reactions to `input`.
 
-use xagent_adb_connector::sim::persona::Persona;
-use xagent_adb_connector::sim::sh::{Fd, Shell, Stdin};
-use xagent_adb_connector::sim::Phone;
+use xagent_adb_sim::persona::Persona;
+use xagent_adb_sim::sh::{Fd, Shell, Stdin};
+use xagent_adb_sim::Phone;
 
 fn phone() -> Phone {
     Phone::new(Persona::load("pixel-android14").unwrap(), "SIMT", "Pixel 8")

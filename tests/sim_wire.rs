@@ -8,12 +8,12 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use xagent_adb_connector::adb::shell_v2::{self, ShellV2Decoder};
-use xagent_adb_connector::adb::sync_proto as sp;
-use xagent_adb_connector::adb::wire::{
+use xagent_adb_sim::{self as sim, SimOptions};
+use xagent_adb_wire::shell_v2::{self, ShellV2Decoder};
+use xagent_adb_wire::sync_proto as sp;
+use xagent_adb_wire::wire::{
     Message, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE, MAX_PAYLOAD,
 };
-use xagent_adb_connector::sim::{self, SimOptions};
 
 const HOST_BANNER: &[u8] = b"host::features=shell_v2,cmd,stat_v2,ls_v2";
 

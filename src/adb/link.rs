@@ -258,7 +258,10 @@ impl DeviceLink {
             for chunk in data.chunks(sp::SYNC_DATA_MAX) {
                 out.extend(sp::encode(sp::ID_DATA, chunk));
             }
-            let mtime = (crate::protocol::now_ms() / 1000) as u32;
+            // The pushed file's mtime, Unix seconds (the ADB floor keeps its own clock).
+            let mtime = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as u32);
             out.extend(sp::encode_word(sp::ID_DONE, mtime));
             r.write_all(&out).await?;
             let head = r.read_exact(8).await?;

@@ -1,6 +1,7 @@
 //! ADB: the wire framing shared by host and simulated device, and the host-side clients.
 //!
-//! - [`wire`], [`shell_v2`], [`sync_proto`]: framing only (shared with [`crate::sim`]).
+//! - [`wire`], [`shell_v2`], [`sync_proto`]: framing only, re-exported from the
+//!   `xagent-adb-wire` crate (the simulated phone, crate `xagent-adb-sim`, uses the same one).
 //! - [`server_client`]: async client of an adb server (`host:*` services, transports by serial).
 //! - [`direct`]: host side of the adbd transport over TCP, no adb binary needed.
 //! - [`link`]: [`DeviceLink`], one phone reached either way, with shell / exec / sync on top.
@@ -10,11 +11,44 @@ pub mod direct;
 pub mod error;
 pub mod link;
 pub mod server_client;
-pub mod shell_v2;
 pub mod stream;
-pub mod sync_proto;
-pub mod wire;
+
+pub use xagent_adb_wire::{shell_v2, sync_proto, wire};
 
 pub use error::AdbError;
 pub use link::{DeviceLink, ShellOutput};
 pub use server_client::AdbServerClient;
+
+#[cfg(test)]
+mod tests {
+    /// The ADB floor sits under the rest of the connector (protocol, connector, config,
+    /// device, server, store): its files name nothing of the crate outside `adb`.
+    #[test]
+    fn adb_imports_nothing_above_its_floor() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/adb");
+        // Spelled in pieces so this test does not match itself.
+        let needle = concat!("crate", "::");
+        let grandparent = concat!("super", "::", "super", "::");
+        let mut leaks = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let code = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in code.lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                let outside = line.match_indices(needle).any(|(at, _)| {
+                    !line[at + needle.len()..].starts_with("adb::") && !line[..at].ends_with('$')
+                });
+                if outside || line.contains(grandparent) {
+                    leaks.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            leaks.is_empty(),
+            "the ADB floor reaches up:\n{}",
+            leaks.join("\n")
+        );
+    }
+}

@@ -2,8 +2,7 @@
 //! apps (`com.android.settings/.Settings`, `com.android.deskclock/.DeskClock`); the Notes app is
 //! the sim's own test app.
 
-use super::phone::PhoneState;
-use super::ui::{Action, Node, Rect};
+use crate::ui::{Action, Node, Rect, UiState};
 
 /// A launchable app.
 #[derive(Clone, Copy, Debug)]
@@ -159,15 +158,16 @@ pub fn keyguard(screen: Rect) -> Node {
         .with(vec![clock])
 }
 
-/// The screen of a non-launcher app.
-pub fn screen(pkg: &str, state: &PhoneState, screen: Rect) -> Node {
+/// The screen of a non-launcher app; `ui` carries the Notes text and focus, `battery_level`
+/// (percent) shows in Settings.
+pub fn screen(pkg: &str, ui: &UiState, battery_level: u32, screen: Rect) -> Node {
     let app = find_any(pkg);
     let label = app.map_or(pkg, |a| a.label);
     let color = app.map_or([0x60, 0x60, 0x60, 0xff], |a| a.color);
     let body = Rect::new(0, screen.y2 / 10, screen.x2, screen.y2);
     let content = match pkg {
-        "com.example.notes" => vec![notes_field(state, body)],
-        "com.android.settings" => vec![settings_list(body, state.battery_level)],
+        "com.example.notes" => vec![notes_field(ui, body)],
+        "com.android.settings" => vec![settings_list(body, battery_level)],
         "com.android.deskclock" => vec![Node::new(
             "android.widget.TextView",
             pkg,
@@ -185,22 +185,18 @@ pub fn screen(pkg: &str, state: &PhoneState, screen: Rect) -> Node {
         .with(vec![title_bar(pkg, label, color, screen), body])
 }
 
-fn notes_field(state: &PhoneState, body: Rect) -> Node {
+fn notes_field(ui: &UiState, body: Rect) -> Node {
     let pkg = "com.example.notes";
     let m = body.x2 / 24;
     let bounds = Rect::new(m, body.y1 + m, body.x2 - m, body.y1 + body.y2 / 3);
-    let empty = state.ui.note_text.is_empty();
+    let empty = ui.note_text.is_empty();
     let mut field = Node::new("android.widget.EditText", pkg, bounds)
-        .text(if empty {
-            NOTE_HINT
-        } else {
-            &state.ui.note_text
-        })
+        .text(if empty { NOTE_HINT } else { &ui.note_text })
         .id(NOTE_FIELD)
         .fill([0xee, 0xee, 0xee, 0xff])
         .on_tap(Action::Focus(NOTE_FIELD.into()));
     field.long_clickable = true;
-    field.focused = state.ui.focused.as_deref() == Some(NOTE_FIELD);
+    field.focused = ui.focused.as_deref() == Some(NOTE_FIELD);
     if empty {
         field.ink = [0x90, 0x90, 0x90, 0xff];
     }

@@ -22,9 +22,9 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::apps;
-use super::phone::{LogEntry, Phone, PhoneState, TransportMode};
-use super::script::Script;
+use crate::apps;
+use crate::phone::{LogEntry, Phone, PhoneState, TransportMode};
+use crate::script::Script;
 
 /// What `GET /v1/state` returns.
 #[derive(Debug, Serialize)]

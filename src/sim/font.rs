@@ -1,8 +1,6 @@
 //! A tiny 5x7 bitmap font (ASCII 32..=126; other characters draw as a box) so screenshots
 //! show the same labels the UI dump has.
 
-use super::render::Frame;
-
 /// Glyph rows for ' '..='~', 7 rows of 5 bits (bit 4 = leftmost column).
 const GLYPHS: [[u8; 7]; 95] = [
     [0, 0, 0, 0, 0, 0, 0],
@@ -105,8 +103,9 @@ const GLYPHS: [[u8; 7]; 95] = [
 const BOX: [u8; 7] = [31, 17, 17, 17, 17, 17, 31];
 
 /// Draws `text` at (x, y) with `scale`-pixel dots, clipped at `max_x`; `\n` starts a new line.
+/// `put(x, y, rgba)` sets one pixel (the caller clips to its frame).
 pub fn draw_text(
-    frame: &mut Frame,
+    put: &mut impl FnMut(i32, i32, [u8; 4]),
     x: i32,
     y: i32,
     scale: i32,
@@ -128,18 +127,25 @@ pub fn draw_text(
             c @ 32..=126 => &GLYPHS[(c - 32) as usize],
             _ => &BOX,
         };
-        draw_glyph(frame, cx, cy, scale, glyph, ink);
+        draw_glyph(put, cx, cy, scale, glyph, ink);
         cx += 6 * scale;
     }
 }
 
-fn draw_glyph(frame: &mut Frame, x: i32, y: i32, scale: i32, glyph: &[u8; 7], ink: [u8; 4]) {
+fn draw_glyph(
+    put: &mut impl FnMut(i32, i32, [u8; 4]),
+    x: i32,
+    y: i32,
+    scale: i32,
+    glyph: &[u8; 7],
+    ink: [u8; 4],
+) {
     for (row, bits) in glyph.iter().enumerate() {
         for col in 0..5 {
             if bits & (1 << (4 - col)) != 0 {
                 for dy in 0..scale {
                     for dx in 0..scale {
-                        frame.put(x + col * scale + dx, y + row as i32 * scale + dy, ink);
+                        put(x + col * scale + dx, y + row as i32 * scale + dy, ink);
                     }
                 }
             }

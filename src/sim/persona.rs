@@ -1,5 +1,5 @@
 //! Personas: the device model data (build props, displays, adbd features) a simulated phone
-//! presents. Each persona is a TOML file under `src/sim/personas/`, compiled in with
+//! presents. Each persona is a TOML file under `personas/` (in this crate), compiled in with
 //! `include_str!`.
 
 use serde::Deserialize;
@@ -72,6 +72,48 @@ fn yes() -> bool {
     true
 }
 
+/// Programs a stock build installs in `/system/bin` (the sim's [`crate::programs`] runs each);
+/// a persona's `missing_programs` removes some, see [`Persona::system_bin`].
+pub const SYSTEM_BIN: &[&str] = &[
+    "am",
+    "cat",
+    "cmd",
+    "date",
+    "dumpsys",
+    "echo",
+    "false",
+    "getprop",
+    "grep",
+    "head",
+    "id",
+    "ime",
+    "input",
+    "logcat",
+    "ls",
+    "mkdir",
+    "monkey",
+    "pidof",
+    "pm",
+    "printf",
+    "pwd",
+    "rm",
+    "screencap",
+    "screenrecord",
+    "setprop",
+    "settings",
+    "sleep",
+    "tail",
+    "test",
+    "[",
+    "touch",
+    "true",
+    "uiautomator",
+    "uname",
+    "wc",
+    "whoami",
+    "wm",
+];
+
 /// Name of the default persona.
 pub const DEFAULT_PERSONA: &str = "pixel-android14";
 
@@ -99,6 +141,16 @@ const SOURCES: &[(&str, &str)] = &[
 ];
 
 impl Persona {
+    /// The programs this persona's `/system/bin` holds: [`SYSTEM_BIN`] minus
+    /// `missing_programs`.
+    pub fn system_bin(&self) -> Vec<&'static str> {
+        SYSTEM_BIN
+            .iter()
+            .copied()
+            .filter(|name| !self.missing_programs.iter().any(|m| m == name))
+            .collect()
+    }
+
     /// Loads a compiled-in persona by name. Errors name the known personas.
     pub fn load(name: &str) -> Result<Persona, String> {
         let known: Vec<&str> = SOURCES.iter().map(|(n, _)| *n).collect();

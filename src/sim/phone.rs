@@ -6,10 +6,13 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use super::auth::KeyStore;
-use super::persona::Persona;
-use super::script::Script;
-use super::vfs::Vfs;
+use crate::apps;
+use crate::auth::KeyStore;
+use crate::persona::Persona;
+use crate::props;
+use crate::script::{self, Script, ScriptAnswer};
+use crate::ui::{Node, Rect, UiState};
+use crate::vfs::Vfs;
 
 /// One executed program: its argv and exit status (for tests that prove what ran).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -18,17 +21,6 @@ pub struct LogEntry {
     pub argv: Vec<String>,
     /// Exit status.
     pub exit_code: i32,
-}
-
-/// The foreground task stack and text state of the apps.
-#[derive(Clone, Debug)]
-pub struct UiState {
-    /// Activity stack, bottom first; the bottom is always the launcher.
-    pub stack: Vec<(String, String)>,
-    /// resource-id of the focused input field, if any (keyboard shown).
-    pub focused: Option<String>,
-    /// Text of the Notes app's EditText (`com.example.notes:id/note_text`).
-    pub note_text: String,
 }
 
 /// What the ADB transport of this phone does (control API `POST /v1/transport`).
@@ -106,19 +98,14 @@ pub struct Phone {
 impl Phone {
     /// A freshly booted phone: launcher in front, screen on, unlocked, battery 80 %.
     pub fn new(persona: Persona, serial: &str, model: &str) -> Phone {
-        let props = super::props::build(&persona, serial, model);
+        let props = props::build(&persona, serial, model);
         let launcher = persona.launcher_component();
         let mut settings = BTreeMap::new();
-        for (ns, k, v) in super::props::DEFAULT_SETTINGS {
+        for (ns, k, v) in props::DEFAULT_SETTINGS {
             settings.insert((ns.to_string(), k.to_string()), v.to_string());
         }
-        let programs: Vec<&str> = super::programs::NAMES
-            .iter()
-            .copied()
-            .filter(|name| !persona.missing_programs.iter().any(|m| m == name))
-            .collect();
         let state = PhoneState {
-            vfs: Vfs::with_defaults(now_secs(), &programs),
+            vfs: Vfs::with_defaults(now_secs(), &persona.system_bin()),
             persona,
             serial: serial.to_string(),
             model: model.to_string(),
@@ -256,5 +243,31 @@ impl PhoneState {
                 self.ui.focused = None;
             }
         }
+    }
+
+    /// The first scripted answer (control API) matching the command `line`; see [`script::take`].
+    pub fn take_script(&mut self, line: &str) -> Option<ScriptAnswer> {
+        script::take(&mut self.scripts, line)
+    }
+
+    /// The UI tree of the current foreground screen at the logical display size (what
+    /// `uiautomator dump` serialises, `screencap` draws and `input tap` hits).
+    pub fn ui_tree(&self) -> Node {
+        let (w, h) = self.display_size();
+        let (w, h) = (w as i32, h as i32);
+        let (pkg, _) = self.foreground();
+        let screen = Rect::new(0, 0, w, h);
+        let content = if !self.screen_on {
+            Node::new("android.widget.FrameLayout", "com.android.systemui", screen)
+                .fill([0, 0, 0, 255])
+        } else if self.locked {
+            apps::keyguard(screen)
+        } else if pkg == self.persona.launcher_package {
+            apps::launcher(&pkg, screen)
+        } else {
+            apps::screen(&pkg, &self.ui, self.battery_level, screen)
+        };
+        let root_pkg = content.package.clone();
+        Node::new("android.widget.FrameLayout", &root_pkg, screen).with(vec![content])
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::persona::Persona;
+use crate::persona::Persona;
 
 /// `(namespace, key, value)` settings a fresh phone has (`settings get`).
 /// Source: `fixtures/other/redmi-9-power-settings-list-*.txt`, `samsung-s24-settings-get-navigation-mode.txt`.

@@ -3,7 +3,8 @@
 //! `IHDR sRGB sBIT IDAT… IEND` (Android 8+). Raw layout: `fixtures/screencap/RAW_HEADER_NOTES.md`
 //! (AOSP `frameworks/base/cmds/screencap/screencap.cpp`).
 
-use super::ui::Node;
+use crate::font;
+use crate::ui::Node;
 
 /// An RGBA8 frame, row-major, `width * height * 4` bytes.
 #[derive(Clone, Debug)]
@@ -45,7 +46,7 @@ impl Frame {
 }
 
 /// Paints `root` on a black frame of `width` x `height`. Text is drawn with the
-/// [`super::font`] bitmap font in the node's ink colour. `black` paints nothing
+/// crate's 5x7 bitmap font (`font.rs`) in the node's ink colour. `black` paints nothing
 /// (FLAG_SECURE windows come out all black, field bug 8).
 pub fn draw(root: &Node, width: u32, height: u32, black: bool) -> Frame {
     let mut frame = Frame {
@@ -81,7 +82,8 @@ fn paint(frame: &mut Frame, node: &Node) {
         let scale = ((b.y2 - b.y1) / 24).min(fit).clamp(2, 6);
         let x = b.x1 + 12;
         let y = b.y1 + ((b.y2 - b.y1) - 7 * scale) / 2;
-        super::font::draw_text(frame, x, y.max(b.y1), scale, &node.text, node.ink, b.x2);
+        let mut put = |x, y, rgba| frame.put(x, y, rgba);
+        font::draw_text(&mut put, x, y.max(b.y1), scale, &node.text, node.ink, b.x2);
     }
     for child in &node.children {
         paint(frame, child);

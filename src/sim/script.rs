@@ -7,8 +7,6 @@ use std::time::Duration;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
-use super::phone::PhoneState;
-
 /// One scripted answer, as posted to `POST /v1/script`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Script {
@@ -81,19 +79,17 @@ impl Script {
     }
 }
 
-impl PhoneState {
-    /// The first script matching `line`, consuming one of its `times`.
-    pub fn take_script(&mut self, line: &str) -> Option<ScriptAnswer> {
-        let idx = self.scripts.iter().position(|s| {
-            s.times != Some(0)
-                && regex::Regex::new(&s.command_regex).is_ok_and(|r| r.is_match(line))
-        })?;
-        let script = &mut self.scripts[idx];
-        if let Some(t) = script.times.as_mut() {
-            *t -= 1;
-        }
-        let answer = script.answer();
-        self.scripts.retain(|s| s.times != Some(0));
-        Some(answer)
+/// The first of `scripts` matching `line`, consuming one of its `times` (a used-up script is
+/// removed).
+pub fn take(scripts: &mut Vec<Script>, line: &str) -> Option<ScriptAnswer> {
+    let idx = scripts.iter().position(|s| {
+        s.times != Some(0) && regex::Regex::new(&s.command_regex).is_ok_and(|r| r.is_match(line))
+    })?;
+    let script = &mut scripts[idx];
+    if let Some(t) = script.times.as_mut() {
+        *t -= 1;
     }
+    let answer = script.answer();
+    scripts.retain(|s| s.times != Some(0));
+    Some(answer)
 }

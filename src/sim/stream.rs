@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::adb::wire::{Message, A_CLSE, A_WRTE};
+use xagent_adb_wire::wire::{Message, A_CLSE, A_WRTE};
 
 /// The connection-side record of an open stream, keyed by our local id.
 #[derive(Debug)]

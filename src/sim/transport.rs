@@ -12,10 +12,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::phone::{Phone, TransportMode};
-use super::services;
-use super::stream::{StreamEntry, StreamReader, StreamTable, StreamWriter};
-use crate::adb::wire::{
+use crate::phone::{Phone, TransportMode};
+use crate::services;
+use crate::stream::{StreamEntry, StreamReader, StreamTable, StreamWriter};
+use xagent_adb_wire::wire::{
     Message, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE, AUTH_TOKEN, A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN,
     A_VERSION, A_WRTE, MAX_PAYLOAD,
 };
@@ -90,7 +90,7 @@ async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<Message>, cancel: Cancel
 }
 
 fn new_token() -> Vec<u8> {
-    let mut token = [0u8; super::auth::TOKEN_LEN];
+    let mut token = [0u8; crate::auth::TOKEN_LEN];
     let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut token);
     token.to_vec()
 }
@@ -101,7 +101,7 @@ fn auth_message(token: &[u8]) -> Message {
 
 /// Holds a connection until the transport is online: silent while `Offline`, an AUTH token
 /// loop that never succeeds while `Unauthorized` (a fault), and with `require_auth` the real
-/// adbd exchange of [`super::auth`]: TOKEN, SIGNATURE checked against accepted keys (a bad one
+/// adbd exchange of [`crate::auth`]: TOKEN, SIGNATURE checked against accepted keys (a bad one
 /// earns a new TOKEN), RSAPUBLICKEY kept pending until accepted (`daemon/auth.cpp`).
 /// `Some(key line)` when admitted (empty without auth); `None` when unplugged, closed or shut down.
 async fn admit(

@@ -1,9 +1,18 @@
 //! The UI tree of the foreground screen: one model that `uiautomator dump` serialises,
-//! `screencap` draws and `input tap` hit-tests, so the three always agree.
+//! `screencap` draws and `input tap` hit-tests, so the three always agree
+//! ([`crate::phone::PhoneState::ui_tree`] composes it from [`crate::apps`]' screens).
 //! Node attributes are the set real dumps carry (`fixtures/uiautomator/emulator-nexuslauncher-1080x2400.xml`).
 
-use super::apps;
-use super::phone::PhoneState;
+/// The foreground task stack and text state of the apps.
+#[derive(Clone, Debug)]
+pub struct UiState {
+    /// Activity stack, bottom first; the bottom is always the launcher.
+    pub stack: Vec<(String, String)>,
+    /// resource-id of the focused input field, if any (keyboard shown).
+    pub focused: Option<String>,
+    /// Text of the Notes app's EditText (`com.example.notes:id/note_text`).
+    pub note_text: String,
+}
 
 /// A rectangle in display pixels, `[x1,y1][x2,y2]` with x2/y2 exclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,23 +162,4 @@ impl Node {
         }
         self.children.iter().find_map(|c| c.find(pred))
     }
-}
-
-/// The tree of the current foreground screen at the logical display size.
-pub fn build(state: &PhoneState) -> Node {
-    let (w, h) = state.display_size();
-    let (w, h) = (w as i32, h as i32);
-    let (pkg, _) = state.foreground();
-    let screen = Rect::new(0, 0, w, h);
-    let content = if !state.screen_on {
-        Node::new("android.widget.FrameLayout", "com.android.systemui", screen).fill([0, 0, 0, 255])
-    } else if state.locked {
-        apps::keyguard(screen)
-    } else if pkg == state.persona.launcher_package {
-        apps::launcher(&pkg, screen)
-    } else {
-        apps::screen(&pkg, state, screen)
-    };
-    let root_pkg = content.package.clone();
-    Node::new("android.widget.FrameLayout", &root_pkg, screen).with(vec![content])
 }

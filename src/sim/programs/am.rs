@@ -4,8 +4,8 @@
 
 use super::dumpsys::{full_component, short_component};
 use super::Output;
-use crate::sim::apps;
-use crate::sim::phone::{Phone, PhoneState};
+use crate::apps;
+use crate::phone::{Phone, PhoneState};
 
 /// Resolves `pkg/act` (short or full class) to a launchable activity.
 fn resolve(s: &PhoneState, component: &str) -> Option<(String, String)> {

@@ -7,8 +7,8 @@
 //! `mFocusedApp`, `ResumedActivity:`), `fixtures/power/phone-720x1612-dumpsys-power-awake-utf16le.txt`
 //! (`mWakefulness=Awake`), AOSP `PowerManagerService.dumpInternal` (`Display Power: state=ON`).
 
-use super::Output;
-use crate::sim::phone::{Phone, PhoneState};
+use super::{ident, Output};
+use crate::phone::{Phone, PhoneState};
 
 /// `pkg/.Act` → `pkg/pkg.Act` (window titles use the full class name).
 pub fn full_component(pkg: &str, act: &str) -> String {
@@ -25,14 +25,6 @@ pub fn short_component(pkg: &str, act: &str) -> String {
         Some(rest) if rest.starts_with('.') => format!("{pkg}/{rest}"),
         _ => format!("{pkg}/{act}"),
     }
-}
-
-/// A stable 7-hex-digit identity hash for a name (like `Integer.toHexString(identityHashCode)`).
-pub fn ident(name: &str) -> String {
-    let h = name.bytes().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    });
-    format!("{:07x}", h & 0x0fff_ffff)
 }
 
 /// Runs `dumpsys SERVICE [ARGS]`.

@@ -2,8 +2,8 @@
 //! `rm [-r] [-f]`, `mkdir [-p]`, `touch`.
 
 use super::Output;
-use crate::sim::phone::{now_secs, Phone};
-use crate::sim::vfs::{normalize, Entry};
+use crate::phone::{now_secs, Phone};
+use crate::vfs::{normalize, Entry};
 
 fn split_flags(args: &[String]) -> (String, Vec<&String>) {
     let mut flags = String::new();
@@ -119,7 +119,7 @@ pub fn rm(phone: &Phone, cwd: &str, args: &[String]) -> Output {
     for p in paths {
         let path = normalize(cwd, p);
         if let Err(e) = phone.with(|s| s.vfs.remove(&path, recursive)) {
-            if force && e == crate::sim::vfs::VfsError::NotFound {
+            if force && e == crate::vfs::VfsError::NotFound {
                 continue;
             }
             out.stderr

@@ -2,7 +2,7 @@
 //! `fixtures/getprop/motorola-edge20-berlin-android13.txt`; a missing key prints an empty line.
 
 use super::Output;
-use crate::sim::phone::Phone;
+use crate::phone::Phone;
 
 /// `getprop`, `getprop KEY [DEFAULT]`.
 pub fn getprop(phone: &Phone, args: &[String]) -> Output {

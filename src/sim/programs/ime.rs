@@ -7,8 +7,8 @@
 use base64::Engine;
 
 use super::Output;
-use crate::sim::apps::{ADB_KEYBOARD_IME, LATIN_IME, NOTE_FIELD};
-use crate::sim::phone::{Phone, PhoneState};
+use crate::apps::{ADB_KEYBOARD_IME, LATIN_IME, NOTE_FIELD};
+use crate::phone::{Phone, PhoneState};
 
 impl PhoneState {
     /// The selected input method id.

@@ -3,8 +3,8 @@
 //! behaves the same for these verbs). Usage text: `fixtures/input-usage/android6-7-unknown-command-help.txt`.
 
 use super::{keys, Output};
-use crate::sim::phone::{Phone, PhoneState};
-use crate::sim::ui::{self, Action};
+use crate::phone::{Phone, PhoneState};
+use crate::ui::Action;
 
 const SOURCES: &[&str] = &[
     "keyboard",
@@ -115,7 +115,7 @@ fn text_cmd(phone: &Phone, arg: &str) -> Output {
             phone.with(|s| {
                 if s.screen_on
                     && !s.locked
-                    && s.ui.focused.as_deref() == Some(crate::sim::apps::NOTE_FIELD)
+                    && s.ui.focused.as_deref() == Some(crate::apps::NOTE_FIELD)
                 {
                     s.ui.note_text.push_str(&text);
                 }
@@ -165,7 +165,7 @@ fn tap(s: &mut PhoneState, x: f32, y: f32) {
     if !s.screen_on || s.locked || x < 0.0 || y < 0.0 || x >= w as f32 || y >= h as f32 {
         return;
     }
-    let tree = ui::build(s);
+    let tree = s.ui_tree();
     let action = tree.hit(x as i32, y as i32).map(|n| n.action.clone());
     match action {
         Some(Action::Launch(pkg, act)) => s.launch(&pkg, &act),

@@ -13,7 +13,7 @@
 //! processes with that name — system processes and the apps in the task stack — or exits 1.
 
 use super::Output;
-use crate::sim::phone::{Phone, PhoneState};
+use crate::phone::{Phone, PhoneState};
 
 /// One log record.
 struct Rec {
@@ -40,9 +40,7 @@ fn pid_of(s: &PhoneState, name: &str) -> Option<u32> {
     let running = name == "com.android.systemui"
         || name == s.persona.launcher_package
         || s.ui.stack.iter().any(|(p, _)| p == name);
-    running.then(|| {
-        2000 + u32::from_str_radix(&super::dumpsys::ident(name)[..4], 16).unwrap_or(0) % 28000
-    })
+    running.then(|| 2000 + u32::from_str_radix(&super::ident(name)[..4], 16).unwrap_or(0) % 28000)
 }
 
 /// `pidof NAME…`.

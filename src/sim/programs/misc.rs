@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::Output;
-use crate::sim::phone::Phone;
-use crate::sim::vfs::normalize;
+use crate::phone::Phone;
+use crate::vfs::normalize;
 
 /// `sleep SECONDS` (fractions allowed); cancelled when the stream goes away (the future is
 /// dropped).
@@ -32,7 +32,7 @@ pub fn info(name: &str, args: &[String]) -> Output {
         }
         "uname" => Output::ok("Linux\n"),
         _ => {
-            let secs = crate::sim::phone::now_secs();
+            let secs = crate::phone::now_secs();
             if args.iter().any(|a| a == "+%s") {
                 return Output::ok(format!("{secs}\n"));
             }

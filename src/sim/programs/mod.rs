@@ -20,7 +20,7 @@ mod text;
 mod uiautomator;
 mod wm;
 
-use super::phone::Phone;
+use crate::phone::Phone;
 
 /// What a program produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -73,46 +73,13 @@ impl Output {
     }
 }
 
-/// Program names installed in `/system/bin`.
-pub const NAMES: &[&str] = &[
-    "am",
-    "cat",
-    "cmd",
-    "date",
-    "dumpsys",
-    "echo",
-    "false",
-    "getprop",
-    "grep",
-    "head",
-    "id",
-    "ime",
-    "input",
-    "logcat",
-    "ls",
-    "mkdir",
-    "monkey",
-    "pidof",
-    "pm",
-    "printf",
-    "pwd",
-    "rm",
-    "screencap",
-    "screenrecord",
-    "setprop",
-    "settings",
-    "sleep",
-    "tail",
-    "test",
-    "[",
-    "touch",
-    "true",
-    "uiautomator",
-    "uname",
-    "wc",
-    "whoami",
-    "wm",
-];
+/// A stable 7-hex-digit identity hash for a name (like `Integer.toHexString(identityHashCode)`).
+pub fn ident(name: &str) -> String {
+    let h = name.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    format!("{:07x}", h & 0x0fff_ffff)
+}
 
 /// How many stdin bytes a streamed install reads (`pm|cmd package install -S SIZE`): exactly
 /// that many, without waiting for EOF (adb keeps the `exec:` stream open for the answer).

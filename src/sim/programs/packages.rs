@@ -17,9 +17,9 @@
 //! `package="…"`, `android:versionName="…"`, and `android.intent.category.LAUNCHER`.
 
 use super::Output;
-use crate::sim::apps;
-use crate::sim::phone::{now_secs, Phone, PhoneState};
-use crate::sim::vfs::normalize;
+use crate::apps;
+use crate::phone::{now_secs, Phone, PhoneState};
+use crate::vfs::normalize;
 
 /// Where installed APKs live in the VFS.
 pub const APP_DIR: &str = "/data/app";
@@ -212,7 +212,7 @@ pub fn dumpsys_package(s: &PhoneState, pkg: &str, installed: &[String]) -> Strin
         .find(|a| a.package == pkg)
         .map(|a| a.version_name.unwrap_or_default())
         .unwrap_or_else(|| builtin_version(pkg).to_string());
-    let hash = super::dumpsys::ident(pkg);
+    let hash = super::ident(pkg);
     format!("Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath=/data/app/~~sim/{pkg}-1\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ]\n")
 }
 

@@ -3,8 +3,8 @@
 //! priority line then `pkg/.Activity`, or `No activity found`.
 
 use super::{input, Output};
-use crate::sim::apps;
-use crate::sim::phone::Phone;
+use crate::apps;
+use crate::phone::Phone;
 
 /// All installed package names, sorted (for `dumpsys package`).
 pub fn installed(phone: &Phone) -> Vec<String> {

@@ -4,10 +4,10 @@
 //! window or a screen that is off captures black (field bug 8).
 
 use super::Output;
-use crate::sim::phone::{now_secs, Phone};
-use crate::sim::render;
-use crate::sim::ui;
-use crate::sim::vfs::normalize;
+use crate::phone::{now_secs, Phone};
+use crate::render;
+use crate::ui;
+use crate::vfs::normalize;
 
 const MULTI_DISPLAY_WARNING: &str = "[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first display found, however this default is not guaranteed to be consistent across captures. A display id should be specified.\nA display ID can be specified with the [-d display-id] option.\nSee \"dumpsys SurfaceFlinger --display-id\" for valid display IDs.\n";
 
@@ -72,7 +72,7 @@ fn snapshot(phone: &Phone, display: Option<u64>) -> Option<Shot> {
             (displays[i].width, displays[i].height)
         };
         Some(Shot {
-            tree: ui::build(s),
+            tree: s.ui_tree(),
             width,
             height,
             black: i != 0 || s.secure_window || !s.screen_on,

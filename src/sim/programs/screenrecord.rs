@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use super::Output;
-use crate::sim::phone::{now_secs, Phone};
-use crate::sim::vfs::normalize;
+use crate::phone::{now_secs, Phone};
+use crate::vfs::normalize;
 
 /// `kMaxTimeLimitSec` in screenrecord.cpp.
 const MAX_TIME_LIMIT: u64 = 180;

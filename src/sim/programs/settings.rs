@@ -2,7 +2,7 @@
 //! prints `null`; `list` prints `key=value` lines (`fixtures/other/redmi-9-power-settings-list-*.txt`).
 
 use super::Output;
-use crate::sim::phone::Phone;
+use crate::phone::Phone;
 
 const USAGE: &str = "Settings provider (settings) commands:\n  help\n      Print this help text.\n  get [--user <USER_ID> | current] NAMESPACE KEY\n      Retrieve the current value of KEY.\n  put [--user <USER_ID> | current] NAMESPACE KEY VALUE [TAG] [default]\n      Change the contents of KEY to VALUE.\n  delete [--user <USER_ID> | current] NAMESPACE KEY\n      Delete the entry for KEY.\n  list [--user <USER_ID> | current] NAMESPACE\n      Print all defined keys.\n";
 

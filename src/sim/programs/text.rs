@@ -1,8 +1,8 @@
 //! Text programs as toybox has them: `echo`, `printf`, `grep`, `head`, `tail`, `wc`.
 
 use super::Output;
-use crate::sim::phone::Phone;
-use crate::sim::vfs::normalize;
+use crate::phone::Phone;
+use crate::vfs::normalize;
 
 /// `echo [-n] [-e] ARGS…` (toybox: `-e` interprets `\n \t \\ \c`).
 pub fn echo(args: &[String]) -> Output {

@@ -6,9 +6,9 @@
 //! `NAF="true"` on clickable nodes nothing describes; pinned by `tests/sim_fixture_conformance.rs`).
 
 use super::Output;
-use crate::sim::phone::{now_secs, Phone};
-use crate::sim::ui::{self, Node};
-use crate::sim::vfs::normalize;
+use crate::phone::{now_secs, Phone};
+use crate::ui::Node;
+use crate::vfs::normalize;
 
 /// Default dump path.
 pub const DEFAULT_FILE: &str = "/sdcard/window_dump.xml";
@@ -23,7 +23,7 @@ pub fn run(phone: &Phone, cwd: &str, args: &[String]) -> Output {
         return Output::err(1, "Usage: uiautomator <subcommand> [options]\n\nAvailable subcommands:\n\nhelp: displays help message\n\nruntest: executes UI automation tests\n\ndump: creates an XML dump of current UI hierarchy\n\nevents: prints out accessibility events until terminated\n");
     }
     let file = args.next().unwrap_or(DEFAULT_FILE).to_string();
-    let xml = phone.with(|s| dump_xml(&ui::build(s), s.rotation));
+    let xml = phone.with(|s| dump_xml(&s.ui_tree(), s.rotation));
     let done = format!("UI hierchary dumped to: {file}\n");
     if file == "/dev/tty" {
         return Output::ok(format!("{xml}{done}"));

@@ -4,7 +4,7 @@
 //! `Override size: WxH` / `Override density: N`.
 
 use super::Output;
-use crate::sim::phone::Phone;
+use crate::phone::Phone;
 
 /// Runs `wm`.
 pub fn run(phone: &Phone, args: &[String]) -> Output {

@@ -4,9 +4,9 @@
 mod shell;
 mod sync;
 
-use super::persona::Persona;
-use super::phone::Phone;
-use super::stream::{StreamReader, StreamWriter};
+use crate::persona::Persona;
+use crate::phone::Phone;
+use crate::stream::{StreamReader, StreamWriter};
 
 /// How shell output is framed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The shell services: run a command line through [`crate::sim::sh`] (or a scripted answer),
+//! The shell services: run a command line through [`crate::sh`] (or a scripted answer),
 //! streaming output as it is produced, framed per [`ShellMode`]; host stdin is fed to the
 //! shell. The host closing the stream drops (cancels) the running command.
 //! Source: AOSP `daemon/shell_service.cpp`, `shell_protocol.h`; research notes §3.5, §5.2.
@@ -6,12 +6,12 @@
 use tokio::sync::mpsc;
 
 use super::ShellMode;
-use crate::adb::shell_v2::{
+use crate::phone::Phone;
+use crate::sh::{Fd, Shell, Sink, Stdin};
+use crate::stream::{Closed, StreamReader, StreamWriter};
+use xagent_adb_wire::shell_v2::{
     encode, ShellV2Decoder, ID_CLOSE_STDIN, ID_EXIT, ID_STDERR, ID_STDIN, ID_STDOUT,
 };
-use crate::sim::phone::Phone;
-use crate::sim::sh::{Fd, Shell, Sink, Stdin};
-use crate::sim::stream::{Closed, StreamReader, StreamWriter};
 
 /// Runs one command line (a matching script answers instead); returns the exit status.
 pub async fn execute(phone: Phone, line: String, sink: Sink, stdin: Stdin) -> i32 {

@@ -2,14 +2,14 @@
 //! `QUIT`. A failure answers `FAIL` + message and ends the session, as adbd does.
 //! Source: AOSP `daemon/file_sync_service.cpp`, `file_sync_protocol.h`; research notes §3.6.
 
-use crate::adb::sync_proto::{
+use crate::phone::{now_secs, Phone};
+use crate::stream::{StreamReader, StreamWriter};
+use crate::vfs::{Entry, VfsError};
+use xagent_adb_wire::sync_proto::{
     encode, encode_stat_v1, encode_word, ID_DATA, ID_DENT, ID_DNT2, ID_DONE, ID_FAIL, ID_LIS2,
     ID_LIST, ID_LST2, ID_OKAY, ID_QUIT, ID_RECV, ID_SEND, ID_STA2, ID_STAT, SYNC_DATA_MAX,
     SYNC_PATH_MAX,
 };
-use crate::sim::phone::{now_secs, Phone};
-use crate::sim::stream::{StreamReader, StreamWriter};
-use crate::sim::vfs::{Entry, VfsError};
 
 /// Buffers host bytes so requests may span `WRTE`s.
 struct Input {

@@ -1,6 +1,6 @@
 //! Runs parsed command lines: `&&`/`||`/`;`, pipelines (each stage's stdout buffered into the
 //! next stage's stdin), redirections applied left to right, assignments, builtins
-//! (`exit`, `cd`, `export`, `sh -c`), and the programs of [`crate::sim::programs`].
+//! (`exit`, `cd`, `export`, `sh -c`), and the programs of [`crate::programs`].
 //! Unknown programs: `/system/bin/sh: X: inaccessible or not found`, status 127 (mksh).
 
 use std::collections::HashMap;
@@ -10,9 +10,9 @@ use std::pin::Pin;
 use super::lexer::{Part, RedirOp, Word};
 use super::parser::{parse, AndOr, Command, Join, List};
 use super::{Fd, Sink, Stdin, SH};
-use crate::sim::phone::{now_secs, Phone};
-use crate::sim::programs::{self, Output};
-use crate::sim::vfs::normalize;
+use crate::phone::{now_secs, Phone};
+use crate::programs::{self, Output};
+use crate::vfs::normalize;
 
 /// Where a file descriptor points while a command runs.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,15 +5,34 @@
 //! Data flow: [`transport`] accepts a connection and routes `OPEN`ed streams
 //! ([`stream`]) to [`services`] (`shell`, `exec`, `sync`). Shell services parse the command
 //! line with [`sh`] and run [`programs`] against the [`phone::Phone`] state ([`vfs`] files,
-//! [`ui`] tree built by [`apps`], drawn by [`render`]). The optional [`control`] HTTP API
-//! reads and changes that state and injects faults ([`script`]).
+//! [`ui`] tree built from [`apps`]' screens, drawn by [`render`]). The optional [`control`]
+//! HTTP API reads and changes that state and injects faults ([`script`]).
 //!
-//! The sim shares only the ADB framing (`crate::adb::{wire, shell_v2, sync_proto}`) with the
-//! connector; every parser and formatter here is its own.
+//! # Floors
+//! Each module imports only from its own floor and the floors below (never up), and modules
+//! on one floor do not import each other in a loop; the `floors` unit test checks this
+//! against the source. Lowest first:
+//!
+//! 1. **model**: the parts of a phone as plain data and pure functions of them: [`persona`]
+//!    (device data, the stock `/system/bin`), [`props`], [`vfs`], [`auth`] (adb keys),
+//!    [`script`] (scripted answers), [`ui`] (the view tree), [`apps`] (their screens),
+//!    [`render`] and its bitmap font (pixels of a view tree).
+//! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
+//!    its cloneable, locked handle; it composes the foreground screen's UI tree.
+//! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
+//! 4. **shell**: [`sh`], parses a command line and runs it, dispatching to [`programs`].
+//! 5. **transport**: [`stream`] (one ADB stream), [`services`] (`shell:`, `exec:`, `sync:`
+//!    over a stream) and [`transport`] (the adbd side of a TCP connection).
+//! 6. **control**: [`control`] (the HTTP control API) and this crate root ([`start`]).
+//!
+//! The crate shares only the ADB framing (crate `xagent_adb_wire`) with the connector and
+//! depends on nothing of it: every parser and formatter here is its own.
 
 pub mod apps;
 pub mod auth;
 pub mod control;
+#[cfg(test)]
+mod floors;
 mod font;
 pub mod persona;
 pub mod phone;
