@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 use xagent_adb_connector::config::{self, ClaimPolicy, ServeConfig};
-use xagent_adb_connector::{app, sim};
+use xagent_adb_connector::{daemon, sim};
 
 #[derive(Parser)]
 #[command(
@@ -184,12 +184,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 file_cache_max_bytes: file
                     .file_cache_max_bytes
-                    .unwrap_or(xagent_adb_connector::files::DEFAULT_CAPACITY_BYTES),
+                    .unwrap_or(xagent_adb_connector::file_cache::DEFAULT_CAPACITY_BYTES),
                 upload_max_bytes: upload_max_bytes
                     .or(file.upload_max_bytes)
                     .unwrap_or(xagent_adb_connector::server::upload::DEFAULT_MAX_UPLOAD_BYTES),
             };
-            block_on(|shutdown| app::serve(cfg, shutdown))
+            block_on(|shutdown| daemon::serve(cfg, shutdown))
         }
         Command::Sim {
             listen,
@@ -221,7 +221,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }),
         Command::Demo { listen, data_dir } => {
-            block_on(|shutdown| app::demo(app::DemoOptions { listen, data_dir }, shutdown))
+            block_on(|shutdown| daemon::demo(daemon::DemoOptions { listen, data_dir }, shutdown))
         }
     }
 }

@@ -1,5 +1,10 @@
 //! Process assembly: `serve` (the connector) and `demo` (two simulated phones + the connector).
-//! Every task hangs off one [`CancellationToken`]; shutdown drains the HTTP server.
+//!
+//! Every task is tracked by one [`Lifecycle`] hanging off the shutdown token. On SIGTERM
+//! (`shutdown`): accepting stops, sockets stop reading, tool calls in flight get up to
+//! [`DRAIN_DEADLINE`] to finish and have their acks written, sockets close, calls still running
+//! then are abandoned (journaled `running` → `tool_call_interrupted` on a repeat), the store
+//! drains its queue and closes SQLite, and `serve` returns `Ok` (exit status 0).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,9 +15,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adb::AdbServerClient;
 use crate::config::{ClaimPolicy, Secret, ServeConfig, DEFAULT_FILE_TTL};
-use crate::connector::Connector;
+use crate::connector::{Connector, ConnectorConfig};
 use crate::device::inventory::{self, Inventory};
-use crate::files::FileCache;
+use crate::file_cache::FileCache;
+use crate::lifecycle::{Lifecycle, DRAIN_DEADLINE};
 use crate::server::{router, AppState};
 use crate::store::Store;
 
@@ -21,47 +27,50 @@ pub const JOURNAL_KEEP: Duration = Duration::from_secs(24 * 3600);
 /// How often expired files and journal entries are removed.
 pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
 
-/// Runs the connector until `shutdown`. Prints `listening on http://ADDR` to stdout once bound
-/// (tests and the demo read it).
+/// Runs the connector until `shutdown`, then drains (see the module doc). Prints
+/// `listening on http://ADDR` to stdout once bound (tests and the demo read it). Errors:
+/// start-up failures (listen address, data dir, store).
 pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let state = build_state(&config, shutdown.clone()).await?;
+    let lifecycle = Lifecycle::new(shutdown);
+    let state = build_state(&config, &lifecycle).await?;
+    let store = state.connector.store().clone();
     println!("listening on http://{addr}");
     tracing::info!(%addr, "connector listening");
-    crate::server::listen::serve(listener, router(state), shutdown).await;
+    let app = router(state);
+    let (_, drained) = tokio::join!(
+        crate::server::listen::serve(listener, app, &lifecycle),
+        lifecycle.drain(DRAIN_DEADLINE),
+    );
+    tracing::info!(drained, "tasks stopped; closing the store");
+    if let Err(e) = store.close().await {
+        tracing::error!(error = %e, "closing the store failed");
+    }
     Ok(())
 }
 
-async fn build_state(
+/// Spawns the phone inventory trackers and the file/journal cleaner on `lifecycle`.
+fn spawn_background(
     config: &ServeConfig,
-    shutdown: CancellationToken,
-) -> anyhow::Result<AppState> {
-    private_dir(&config.data_dir)
-        .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
-    let lock = lock_data_dir(&config.data_dir)?;
-    let db = config.data_dir.join("connector.sqlite3");
-    let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
-    let files = FileCache::open(
-        store.clone(),
-        config.data_dir.join("files"),
-        config.file_ttl,
-        config.file_cache_max_bytes,
-    )
-    .await?;
-    let inventory = Inventory::default();
+    lifecycle: &Lifecycle,
+    inventory: &Inventory,
+    files: &FileCache,
+    store: &Store,
+) {
+    let shutdown = lifecycle.shutdown();
     if let Some(server) = &config.adb_server {
         let client = AdbServerClient::new(server.clone());
-        tokio::spawn(inventory::run_adb_tracker(
+        lifecycle.spawn(inventory::run_adb_tracker(
             inventory.clone(),
             client,
             shutdown.clone(),
         ));
     }
     for addr in &config.direct_devices {
-        tokio::spawn(inventory::run_direct_watch(
+        lifecycle.spawn(inventory::run_direct_watch(
             inventory.clone(),
             addr.clone(),
             shutdown.clone(),
@@ -70,7 +79,7 @@ async fn build_state(
     let cleaner = files.clone();
     let journal_store = store.clone();
     let stop = shutdown.clone();
-    tokio::spawn(async move {
+    lifecycle.spawn(async move {
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
@@ -86,14 +95,34 @@ async fn build_state(
             }
         }
     });
+}
+
+async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Result<AppState> {
+    private_dir(&config.data_dir)
+        .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
+    let lock = lock_data_dir(&config.data_dir)?;
+    let db = config.data_dir.join("connector.sqlite3");
+    let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
+    let files = FileCache::open(
+        store.clone(),
+        config.data_dir.join("files"),
+        config.file_ttl,
+        config.file_cache_max_bytes,
+    )
+    .await?;
+    let inventory = Inventory::default();
+    spawn_background(config, lifecycle, &inventory, &files, &store);
     let connector = Connector::load(
         store,
         files,
         inventory,
-        config.claim_policy,
-        config.claim_codes.clone(),
-        config.lease_grace,
-        config.profiles.clone(),
+        ConnectorConfig {
+            claim_policy: config.claim_policy,
+            claim_codes: config.claim_codes.clone(),
+            lease_grace: config.lease_grace,
+            profiles: config.profiles.clone(),
+        },
+        lifecycle.clone(),
     )
     .await?;
     let connector = Arc::new(connector);
@@ -106,7 +135,6 @@ async fn build_state(
     Ok(AppState::new(
         connector,
         config.api_key.clone(),
-        shutdown,
         config.upload_max_bytes,
     ))
 }
@@ -196,7 +224,7 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
         file_ttl: DEFAULT_FILE_TTL,
         lease_grace: crate::connector::lease::DEFAULT_LEASE_GRACE,
         upload_max_bytes: crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES,
-        file_cache_max_bytes: crate::files::DEFAULT_CAPACITY_BYTES,
+        file_cache_max_bytes: crate::file_cache::DEFAULT_CAPACITY_BYTES,
         profiles: crate::device::policy::Profiles::builtin(),
     };
     print_demo_help(&opts, &key_path, &api_key);
