@@ -17,51 +17,13 @@ pub fn handle(
     session: SessionId,
     p: &HelloPayload,
 ) -> Result<Reply, DataPlaneError> {
-    let refuse = DataPlaneError::rejected;
-    if p.connector_card_id != CARD_ID {
-        return Err(refuse(
-            ErrorCode::ConnectorCardIdMismatch,
-            "connector_card_id must be \"device.adb\"",
-        ));
-    }
-    match p
-        .protocol_version
-        .as_ref()
-        .map(|v| v.as_str().map(parse_version))
-    {
-        Some(Some(Some(v))) if v >= (3, 0) => {}
-        Some(None) => {
-            return Err(refuse(
-                ErrorCode::UnsupportedProtocolVersion,
-                "protocol_version must be a string such as \"3.0\"",
-            ))
-        }
-        _ => {
-            return Err(refuse(
-                ErrorCode::UnsupportedProtocolVersion,
-                "protocol_version 3.0 or later is required",
-            ))
-        }
-    }
-    match &p.supported_profiles {
-        None => {
-            return Err(refuse(
-                ErrorCode::UnsupportedProfile,
-                "supported_profiles is required",
-            ))
-        }
-        Some(list) if !list.iter().any(|x| x == DEVICE_PROFILE) => {
-            return Err(refuse(
-                ErrorCode::UnsupportedProfile,
-                "supported_profiles must include xagent.device.v1",
-            ))
-        }
-        Some(_) => {}
+    if let Some((code, message)) = refusal(p) {
+        return Err(DataPlaneError::rejected(code, message));
     }
     let requested = p.connector_id.as_deref().filter(|id| !id.is_empty());
     if let (Some(acked), Some(req)) = (&greeting.acked_connector_id, requested) {
         if acked != req {
-            return Err(refuse(
+            return Err(DataPlaneError::rejected(
                 ErrorCode::ConnectorIdMismatch,
                 "this socket already said hello with another connector_id",
             ));
@@ -75,4 +37,32 @@ pub fn handle(
         connector_id,
         protocol_version: PROTOCOL_VERSION,
     }))
+}
+
+/// The first rule `p` breaks (card id, then version, then profile), with its message.
+fn refusal(p: &HelloPayload) -> Option<(ErrorCode, &'static str)> {
+    if p.connector_card_id != CARD_ID {
+        return Some((
+            ErrorCode::ConnectorCardIdMismatch,
+            "connector_card_id must be \"device.adb\"",
+        ));
+    }
+    let version = p.protocol_version.as_ref().map(|v| v.as_str());
+    let version_refusal = match version {
+        // A number such as 3.0 is not a version string.
+        Some(None) => Some("protocol_version must be a string such as \"3.0\""),
+        Some(Some(v)) if parse_version(v).is_some_and(|v| v >= (3, 0)) => None,
+        _ => Some("protocol_version 3.0 or later is required"),
+    };
+    if let Some(message) = version_refusal {
+        return Some((ErrorCode::UnsupportedProtocolVersion, message));
+    }
+    let profile_refusal = match &p.supported_profiles {
+        None => Some("supported_profiles is required"),
+        Some(list) if !list.iter().any(|x| x == DEVICE_PROFILE) => {
+            Some("supported_profiles must include xagent.device.v1")
+        }
+        Some(_) => None,
+    };
+    profile_refusal.map(|message| (ErrorCode::UnsupportedProfile, message))
 }
