@@ -127,7 +127,7 @@ async fn channel_open_vs_lease_expiry_leaves_no_channel_of_a_deregistered_connec
     for round in 0..30u64 {
         let session = 100 + round;
         let before = c.connector_id();
-        let generation = c.start_grace_for_test();
+        let generation = c.begin_grace_period();
         let opens = (0..4).map(|i| {
             let c = Arc::clone(&c);
             async move {
@@ -163,7 +163,7 @@ async fn a_hello_during_expiry_either_voids_it_or_sees_the_new_id() {
     let dir = TempDir::new("race-hello-expiry");
     let c = connector(&dir, None, &stop).await;
     for round in 0..30u64 {
-        let generation = c.start_grace_for_test();
+        let generation = c.begin_grace_period();
         let c2 = Arc::clone(&c);
         let (acked, expired) = tokio::join!(
             async move {

@@ -73,9 +73,9 @@ impl Connector {
         Ok(true)
     }
 
-    /// Starts a grace period without a timer and returns its generation, for tests that drive
-    /// [`Connector::expire_lease`] themselves.
-    pub fn start_grace_for_test(&self) -> u64 {
+    /// Begins a grace period without a timer and returns its generation, for callers (tests)
+    /// that decide themselves when to call [`Connector::expire_lease`].
+    pub fn begin_grace_period(&self) -> u64 {
         self.state().start_grace()
     }
 }
