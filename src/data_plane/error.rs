@@ -100,3 +100,38 @@ pub fn answer(request: &Packet, result: Result<super::reply::Reply, DataPlaneErr
         Err(e) => e.into_packet(request),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(kind: &str) -> Packet {
+        Packet::decode(&format!(
+            r#"{{"schema":"xagent.connector.packet/v1","packet_id":"p1","request_id":"r1","connector_channel_id":"cch_1","type":"{kind}"}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn rejections_are_error_packets_and_failures_are_acks() {
+        let e = DataPlaneError::rejected(ErrorCode::ChannelNotOpen, "open it first");
+        let p = e.into_packet(&request("tool.invoke"));
+        assert_eq!(p.kind, PacketType::Error);
+        assert_eq!(p.reply_to.as_deref(), Some("p1"));
+        assert_eq!(p.request_id.as_deref(), Some("r1"));
+        assert_eq!(p.connector_channel_id.as_deref(), Some("cch_1"));
+        assert_eq!(p.error.unwrap().code, ErrorCode::ChannelNotOpen);
+        assert!(p.payload.is_none());
+
+        let e = DataPlaneError::failed_with(
+            ErrorCode::DeviceOffline,
+            "unplugged",
+            json!({"tool_id": "android_tap"}),
+        );
+        let p = e.into_packet(&request("tool.invoke"));
+        assert_eq!(p.kind, PacketType::ToolInvokeAck);
+        assert_eq!(p.payload, Some(json!({"tool_id": "android_tap"})));
+        assert_eq!(p.error.unwrap().message, "unplugged");
+    }
+}

@@ -133,3 +133,43 @@ fn payload_or_default<T: serde::de::DeserializeOwned + Default>(
         Some(v) => serde_json::from_value(v.clone()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(kind: &str, payload: &str) -> Packet {
+        Packet::decode(&format!(
+            r#"{{"schema":"xagent.connector.packet/v1","packet_id":"p","type":"{kind}"{payload}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn payloads_decode_once_with_the_documented_leniency() {
+        assert!(matches!(
+            Request::decode(&packet("connector.hello", "")),
+            Err(DataPlaneError::Rejected { .. })
+        ));
+        assert!(matches!(
+            Request::decode(&packet("tool.invoke", r#","payload":{"tool_id":1}"#)),
+            Err(DataPlaneError::Failed {
+                code: ErrorCode::InvalidPacket,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Request::decode(&packet(
+                "auth.status",
+                r#","payload":{"auth_session_id":1}"#
+            )),
+            Ok(Request::AuthStatus(_))
+        ));
+        assert!(matches!(
+            Request::decode(&packet("channel.open.ack", "")),
+            Ok(Request::Unknown(k)) if k == "channel.open.ack"
+        ));
+        assert!(Request::is_channel_scoped(&PacketType::ToolInvoke));
+        assert!(!Request::is_channel_scoped(&PacketType::ChannelOpen));
+    }
+}
