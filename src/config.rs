@@ -138,7 +138,7 @@ impl Settings {
                 .unwrap_or(crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES),
             file_cache_max_bytes: self
                 .file_cache_max_bytes
-                .unwrap_or(crate::files::DEFAULT_CAPACITY_BYTES),
+                .unwrap_or(crate::file_cache::DEFAULT_CAPACITY_BYTES),
             profiles: match self.device_profiles {
                 Some(dir) => crate::device::policy::Profiles::load_dir(&dir)?,
                 None => crate::device::policy::Profiles::builtin(),

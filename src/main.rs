@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
-use xagent_adb_connector::app;
 use xagent_adb_connector::config;
+use xagent_adb_connector::daemon;
 #[cfg(feature = "sim")]
 use xagent_adb_sim as sim;
 
@@ -115,7 +115,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Serve { config, settings } => {
             let cfg = config::load(config.as_deref(), settings)?;
-            block_on(|shutdown| app::serve(cfg, shutdown))
+            block_on(|shutdown| daemon::serve(cfg, shutdown))
         }
         #[cfg(feature = "sim")]
         Command::Sim {
@@ -148,9 +148,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }),
         #[cfg(feature = "sim")]
-        Command::Demo { listen, data_dir } => {
-            block_on(|shutdown| app::demo(app::DemoOptions { listen, data_dir }, shutdown))
-        }
+        Command::Demo { listen, data_dir } => block_on(|shutdown| {
+            xagent_adb_connector::demo::demo(
+                xagent_adb_connector::demo::DemoOptions { listen, data_dir },
+                shutdown,
+            )
+        }),
     }
 }
 

@@ -3,10 +3,11 @@
 //! with the admin-issued code for that serial (compared as SHA-256, constant time). A phone is
 //! bound to at most one channel (SQLite UNIQUE). The claim code is never logged or echoed.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 use super::claim_policy::ClaimPolicy;
+use super::state::BindRefusal;
 use super::{lock, Connector};
 use crate::device::parse::devices::DeviceState;
 use crate::protocol::card::CLAIM_FLOW_ID;
@@ -37,6 +38,12 @@ impl AuthStatus {
     }
 }
 
+impl serde::Serialize for AuthStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// A remembered auth session (claims finish at once; kept for `auth.status`).
 #[derive(Debug, Clone)]
 pub struct AuthSession {
@@ -63,26 +70,24 @@ fn refuse(code: ErrorCode, message: &str) -> ClaimError {
 }
 
 impl Connector {
-    /// Runs `auth.start` for `channel_id`. Returns `(auth_session_id, result)`.
+    /// Runs `auth.start` for `channel_id`. Returns `(auth_session_id, result)`. Under the
+    /// write gate: two claims (of one phone, or on one channel) and a logout never interleave,
+    /// and the outcome is remembered for `auth.status` in the same step.
     pub async fn claim(
         &self,
         channel_id: &str,
         payload: &AuthStartPayload,
     ) -> (String, Result<(), ClaimError>) {
         let session_id = random_id("auth");
+        let _gate = self.writes.lock().await;
         let result = self.try_claim(channel_id, payload).await;
         let status = if result.is_ok() {
             AuthStatus::Authenticated
         } else {
             AuthStatus::Failed
         };
-        lock(&self.auth_sessions).insert(
-            session_id.clone(),
-            AuthSession {
-                channel_id: channel_id.to_string(),
-                status,
-            },
-        );
+        self.state()
+            .remember_auth(session_id.clone(), channel_id, status);
         (session_id, result)
     }
 
@@ -105,15 +110,16 @@ impl Connector {
                 "field `serial` is required: a string of 1 to 128 characters",
             ));
         }
-        if let Some(existing) = self.binding(channel_id) {
-            return if existing.serial == serial {
-                Ok(())
-            } else {
-                Err(refuse(
+        match self.state().check_bind(channel_id, serial) {
+            Ok(true) => return Ok(()),
+            Err(BindRefusal::ChannelBound) => {
+                return Err(refuse(
                     ErrorCode::AuthFailed,
                     "this channel is already bound to another phone; auth.logout first",
                 ))
-            };
+            }
+            // Reported below, after the code check, exactly as the store's UNIQUE refusal.
+            Ok(false) | Err(BindRefusal::PhoneBound) | Err(BindRefusal::UnknownChannel) => {}
         }
         if self.claim_policy == ClaimPolicy::Code {
             if let Some(wait) = self.claim_guard.blocked_for(serial) {
@@ -169,11 +175,23 @@ impl Connector {
             model: phone.model.clone(),
             bound_ms: now_ms(),
         };
-        let inserted = self
-            .store
-            .binding_insert(record.clone())
-            .await
-            .map_err(|_| refuse(ErrorCode::InternalError, "could not store the binding"))?;
+        let refusal = self.state().check_bind(channel_id, serial).err();
+        if refusal == Some(BindRefusal::UnknownChannel) {
+            return Err(refuse(
+                ErrorCode::ConnectorChannelNotOwned,
+                "connector_channel_id is not a channel of this connector",
+            ));
+        }
+        // The memory check answers a phone bound elsewhere without a write; the store's UNIQUE
+        // constraint stays the last word.
+        let inserted = match refusal {
+            Some(_) => false,
+            None => self
+                .store
+                .binding_insert(record.clone())
+                .await
+                .map_err(|_| refuse(ErrorCode::InternalError, "could not store the binding"))?,
+        };
         if !inserted {
             return Err(refuse(
                 ErrorCode::AuthFailed,
@@ -181,25 +199,24 @@ impl Connector {
             ));
         }
         tracing::info!(channel = channel_id, serial_hint = %crate::protocol::descriptor::mask_serial(serial), "phone bound");
-        lock(&self.bindings).insert(channel_id.to_string(), record);
+        self.state().bind(record);
         Ok(())
     }
 
     /// `auth.status`: the remembered session, if it belongs to `channel_id`.
     pub fn auth_session(&self, channel_id: &str, auth_session_id: &str) -> Option<AuthSession> {
-        lock(&self.auth_sessions)
-            .get(auth_session_id)
-            .filter(|s| s.channel_id == channel_id)
-            .cloned()
+        self.state().auth_session(channel_id, auth_session_id)
     }
 
     /// `auth.logout`: releases the channel's phone (spec §8.13). The phone is left as it is.
+    /// Under the write gate (never interleaves with a claim of the same channel).
     pub async fn logout(&self, channel_id: &str) -> Result<(), ClaimError> {
+        let _gate = self.writes.lock().await;
         self.store
             .binding_delete(channel_id.to_string())
             .await
             .map_err(|_| refuse(ErrorCode::InternalError, "could not remove the binding"))?;
-        lock(&self.bindings).remove(channel_id);
+        self.state().unbind(channel_id);
         self.files
             .revoke_channel(Some(channel_id))
             .await
@@ -210,28 +227,6 @@ impl Connector {
                 )
             })?;
         Ok(())
-    }
-
-    /// The `auth.start.ack` / `auth.status.ack` payload.
-    pub fn auth_payload(
-        &self,
-        channel_id: &str,
-        flow_id: &str,
-        auth_session_id: &str,
-        status: AuthStatus,
-        message: &str,
-    ) -> Value {
-        let mut p = json!({
-            "connector_channel_id": channel_id,
-            "flow_id": flow_id,
-            "auth_session_id": auth_session_id,
-            "status": status.as_str(),
-            "message": message,
-        });
-        if status == AuthStatus::Authenticated {
-            p["connection_descriptor"] = self.descriptor(channel_id).to_value();
-        }
-        p
     }
 }
 

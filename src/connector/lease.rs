@@ -9,95 +9,73 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{lock, Connector};
+use super::{Connector, SessionId};
 use crate::protocol::random_id;
-use crate::store::sql;
+use crate::store::StoreError;
 
 /// Default grace: one hour (spec §8.2).
 pub const DEFAULT_LEASE_GRACE: Duration = Duration::from_secs(3600);
 
 impl Connector {
     /// A session completed hello: it holds the lease; any running grace timer is void.
-    pub fn lease_hold(&self, session_id: u64) {
-        let mut lease = lock(&self.lease);
-        lease.holders.insert(session_id);
-        lease.generation += 1;
+    /// Returns the connector id the hello is acknowledged with (read under the same lock, so
+    /// it is the id the lease now protects).
+    pub fn lease_hold(&self, session: SessionId) -> String {
+        let mut state = self.state();
+        state.hold_lease(session);
+        state.connector_id().to_string()
     }
 
     /// A session ended: if it was the last holder, start the grace timer.
-    pub fn lease_release(self: &Arc<Self>, session_id: u64) {
-        let start = {
-            let mut lease = lock(&self.lease);
-            lease.holders.remove(&session_id) && lease.holders.is_empty()
-        };
-        if start {
+    pub fn lease_release(self: &Arc<Self>, session: SessionId) {
+        if self.state().release_lease(session) {
             self.start_grace_timer();
         }
     }
 
     /// Starts the grace timer (also called at start-up when channels were restored from disk).
+    /// The timer is a tracked task that ends at shutdown (a restart starts a new one).
     pub fn start_grace_timer(self: &Arc<Self>) {
-        let generation = {
-            let mut lease = lock(&self.lease);
-            lease.generation += 1;
-            lease.generation
-        };
+        let generation = self.state().start_grace();
         let me = Arc::clone(self);
         let grace = self.lease_grace;
-        tokio::spawn(async move {
-            tokio::time::sleep(grace).await;
-            let expired = {
-                let lease = lock(&me.lease);
-                lease.generation == generation && lease.holders.is_empty()
-            };
-            if expired {
-                if let Err(e) = me.deregister().await {
-                    tracing::error!(error = %e, "lease expiry cleanup failed");
+        let shutdown = self.lifecycle.shutdown().clone();
+        self.lifecycle.spawn(async move {
+            tokio::select! {
+                _ = shutdown.cancelled() => {}
+                _ = tokio::time::sleep(grace) => {
+                    if let Err(e) = me.expire_lease(generation).await {
+                        tracing::error!(error = %e, "lease expiry cleanup failed");
+                    }
                 }
             }
         });
     }
 
-    /// The cascade of an expired lease.
-    async fn deregister(&self) -> Result<(), crate::store::StoreError> {
+    /// The cascade of an expired lease, if grace period `generation` is still current and no
+    /// session holds the lease. Under the write gate: the memory is cleared and the new id set
+    /// in one step (a hello from now on is acknowledged with the new id), then the store runs
+    /// the same cascade in one transaction before any channel can be opened again. Returns
+    /// whether the lease expired. Errors: the store failed (memory already cleared; the next
+    /// start restores the old channels and runs the timer again).
+    pub async fn expire_lease(&self, generation: u64) -> Result<bool, StoreError> {
+        let _gate = self.writes.lock().await;
         let new_id = random_id("conn_device_adb");
-        let stored = new_id.clone();
-        self.store
-            .run(move |c| {
-                let tx = c.transaction()?;
-                tx.execute_batch(sql::DEREGISTER_ALL)?;
-                tx.execute(
-                    sql::META_SET,
-                    rusqlite::params![super::CONNECTOR_ID_META, stored.into_bytes()],
-                )?;
-                tx.commit()
-            })
-            .await?;
-        let count = {
-            let mut channels = lock(&self.channels);
-            let n = channels.len();
-            channels.clear();
-            n
+        let Some(count) = self.state().expire_lease(generation, new_id.clone()) else {
+            return Ok(false);
         };
+        self.store.deregister_all(new_id).await?;
         self.files.revoke_channel(None).await?;
-        lock(&self.bindings).clear();
-        lock(&self.auth_sessions).clear();
-        lock(&self.runtimes).clear();
-        lock(&self.routes).clear();
-        *lock(&self.connector_id) = new_id;
         tracing::info!(
             channels = count,
             "connector lease expired; channels and bindings removed"
         );
-        Ok(())
+        Ok(true)
     }
-}
 
-/// Lease bookkeeping.
-#[derive(Default)]
-pub struct LeaseState {
-    /// Sessions that completed hello and are still open.
-    pub holders: std::collections::HashSet<u64>,
-    /// Bumped on every hold / timer start; a timer fires only if unchanged.
-    pub generation: u64,
+    /// Begins a grace period without a timer and returns its generation, for callers (tests)
+    /// that decide themselves when to call [`Connector::expire_lease`].
+    pub fn begin_grace_period(&self) -> u64 {
+        self.state().start_grace()
+    }
 }

@@ -1,83 +1,45 @@
 //! The connector core: identity, channels and their routes, the claim flow binding a channel to a
-//! phone, descriptor projection, and tool dispatch. One [`Connector`] per process, shared by
-//! every WebSocket session ([`session`]).
+//! phone, the lease, descriptor projection, and tool dispatch. One [`Connector`] per process,
+//! shared (`Arc`) by every data-plane session ([`crate::data_plane`]).
+//!
+//! # One owner of state
+//! Identity, lease, channels, routes, bindings, auth sessions and channel runtimes live in one
+//! [`state::State`] behind one `std` mutex, never held across `.await`. Operations that also
+//! write SQLite (channel open and eviction, claim, logout, lease expiry) are serialised by an
+//! async *write gate*: each takes the gate, reads and checks the state, commits to the store,
+//! then applies its memory half — so the memory never runs ahead of or behind the database, and
+//! two such operations never interleave (open vs deregister, claim vs logout, two claims of one
+//! phone). The gate is held for one SQLite commit (≈ 0.1–1 ms, WAL `synchronous=NORMAL`) and
+//! only by those rare packets; routing, descriptors and tool calls never take it.
 //!
 //! State that must survive restarts (connector id, channels, bindings, file refs) is written
-//! through to SQLite ([`crate::store`]) before it is acknowledged; the in-memory maps here are
-//! caches of it plus runtime-only routes.
+//! through to SQLite ([`crate::store`]) before it is acknowledged.
 
+pub mod channels;
 pub mod claim;
 pub mod claim_policy;
 pub mod dispatch_stats;
 pub mod invoke;
 pub mod lease;
-pub mod session;
+pub mod runtime;
+pub mod state;
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
-
-use tokio::sync::mpsc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::device::inventory::Inventory;
-use crate::device::parse::devices::DeviceState;
 use crate::device::policy::{Policy, Profiles};
-use crate::device::tools::{registry, DisplayCache, LastSeen};
-use crate::files::FileCache;
-use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
+use crate::device::tools::registry;
+use crate::file_cache::FileCache;
+use crate::lifecycle::Lifecycle;
 use crate::protocol::random_id;
 use crate::secret::CodeHash;
-use crate::store::{BindingRecord, Store, StoreError};
+use crate::store::{Store, StoreError};
 use claim_policy::ClaimPolicy;
 
-/// Runtime state of one channel's phone: display cache, the lock serialising side effects, and
-/// the tool-call rate limiter.
-#[derive(Default)]
-pub struct ChannelRuntime {
-    /// Display size cache.
-    pub display: DisplayCache,
-    /// What the agent last saw (UI snapshot, screenshots).
-    pub last_seen: LastSeen,
-    /// Held while a side-effecting tool runs (Device Profile §5: serialise per channel).
-    pub side_effects: tokio::sync::Mutex<()>,
-    /// Token bucket of tool calls.
-    pub rate: Mutex<RateBucket>,
-}
-
-/// Tool calls allowed in a burst per channel.
-pub const RATE_BURST: f64 = 30.0;
-/// Sustained tool calls per second per channel.
-pub const RATE_PER_SEC: f64 = 15.0;
-
-/// A token bucket (`RATE_BURST` tokens, refilled at `RATE_PER_SEC`).
-pub struct RateBucket {
-    tokens: f64,
-    at: std::time::Instant,
-}
-
-impl Default for RateBucket {
-    fn default() -> Self {
-        Self {
-            tokens: RATE_BURST,
-            at: std::time::Instant::now(),
-        }
-    }
-}
-
-impl RateBucket {
-    /// Takes one token; `false` when the channel is over its rate.
-    pub fn take(&mut self) -> bool {
-        let now = std::time::Instant::now();
-        let refill = now.duration_since(self.at).as_secs_f64() * RATE_PER_SEC;
-        self.tokens = (self.tokens + refill).min(RATE_BURST);
-        self.at = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
+pub use runtime::{ChannelRuntime, RateBucket, RATE_BURST, RATE_PER_SEC};
+pub use state::SessionId;
 
 /// (manufacturer, model, SDK) a policy was resolved for.
 type PolicyKey = (String, String, Option<u32>);
@@ -86,107 +48,110 @@ type CallKey = (String, String);
 /// Publishes the outcome JSON of a running journaled call to its waiters.
 type OutcomeSender = tokio::sync::watch::Sender<Option<String>>;
 
-/// A WebSocket route of an open channel.
+/// Channels kept per connector (bound and open ones are never evicted; see
+/// [`Connector::open_channel`]).
+pub const MAX_CHANNELS: usize = 4096;
+
+/// The connector's settings from the config.
 #[derive(Clone)]
-pub struct Route {
-    /// Session that opened the channel.
-    pub session_id: u64,
-    /// Outgoing packet queue of that session.
-    pub tx: mpsc::UnboundedSender<session::Outgoing>,
+pub struct ConnectorConfig {
+    /// Who may claim a phone.
+    pub claim_policy: ClaimPolicy,
+    /// Claim-code hashes by serial (policy `code`).
+    pub claim_codes: HashMap<String, CodeHash>,
+    /// Lease grace after the last hello'd socket closes (spec §8.2).
+    pub lease_grace: Duration,
+    /// Device policy profiles.
+    pub profiles: Profiles,
 }
 
 /// The connector; shared as `Arc<Connector>`.
 pub struct Connector {
-    connector_id: Mutex<String>,
-    lease: Mutex<lease::LeaseState>,
-    lease_grace: std::time::Duration,
+    state: Mutex<state::State>,
+    /// Serialises the operations that write the store and the state together.
+    writes: tokio::sync::Mutex<()>,
+    lease_grace: Duration,
+    channel_cap: usize,
     store: Store,
     files: FileCache,
     inventory: Inventory,
     claim_policy: ClaimPolicy,
     claim_codes: HashMap<String, CodeHash>,
-    channels: Mutex<HashSet<String>>,
-    bindings: Mutex<HashMap<String, BindingRecord>>,
-    routes: Mutex<HashMap<String, Route>>,
-    runtimes: Mutex<HashMap<String, Arc<ChannelRuntime>>>,
-    auth_sessions: Mutex<HashMap<String, claim::AuthSession>>,
     profiles: Profiles,
     card_tools: Vec<&'static str>,
     claim_guard: claim::ClaimGuard,
+    /// Cache of resolved policies (not connector state: derived from the profiles alone).
     policies: Mutex<HashMap<PolicyKey, Arc<Policy>>>,
+    /// Waiters of running journaled calls (their own lock: per call, never crosses the state).
     inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
     dispatch_stats: dispatch_stats::DispatchStats,
+    lifecycle: Lifecycle,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Channels kept per connector (bound and open ones are never evicted; see
-/// [`Connector::evict_idle_channels`]).
-pub const MAX_CHANNELS: usize = 4096;
-
-/// Meta key of the persisted connector id.
-pub(crate) const CONNECTOR_ID_META: &str = "connector_id";
-
 impl Connector {
-    /// Loads identity, channels and bindings from `store`.
+    /// Loads identity, channels and bindings from `store`. Timers and tool calls are spawned
+    /// on `lifecycle`. Errors: the store failed.
     pub async fn load(
         store: Store,
         files: FileCache,
         inventory: Inventory,
-        claim_policy: ClaimPolicy,
-        claim_codes: HashMap<String, CodeHash>,
-        lease_grace: std::time::Duration,
-        profiles: Profiles,
+        config: ConnectorConfig,
+        lifecycle: Lifecycle,
     ) -> Result<Connector, StoreError> {
-        let fresh = random_id("conn_device_adb").into_bytes();
-        let id = store.meta_get_or_init(CONNECTOR_ID_META, fresh).await?;
-        let connector_id = String::from_utf8_lossy(&id).into_owned();
-        let channels: HashSet<String> = store
-            .run(|c| {
-                let mut st = c.prepare(crate::store::sql::CHANNEL_ALL)?;
-                let rows = st.query_map([], |r| r.get::<_, String>(0))?;
-                rows.collect()
-            })
+        let connector_id = store
+            .connector_id_or_init(random_id("conn_device_adb"))
             .await?;
-        let bindings = store
-            .binding_all()
-            .await?
-            .into_iter()
-            .map(|b| (b.channel_id.clone(), b))
-            .collect();
+        let channels = store.channel_ids().await?;
+        let bindings = store.binding_all().await?;
+        let profiles = config.profiles;
         Ok(Connector {
-            connector_id: Mutex::new(connector_id),
-            lease: Mutex::default(),
-            lease_grace,
+            state: Mutex::new(state::State::restored(connector_id, channels, bindings)),
+            writes: tokio::sync::Mutex::new(()),
+            lease_grace: config.lease_grace,
+            channel_cap: MAX_CHANNELS,
             store,
             files,
             inventory,
-            claim_policy,
-            claim_codes,
-            channels: Mutex::new(channels),
-            bindings: Mutex::new(bindings),
-            routes: Mutex::default(),
-            runtimes: Mutex::default(),
-            auth_sessions: Mutex::default(),
+            claim_policy: config.claim_policy,
+            claim_codes: config.claim_codes,
             card_tools: card_tools_for(&profiles.card_policy()),
             claim_guard: claim::ClaimGuard::default(),
             policies: Mutex::default(),
             profiles,
             inflight: Mutex::default(),
             dispatch_stats: dispatch_stats::DispatchStats::new(),
+            lifecycle,
         })
+    }
+
+    /// The same connector keeping at most `cap` channels (tests of the channel cap).
+    pub fn with_channel_cap(mut self, cap: usize) -> Connector {
+        self.channel_cap = cap;
+        self
+    }
+
+    /// The state, locked (never hold the guard across `.await`).
+    fn state(&self) -> MutexGuard<'_, state::State> {
+        lock(&self.state)
+    }
+
+    /// Runs `f` on the state under its lock (tests check invariants with it).
+    pub fn inspect<T>(&self, f: impl FnOnce(&state::State) -> T) -> T {
+        f(&self.state())
     }
 
     /// The persisted runtime-instance id (replaced when the lease expires).
     pub fn connector_id(&self) -> String {
-        lock(&self.connector_id).clone()
+        self.state().connector_id().to_string()
     }
 
     /// Whether any channel exists (restored from disk or opened since).
     pub fn has_channels(&self) -> bool {
-        !lock(&self.channels).is_empty()
+        self.state().has_channels()
     }
 
     /// Tools in this connector's card (implemented, and enabled by the default policy).
@@ -218,6 +183,11 @@ impl Connector {
         &self.files
     }
 
+    /// The store (the daemon closes it at shutdown).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// Data-plane dispatch latency histograms (`GET /metrics`).
     pub fn dispatch_stats(&self) -> &dispatch_stats::DispatchStats {
         &self.dispatch_stats
@@ -228,141 +198,9 @@ impl Connector {
         &self.inventory
     }
 
-    /// Whether `channel_id` was issued by this connector.
-    pub fn channel_known(&self, channel_id: &str) -> bool {
-        lock(&self.channels).contains(channel_id)
-    }
-
-    /// Opens a channel for `session`: reuses `requested` when known, else issues a new id
-    /// (spec §8.3). Persists before returning.
-    pub async fn open_channel(
-        &self,
-        requested: Option<&str>,
-        route: Route,
-    ) -> Result<(String, bool), StoreError> {
-        let restored = requested.is_some_and(|id| self.channel_known(id));
-        let id = match requested.filter(|id| self.channel_known(id)) {
-            Some(id) => id.to_string(),
-            None => {
-                self.evict_idle_channels().await?;
-                let id = random_id("cch");
-                self.store
-                    .channel_insert(id.clone(), self.connector_id(), crate::protocol::now_ms())
-                    .await?;
-                lock(&self.channels).insert(id.clone());
-                id
-            }
-        };
-        lock(&self.routes).insert(id.clone(), route);
-        Ok((id, restored))
-    }
-
-    /// Keeps the channel table below [`MAX_CHANNELS`] before a new channel is issued: the
-    /// oldest channels with no binding and no open socket are forgotten (their journal rows,
-    /// files and auth sessions too). Restoring a forgotten id later issues a fresh channel with
-    /// `restored: false`, which spec §8.3 allows for unknown ids. Bound or open channels are
-    /// never evicted.
-    async fn evict_idle_channels(&self) -> Result<(), StoreError> {
-        let excess = (lock(&self.channels).len() + 1).saturating_sub(MAX_CHANNELS);
-        if excess == 0 {
-            return Ok(());
-        }
-        let keep: HashSet<String> = lock(&self.routes).keys().cloned().collect();
-        let (evicted, paths) = self.store.channel_evict_idle(keep, excess).await?;
-        {
-            let mut channels = lock(&self.channels);
-            let mut runtimes = lock(&self.runtimes);
-            for id in &evicted {
-                channels.remove(id);
-                runtimes.remove(id);
-            }
-        }
-        if !evicted.is_empty() {
-            let gone: HashSet<&String> = evicted.iter().collect();
-            lock(&self.auth_sessions).retain(|_, s| !gone.contains(&s.channel_id));
-        }
-        for p in paths {
-            let _ = tokio::fs::remove_file(p).await;
-        }
-        if !evicted.is_empty() {
-            tracing::info!(count = evicted.len(), "forgot idle channels (channel cap)");
-        }
-        Ok(())
-    }
-
-    /// Removes the route of `channel_id` if `session_id` owns it (binding kept, spec §8.5).
-    pub fn close_channel(&self, channel_id: &str, session_id: u64) {
-        let mut routes = lock(&self.routes);
-        if routes
-            .get(channel_id)
-            .is_some_and(|r| r.session_id == session_id)
-        {
-            routes.remove(channel_id);
-        }
-    }
-
-    /// Drops every route of a closed session.
-    pub fn drop_session(&self, session_id: u64) {
-        lock(&self.routes).retain(|_, r| r.session_id != session_id);
-    }
-
-    /// Whether `channel_id` is open on `session_id`.
-    pub fn is_open_on(&self, channel_id: &str, session_id: u64) -> bool {
-        lock(&self.routes)
-            .get(channel_id)
-            .is_some_and(|r| r.session_id == session_id)
-    }
-
-    /// Channels open on `session_id`.
-    pub fn channels_of(&self, session_id: u64) -> Vec<String> {
-        lock(&self.routes)
-            .iter()
-            .filter(|(_, r)| r.session_id == session_id)
-            .map(|(c, _)| c.clone())
-            .collect()
-    }
-
-    /// The binding of a channel.
-    pub fn binding(&self, channel_id: &str) -> Option<BindingRecord> {
-        lock(&self.bindings).get(channel_id).cloned()
-    }
-
-    /// Runtime state of a channel (created on first use).
-    pub fn runtime(&self, channel_id: &str) -> Arc<ChannelRuntime> {
-        Arc::clone(
-            lock(&self.runtimes)
-                .entry(channel_id.to_string())
-                .or_default(),
-        )
-    }
-
-    /// Current status of a channel (spec §9), from its binding and the inventory.
-    pub fn status(&self, channel_id: &str) -> ConnectionStatus {
-        let Some(binding) = self.binding(channel_id) else {
-            return ConnectionStatus::Created;
-        };
-        match self.inventory.get(&binding.serial).map(|p| p.state) {
-            Some(DeviceState::Device) => ConnectionStatus::Connected,
-            Some(DeviceState::Unauthorized) => ConnectionStatus::Revoked,
-            Some(DeviceState::NoPermissions { .. }) => ConnectionStatus::Error,
-            _ => ConnectionStatus::Offline,
-        }
-    }
-
-    /// The descriptor of a channel.
-    pub fn descriptor(&self, channel_id: &str) -> Descriptor {
-        let binding = self.binding(channel_id);
-        let view = binding.as_ref().map(|b| BoundPhoneView {
-            model: b.model.clone(),
-            serial_hint: mask_serial(&b.serial),
-        });
-        Descriptor::project(
-            &self.connector_id(),
-            channel_id,
-            self.status(channel_id),
-            view.as_ref(),
-            &self.card_tools,
-        )
+    /// The task tree tool calls and timers are spawned on.
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.lifecycle
     }
 }
 

@@ -90,7 +90,7 @@ pub struct ShellPolicy {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ShellRule {
-    /// Program name (argv[0]).
+    /// Program name (`argv[0]`).
     pub program: String,
     /// Anchored regexes, one per argument position.
     #[serde(default)]

@@ -1,12 +1,10 @@
 //! System API key check (`Authorization: Bearer <api_key>`, spec §3). Both sides are hashed
 //! with SHA-256 and compared in constant time, so neither content nor length leaks by timing.
 
-use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::Json;
-use serde_json::json;
+use axum::http::{header, HeaderMap};
 use subtle::ConstantTimeEq;
 
+use super::error::HttpError;
 use crate::secret::{hash_claim_code, Secret};
 
 /// Whether `headers` carry the right Bearer key.
@@ -29,12 +27,11 @@ pub fn bearer_ok(headers: &HeaderMap, key: &Secret) -> bool {
     bool::from(given.ct_eq(&expected))
 }
 
-/// 401 with a JSON body and `WWW-Authenticate: Bearer`.
-pub fn unauthorized() -> Response {
-    (
-        StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, "Bearer")],
-        Json(json!({"error": {"code": "unauthorized", "message": "missing or wrong Bearer API key"}})),
-    )
-        .into_response()
+/// `Ok` when `headers` carry the right Bearer key, else [`HttpError::Unauthorized`] (401).
+pub fn require_bearer(headers: &HeaderMap, key: &Secret) -> Result<(), HttpError> {
+    if bearer_ok(headers, key) {
+        Ok(())
+    } else {
+        Err(HttpError::Unauthorized)
+    }
 }

@@ -23,6 +23,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::lifecycle::Lifecycle;
+
 /// Open HTTP connections served at once (WebSockets excluded once upgraded).
 pub const MAX_CONNECTIONS: usize = 256;
 /// Time a client has to send a complete request head (s): hyper closes the connection after it.
@@ -31,12 +33,13 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long shutdown waits for requests in flight (s).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Serves `router` on `listener` until `shutdown` fires, then waits up to [`SHUTDOWN_GRACE`]
-/// for the requests in flight. Errors: none once listening (a failed `accept`, e.g. out of
-/// file descriptors, is logged and retried after 100 ms).
-pub async fn serve(listener: TcpListener, router: Router, shutdown: CancellationToken) {
+/// Serves `router` on `listener` until `lifecycle` shuts down, then waits up to
+/// [`SHUTDOWN_GRACE`] for the requests in flight. Connection tasks are tracked by `lifecycle`.
+/// Errors: none once listening (a failed `accept`, e.g. out of file descriptors, is logged and
+/// retried after 100 ms).
+pub async fn serve(listener: TcpListener, router: Router, lifecycle: &Lifecycle) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    accept_until_shutdown(&listener, &router, &slots, &shutdown).await;
+    accept_until_shutdown(&listener, &router, &slots, lifecycle).await;
     drop(listener);
     // Every connection task holds a slot until it ends: all slots back = all requests done.
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, slots.acquire_many(MAX_CONNECTIONS as u32)).await;
@@ -46,8 +49,9 @@ async fn accept_until_shutdown(
     listener: &TcpListener,
     router: &Router,
     slots: &Arc<Semaphore>,
-    shutdown: &CancellationToken,
+    lifecycle: &Lifecycle,
 ) {
+    let shutdown: &CancellationToken = lifecycle.shutdown();
     loop {
         let permit = tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -69,7 +73,7 @@ async fn accept_until_shutdown(
         };
         let service = TowerToHyperService::new(router.clone());
         let shutdown = shutdown.clone();
-        tokio::spawn(async move {
+        lifecycle.spawn(async move {
             let conn = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)

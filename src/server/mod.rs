@@ -10,26 +10,28 @@
 //! | `POST /files/uploads` | Bearer + `X-XAgent-Connector-Channel-ID` | §5.1 |
 
 pub mod auth;
-pub mod files;
+pub mod error;
+pub mod file_refs;
 pub mod listen;
 pub mod upload;
 
 use std::sync::Arc;
 
 use axum::extract::{State, WebSocketUpgrade};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
-use crate::connector::{session, Connector};
+use crate::connector::Connector;
+use crate::data_plane::socket;
 use crate::device::tools::registry;
 use crate::protocol::card::build_card;
 use crate::protocol::card::ToolDecl;
 use crate::protocol::{BUILD, CARD_ID, CONNECTOR_VERSION, PROTOCOL_VERSION, WS_SUBPROTOCOL};
 use crate::secret::Secret;
+use error::HttpError;
 
 /// The connector's primary skill, served as `/skill.md`.
 pub const SKILL_MD: &str = include_str!("../../skills/connector-device-adb/SKILL.md");
@@ -47,8 +49,6 @@ pub struct AppState {
     pub api_key: Secret,
     /// The card, built once.
     pub card: Arc<Value>,
-    /// Process shutdown.
-    pub shutdown: CancellationToken,
     /// Largest accepted upload (bytes).
     pub upload_max_bytes: u64,
     /// One permit per open data-plane socket.
@@ -56,19 +56,14 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Builds the state and the card.
-    pub fn new(
-        connector: Arc<Connector>,
-        api_key: Secret,
-        shutdown: CancellationToken,
-        upload_max_bytes: u64,
-    ) -> Self {
+    /// Builds the state and the card. Sockets are served until the connector's lifecycle
+    /// shuts down.
+    pub fn new(connector: Arc<Connector>, api_key: Secret, upload_max_bytes: u64) -> Self {
         let card = Arc::new(build_card(&BUILD, &card_decls(&connector)));
         Self {
             connector,
             api_key,
             card,
-            shutdown,
             upload_max_bytes,
             sockets: Arc::new(tokio::sync::Semaphore::new(MAX_SOCKETS)),
         }
@@ -92,7 +87,7 @@ pub fn router(state: AppState) -> Router {
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .route("/ws", get(ws))
-        .route("/files/refs/{file_ref}", get(files::download))
+        .route("/files/refs/{file_ref}", get(file_refs::download))
         .route(
             "/files/uploads",
             axum::routing::post(upload::upload)
@@ -114,49 +109,34 @@ async fn skill() -> Response {
         .into_response()
 }
 
-async fn health(State(st): State<AppState>, headers: HeaderMap) -> Response {
-    if !auth::bearer_ok(&headers, &st.api_key) {
-        return auth::unauthorized();
-    }
-    Json(json!({
+async fn health(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, HttpError> {
+    auth::require_bearer(&headers, &st.api_key)?;
+    Ok(Json(json!({
         "status": "ok",
         "connector_card_id": CARD_ID,
         "connector_card_version": CONNECTOR_VERSION,
         "protocol_version": PROTOCOL_VERSION,
         "build": BUILD,
     }))
-    .into_response()
+    .into_response())
 }
 
 /// `GET /metrics` (Bearer): data-plane dispatch latency since start,
 /// `{"dispatch": {"control": S, "tool": S}}`, S = `{"count", "p50_us", "p99_us", "max_us"}`
 /// (µs; see [`crate::connector::dispatch_stats`]). 401 without the key.
-async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Response {
-    if !auth::bearer_ok(&headers, &st.api_key) {
-        return auth::unauthorized();
-    }
-    Json(json!({"dispatch": st.connector.dispatch_stats().snapshot()})).into_response()
+async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, HttpError> {
+    auth::require_bearer(&headers, &st.api_key)?;
+    Ok(Json(json!({"dispatch": st.connector.dispatch_stats().snapshot()})).into_response())
 }
 
 async fn ws(
     State(st): State<AppState>,
     headers: HeaderMap,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
-) -> Response {
+) -> Result<Response, HttpError> {
     // The key is checked before anything else, then the upgrade itself (JSON errors both).
-    if !auth::bearer_ok(&headers, &st.api_key) {
-        return auth::unauthorized();
-    }
-    let upgrade = match upgrade {
-        Ok(u) => u,
-        Err(e) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                Json(json!({"error": {"code": "websocket_upgrade_required", "message": format!("GET /ws must be a WebSocket upgrade: {e}")}})),
-            )
-                .into_response()
-        }
-    };
+    auth::require_bearer(&headers, &st.api_key)?;
+    let upgrade = upgrade.map_err(|e| HttpError::WebSocketUpgradeRequired(e.to_string()))?;
     let offered = headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)
         .iter()
@@ -164,27 +144,21 @@ async fn ws(
         .flat_map(|v| v.split(','))
         .any(|p| p.trim() == WS_SUBPROTOCOL);
     if !offered {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": {"code": "subprotocol_required", "message": "Sec-WebSocket-Protocol must offer xagent.connector.packet.v1"}})),
-        )
-            .into_response();
+        return Err(HttpError::SubprotocolRequired);
     }
-    let Ok(permit) = Arc::clone(&st.sockets).try_acquire_owned() else {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"error": {"code": "too_many_connections", "message": format!("at most {MAX_SOCKETS} data-plane sockets")}})),
-        )
-            .into_response();
-    };
+    let permit = Arc::clone(&st.sockets)
+        .try_acquire_owned()
+        .map_err(|_| HttpError::TooManyConnections)?;
     let connector = Arc::clone(&st.connector);
-    let shutdown = st.shutdown.clone();
-    upgrade
+    // axum spawns the upgraded socket's task itself: the token counts it in the task tree.
+    let tracked = connector.lifecycle().track();
+    Ok(upgrade
         .protocols([WS_SUBPROTOCOL])
         .max_message_size(MAX_PACKET_BYTES)
         .max_frame_size(MAX_PACKET_BYTES)
-        .on_upgrade(move |socket| async move {
-            session::run(connector, socket, shutdown).await;
+        .on_upgrade(move |ws| async move {
+            socket::run(connector, ws).await;
             drop(permit);
-        })
+            drop(tracked);
+        }))
 }

@@ -4,24 +4,31 @@
 //! `byte_size` (bytes), `expires_at` (Unix ms). The ref is bound to that channel.
 
 use axum::extract::{Multipart, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
 use axum::Json;
-use serde_json::json;
+use serde::Serialize;
 use tokio::io::AsyncWriteExt;
 
-use super::files::CHANNEL_HEADER;
+use super::error::HttpError;
+use super::file_refs::CHANNEL_HEADER;
 use super::{auth, AppState};
 
 /// Default largest accepted upload: 256 MiB (APKs for `android_app_install`).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 256 * 1024 * 1024;
 
-fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": {"code": code, "message": message}})),
-    )
-        .into_response()
+/// The answer to a stored upload (spec §5.1).
+#[derive(Debug, Clone, Serialize)]
+pub struct Uploaded {
+    /// Signed reference, bound to the channel.
+    pub file_ref: String,
+    /// `image`, `video`, `audio` or `file` (by MIME).
+    pub file_type: &'static str,
+    /// Sanitised display name.
+    pub filename: String,
+    /// Size, bytes.
+    pub byte_size: u64,
+    /// Expiry, Unix ms.
+    pub expires_at: i64,
 }
 
 /// `file_type` from a MIME type (`image`, `video`, `audio`, `file`).
@@ -49,55 +56,34 @@ pub fn clean_filename(raw: &str) -> String {
     }
 }
 
-/// The handler.
+/// The handler. Errors: 401, 400 `connector_channel_id_required` / `invalid_upload`, 403
+/// `connector_channel_not_owned`, 413 `upload_too_large`, 500 `internal_error`.
 pub async fn upload(
     State(st): State<AppState>,
     headers: HeaderMap,
     form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Response {
-    if !auth::bearer_ok(&headers, &st.api_key) {
-        return auth::unauthorized();
-    }
-    let Some(channel) = headers.get(CHANNEL_HEADER).and_then(|v| v.to_str().ok()) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "connector_channel_id_required",
-            "X-XAgent-Connector-Channel-ID is required",
-        );
-    };
+) -> Result<Json<Uploaded>, HttpError> {
+    auth::require_bearer(&headers, &st.api_key)?;
+    let channel = headers
+        .get(CHANNEL_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(HttpError::ChannelIdRequired)?;
     if !st.connector.channel_known(channel) {
-        return error(
-            StatusCode::FORBIDDEN,
-            "connector_channel_not_owned",
-            "the channel is not a channel of this connector",
-        );
+        return Err(HttpError::ChannelNotOwned);
     }
     // Checked after the key and the channel, so a stranger learns nothing from the body type.
-    let mut form = match form {
-        Ok(f) => f,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_upload",
-                &format!(
-                    "the body must be multipart/form-data with a `file` field: {}",
-                    e.body_text()
-                ),
-            )
-        }
-    };
+    let mut form = form.map_err(|e| {
+        HttpError::InvalidUpload(format!(
+            "the body must be multipart/form-data with a `file` field: {}",
+            e.body_text()
+        ))
+    })?;
     loop {
-        let field = match form.next_field().await {
-            Ok(Some(f)) => f,
-            Ok(None) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_upload",
-                    "multipart field `file` is required",
-                )
-            }
-            Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_upload", &e.body_text()),
-        };
+        let field = form
+            .next_field()
+            .await
+            .map_err(|e| HttpError::InvalidUpload(e.body_text()))?
+            .ok_or_else(|| HttpError::InvalidUpload("multipart field `file` is required".into()))?;
         if field.name() != Some("file") {
             continue;
         }
@@ -115,79 +101,61 @@ pub async fn upload(
     }
 }
 
+/// Streams `field` to a reserved file, removing the partial file on any failure.
 async fn store_field(
     st: &AppState,
     channel: &str,
-    mut field: axum::extract::multipart::Field<'_>,
+    field: axum::extract::multipart::Field<'_>,
     filename: &str,
     mime: &str,
     ext: &str,
-) -> Response {
+) -> Result<Json<Uploaded>, HttpError> {
     let files = st.connector.files();
     let (file_id, path) = files.reserve(ext);
-    let Ok(mut out) = tokio::fs::File::create(&path).await else {
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
-            "cannot store the upload",
-        );
-    };
-    let mut size: u64 = 0;
-    loop {
-        match field.chunk().await {
-            Ok(Some(chunk)) => {
-                size += chunk.len() as u64;
-                if size > st.upload_max_bytes {
-                    drop(out);
-                    let _ = tokio::fs::remove_file(&path).await;
-                    return error(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "upload_too_large",
-                        &format!("uploads are limited to {} bytes", st.upload_max_bytes),
-                    );
-                }
-                if out.write_all(&chunk).await.is_err() {
-                    let _ = tokio::fs::remove_file(&path).await;
-                    return error(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "internal_error",
-                        "cannot store the upload",
-                    );
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                drop(out);
-                let _ = tokio::fs::remove_file(&path).await;
-                return error(StatusCode::BAD_REQUEST, "invalid_upload", &e.body_text());
-            }
+    let size = match write_field(field, &path, st.upload_max_bytes).await {
+        Ok(size) => size,
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&path).await;
+            return Err(e);
         }
-    }
-    if out.flush().await.is_err() {
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
-            "cannot store the upload",
-        );
-    }
-    match files
+    };
+    let issued = files
         .commit(channel, &file_id, &path, mime, filename, size)
         .await
+        .map_err(|_| HttpError::Internal("cannot record the upload"))?;
+    Ok(Json(Uploaded {
+        file_ref: issued.file_ref,
+        file_type: file_type(mime),
+        filename: filename.to_string(),
+        byte_size: size,
+        expires_at: issued.expires_at,
+    }))
+}
+
+/// Writes the field's chunks to `path` up to `max` bytes; returns the size.
+async fn write_field(
+    mut field: axum::extract::multipart::Field<'_>,
+    path: &std::path::Path,
+    max: u64,
+) -> Result<u64, HttpError> {
+    const CANNOT_STORE: HttpError = HttpError::Internal("cannot store the upload");
+    let mut out = tokio::fs::File::create(path)
+        .await
+        .map_err(|_| CANNOT_STORE)?;
+    let mut size: u64 = 0;
+    while let Some(chunk) = field
+        .chunk()
+        .await
+        .map_err(|e| HttpError::InvalidUpload(e.body_text()))?
     {
-        Ok(issued) => Json(json!({
-            "file_ref": issued.file_ref,
-            "file_type": file_type(mime),
-            "filename": filename,
-            "byte_size": size,
-            "expires_at": issued.expires_at,
-        }))
-        .into_response(),
-        Err(_) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
-            "cannot record the upload",
-        ),
+        size += chunk.len() as u64;
+        if size > max {
+            return Err(HttpError::UploadTooLarge(max));
+        }
+        out.write_all(&chunk).await.map_err(|_| CANNOT_STORE)?;
     }
+    out.flush().await.map_err(|_| CANNOT_STORE)?;
+    Ok(size)
 }
 
 #[cfg(test)]

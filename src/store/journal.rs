@@ -64,7 +64,7 @@ impl Store {
     }
 
     /// Records the outcome JSON of a call begun with [`Store::journal_begin`], without waiting
-    /// for the commit ([`Store::submit`]): the call's ack need not wait for it, and the storage
+    /// for the commit (`Store::submit`): the call's ack need not wait for it, and the storage
     /// thread's FIFO order makes every later `journal_begin` of the same id see it. If the
     /// process dies between the ack and this commit, a retry gets `tool_call_interrupted`
     /// (never a second execution). Errors: [`StoreError::Stopped`].

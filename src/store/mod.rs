@@ -1,7 +1,7 @@
 //! Persistence (SQLite via rusqlite, bundled): connector identity, channels, bindings, file refs.
 //!
 //! SQLite is blocking, so one dedicated thread owns the connection and async code reaches it over
-//! a channel ([`Store::run`]); nothing blocks a tokio worker. SQL lives in named constants in
+//! a channel (`Store::run`); nothing blocks a tokio worker. SQL lives in named constants in
 //! [`sql`]. The database is opened in WAL mode with `synchronous=NORMAL`: every commit survives
 //! a crash or `kill -9` of the process (tested), the file is never corrupted, and only a power
 //! cut can lose the last commits (SQLite "WAL mode" docs). FULL (an fsync per commit) doubled a
@@ -36,10 +36,18 @@ pub enum StoreError {
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
+/// What the storage thread receives: a job, or the order to finish.
+enum Message {
+    /// Run this on the connection.
+    Job(Job),
+    /// Stop taking jobs: checkpoint the WAL, close the connection, then answer.
+    Close(oneshot::Sender<Result<(), StoreError>>),
+}
+
 /// Handle on the storage thread; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    jobs: std_mpsc::Sender<Job>,
+    jobs: std_mpsc::Sender<Message>,
 }
 
 impl Store {
@@ -48,12 +56,18 @@ impl Store {
         let mut conn = Connection::open(path)?;
         conn.execute_batch(sql::PRAGMAS)?;
         conn.execute_batch(sql::SCHEMA)?;
-        let (tx, rx) = std_mpsc::channel::<Job>();
+        let (tx, rx) = std_mpsc::channel::<Message>();
         std::thread::Builder::new()
             .name("sqlite".into())
             .spawn(move || {
-                while let Ok(job) = rx.recv() {
-                    job(&mut conn);
+                while let Ok(message) = rx.recv() {
+                    match message {
+                        Message::Job(job) => job(&mut conn),
+                        Message::Close(done) => {
+                            let _ = done.send(close_connection(conn));
+                            return;
+                        }
+                    }
                 }
             })
             .map_err(|e| {
@@ -62,17 +76,18 @@ impl Store {
         Ok(Store { jobs: tx })
     }
 
-    /// Runs `f` on the storage thread and awaits its result.
-    pub async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
+    /// Runs `f` on the storage thread and awaits its result. Private to the store: the rest of
+    /// the crate calls named methods ([`records`], [`journal`]), never SQL.
+    async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
         self.jobs
-            .send(Box::new(move |conn| {
+            .send(Message::Job(Box::new(move |conn| {
                 let _ = tx.send(f(conn));
-            }))
+            })))
             .map_err(|_| StoreError::Stopped)?;
         Ok(rx.await.map_err(|_| StoreError::Stopped)??)
     }
@@ -81,16 +96,35 @@ impl Store {
     /// order they were queued, so any later [`Store::run`] observes this write; a failure is
     /// logged (`what` names the write; no row contents are logged). Errors: only
     /// [`StoreError::Stopped`] (the thread is gone), returned at once.
-    pub fn submit<F>(&self, what: &'static str, f: F) -> Result<(), StoreError>
+    fn submit<F>(&self, what: &'static str, f: F) -> Result<(), StoreError>
     where
         F: FnOnce(&mut Connection) -> rusqlite::Result<()> + Send + 'static,
     {
         self.jobs
-            .send(Box::new(move |conn| {
+            .send(Message::Job(Box::new(move |conn| {
                 if let Err(e) = f(conn) {
                     tracing::error!(write = what, error = %e, "queued storage write failed");
                 }
-            }))
+            })))
             .map_err(|_| StoreError::Stopped)
     }
+
+    /// Flushes and closes the database at shutdown: the storage thread first runs every job
+    /// queued before this call (FIFO, so queued `journal_finish` writes land), then
+    /// checkpoints the WAL into the main file, closes SQLite and exits. Later calls on any
+    /// clone fail with [`StoreError::Stopped`]. Errors: the checkpoint or close failed, or the
+    /// thread was already gone.
+    pub async fn close(&self) -> Result<(), StoreError> {
+        let (tx, rx) = oneshot::channel();
+        self.jobs
+            .send(Message::Close(tx))
+            .map_err(|_| StoreError::Stopped)?;
+        rx.await.map_err(|_| StoreError::Stopped)?
+    }
+}
+
+/// Checkpoints the WAL (so the main file alone is complete) and closes the connection.
+fn close_connection(conn: Connection) -> Result<(), StoreError> {
+    conn.execute_batch(sql::CHECKPOINT)?;
+    conn.close().map_err(|(_, e)| StoreError::Sqlite(e))
 }

@@ -47,6 +47,9 @@ fn binding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BindingRecord> {
     })
 }
 
+/// Meta key of the persisted connector id.
+const CONNECTOR_ID_META: &str = "connector_id";
+
 impl Store {
     /// Returns the meta value for `key`, inserting `init()` first if absent (atomic).
     pub async fn meta_get_or_init(
@@ -57,6 +60,41 @@ impl Store {
         self.run(move |c| {
             c.execute(sql::META_INSERT, params![key, init])?;
             c.query_row(sql::META_GET, params![key], |r| r.get(0))
+        })
+        .await
+    }
+
+    /// The persisted connector id (meta `connector_id`), storing `fresh` first when there is
+    /// none yet (first start of a data dir).
+    pub async fn connector_id_or_init(&self, fresh: String) -> Result<String, StoreError> {
+        let id = self
+            .meta_get_or_init(CONNECTOR_ID_META, fresh.into_bytes())
+            .await?;
+        Ok(String::from_utf8_lossy(&id).into_owned())
+    }
+
+    /// Every persisted channel id.
+    pub async fn channel_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.run(|c| {
+            let mut st = c.prepare(sql::CHANNEL_ALL)?;
+            let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// The lease-expiry cascade (spec §8.2) in one transaction: every channel, binding and
+    /// journal row is deleted and `new_connector_id` becomes the persisted connector id. File
+    /// records are revoked separately ([`crate::file_cache::FileCache::revoke_channel`]).
+    pub async fn deregister_all(&self, new_connector_id: String) -> Result<(), StoreError> {
+        self.run(move |c| {
+            let tx = c.transaction()?;
+            tx.execute_batch(sql::DEREGISTER_ALL)?;
+            tx.execute(
+                sql::META_SET,
+                params![CONNECTOR_ID_META, new_connector_id.into_bytes()],
+            )?;
+            tx.commit()
         })
         .await
     }

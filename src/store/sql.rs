@@ -101,6 +101,9 @@ pub const JOURNAL_PRUNE: &str = "DELETE FROM tool_journal WHERE created_ms < ?1"
 /// Drop a channel's journal (channel deregistered).
 pub const JOURNAL_DELETE_CHANNEL: &str = "DELETE FROM tool_journal WHERE channel_id = ?1";
 
+/// Shutdown: copy the WAL into the main database file and truncate it.
+pub const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE);";
+
 /// Deregistration cascade: every channel (bindings cascade), the whole journal.
 pub const DEREGISTER_ALL: &str =
     "DELETE FROM tool_journal; DELETE FROM bindings; DELETE FROM channels;";

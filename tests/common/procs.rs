@@ -315,6 +315,31 @@ impl ConnectorProc {
         }
     }
 
+    /// Sends SIGTERM (as `systemctl stop` does) without waiting.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed");
+    }
+
+    /// Waits up to `limit` for the process to exit; its status, or `None` if still running.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + limit;
+        let child = self.child.as_mut()?;
+        loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                self.child = None;
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// OS process id.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map(|c| c.id()).unwrap_or(0)

@@ -16,7 +16,7 @@ use super::phone::file_refs::{self, read_upload, resolve_upload};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::adb::AdbError;
 use crate::device::error::DeviceError;
-use crate::files::IssuedFile;
+use crate::file_cache::IssuedFile;
 
 /// Deadline of one pull or push (50 MiB over USB 2 takes ~3 s; slow Wi-Fi adb ~1 MB/s).
 pub const FILE_DEADLINE: Duration = Duration::from_secs(120);

@@ -41,7 +41,7 @@ mod wait_for;
 
 use crate::adb::DeviceLink;
 use crate::device::error::DeviceError;
-use crate::files::FileCache;
+use crate::file_cache::FileCache;
 use crate::protocol::ErrorCode;
 
 pub use crate::protocol::card::SideEffect;

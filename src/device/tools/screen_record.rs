@@ -12,7 +12,7 @@ use super::phone::file_refs;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
-use crate::files::IssuedFile;
+use crate::file_cache::IssuedFile;
 
 /// Longest recording (s), screenrecord's own limit.
 pub const MAX_SECONDS: u64 = 180;

@@ -21,7 +21,7 @@ use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::parse::{png_check, secure, text};
 use crate::device::shell_quote::command_line;
-use crate::files::IssuedFile;
+use crate::file_cache::IssuedFile;
 
 /// Deadline of the capture (`exec:screencap -p`).
 pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::device::error::DeviceError;
 use crate::device::tools::ToolCtx;
-use crate::files::{FileRefError, IssuedFile};
+use crate::file_cache::{FileRefError, IssuedFile};
 
 /// An uploaded file of the calling channel.
 #[derive(Debug, Clone)]

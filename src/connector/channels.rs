@@ -1,0 +1,154 @@
+//! Channels (spec §8.3–8.6, §9): open (issue or restore) with the channel cap, close, routing
+//! checks, and the descriptor projection of a channel.
+
+use std::sync::Arc;
+
+use super::{Connector, SessionId};
+use crate::device::parse::devices::DeviceState;
+use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
+use crate::protocol::{now_ms, random_id};
+use crate::store::{BindingRecord, StoreError};
+
+/// An opened channel: its id and whether a known id was restored (spec §8.3 `restored`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenedChannel {
+    /// The channel id (the requested one, or a fresh `cch_…`).
+    pub channel_id: String,
+    /// `false` when a new channel was issued (also for an unknown old id).
+    pub restored: bool,
+}
+
+impl Connector {
+    /// Opens a channel on `session`: restores `requested` when known, else issues and persists
+    /// a new id (spec §8.3), then routes it to `session`. Runs under the write gate, so it never
+    /// interleaves with a lease expiry or an eviction. Errors: the store failed (nothing
+    /// changed in memory).
+    pub async fn open_channel(
+        &self,
+        requested: Option<&str>,
+        session: SessionId,
+    ) -> Result<OpenedChannel, StoreError> {
+        let _gate = self.writes.lock().await;
+        if let Some(id) = requested {
+            if self.state().route(id, session) {
+                return Ok(OpenedChannel {
+                    channel_id: id.to_string(),
+                    restored: true,
+                });
+            }
+        }
+        self.evict_idle_channels().await?;
+        let id = random_id("cch");
+        let connector_id = self.connector_id();
+        self.store
+            .channel_insert(id.clone(), connector_id, now_ms())
+            .await?;
+        let mut state = self.state();
+        state.add_channel(id.clone());
+        state.route(&id, session);
+        Ok(OpenedChannel {
+            channel_id: id,
+            restored: false,
+        })
+    }
+
+    /// Keeps the channel table below the cap ([`super::MAX_CHANNELS`]) before a new channel is
+    /// issued: the oldest channels with no binding and no open socket are forgotten (their
+    /// journal rows, files and auth sessions too). Restoring a forgotten id later issues a
+    /// fresh channel with `restored: false`, which spec §8.3 allows for unknown ids. Bound or
+    /// open channels are never evicted. Called under the write gate.
+    async fn evict_idle_channels(&self) -> Result<(), StoreError> {
+        let (excess, keep) = {
+            let state = self.state();
+            let excess = (state.channel_count() + 1).saturating_sub(self.channel_cap);
+            (excess, state.open_channels())
+        };
+        if excess == 0 {
+            return Ok(());
+        }
+        let (evicted, paths) = self.store.channel_evict_idle(keep, excess).await?;
+        self.state().forget_channels(&evicted);
+        for p in paths {
+            let _ = tokio::fs::remove_file(p).await;
+        }
+        if !evicted.is_empty() {
+            tracing::info!(count = evicted.len(), "forgot idle channels (channel cap)");
+        }
+        Ok(())
+    }
+
+    /// Stops routing `channel_id` if `session` owns it (binding kept, spec §8.5).
+    pub fn close_channel(&self, channel_id: &str, session: SessionId) {
+        self.state().unroute(channel_id, session);
+    }
+
+    /// Drops every route of a closed session.
+    pub fn drop_session(&self, session: SessionId) {
+        self.state().drop_session(session);
+    }
+
+    /// Whether `channel_id` was issued by this connector.
+    pub fn channel_known(&self, channel_id: &str) -> bool {
+        self.state().channel_known(channel_id)
+    }
+
+    /// Whether `channel_id` is open on `session`.
+    pub fn is_open_on(&self, channel_id: &str, session: SessionId) -> bool {
+        self.state().is_open_on(channel_id, session)
+    }
+
+    /// Channels open on `session`.
+    pub fn channels_of(&self, session: SessionId) -> Vec<String> {
+        self.state().channels_of(session)
+    }
+
+    /// The binding of a channel.
+    pub fn binding(&self, channel_id: &str) -> Option<BindingRecord> {
+        self.state().binding(channel_id).cloned()
+    }
+
+    /// Runtime state of a channel (created on first use).
+    pub fn runtime(&self, channel_id: &str) -> Arc<super::ChannelRuntime> {
+        self.state().runtime(channel_id)
+    }
+
+    /// Current status of a channel (spec §9), from its binding and the inventory.
+    pub fn status(&self, channel_id: &str) -> ConnectionStatus {
+        status_of(self, self.binding(channel_id).as_ref())
+    }
+
+    /// The descriptor of a channel.
+    pub fn descriptor(&self, channel_id: &str) -> Descriptor {
+        let (connector_id, binding) = {
+            let state = self.state();
+            (
+                state.connector_id().to_string(),
+                state.binding(channel_id).cloned(),
+            )
+        };
+        let view = binding.as_ref().map(|b| BoundPhoneView {
+            model: b.model.clone(),
+            serial_hint: mask_serial(&b.serial),
+        });
+        let ids: &[&str] = &self.card_tools;
+        Descriptor::project(
+            &connector_id,
+            channel_id,
+            status_of(self, binding.as_ref()),
+            view.as_ref(),
+            ids,
+        )
+    }
+}
+
+fn status_of(connector: &Connector, binding: Option<&BindingRecord>) -> ConnectionStatus {
+    let Some(binding) = binding else {
+        return ConnectionStatus::Created;
+    };
+    match connector.inventory.get(&binding.serial).map(|p| p.state) {
+        Some(DeviceState::Device) => ConnectionStatus::Connected,
+        Some(DeviceState::Unauthorized) => ConnectionStatus::Revoked,
+        Some(DeviceState::NoPermissions { .. }) => ConnectionStatus::Error,
+        _ => ConnectionStatus::Offline,
+    }
+}

@@ -1,0 +1,57 @@
+//! Per-channel runtime state: the display cache, what the agent last saw, the lock that
+//! serialises side effects, and the tool-call rate limiter. Created on a channel's first tool
+//! call, dropped with the channel.
+
+use std::sync::Mutex;
+
+use crate::device::tools::{DisplayCache, LastSeen};
+
+/// Runtime state of one channel's phone: display cache, the lock serialising side effects, and
+/// the tool-call rate limiter.
+#[derive(Default)]
+pub struct ChannelRuntime {
+    /// Display size cache.
+    pub display: DisplayCache,
+    /// What the agent last saw (UI snapshot, screenshots).
+    pub last_seen: LastSeen,
+    /// Held while a side-effecting tool runs (Device Profile §5: serialise per channel).
+    pub side_effects: tokio::sync::Mutex<()>,
+    /// Token bucket of tool calls.
+    pub rate: Mutex<RateBucket>,
+}
+
+/// Tool calls allowed in a burst per channel.
+pub const RATE_BURST: f64 = 30.0;
+/// Sustained tool calls per second per channel.
+pub const RATE_PER_SEC: f64 = 15.0;
+
+/// A token bucket (`RATE_BURST` tokens, refilled at `RATE_PER_SEC`).
+pub struct RateBucket {
+    tokens: f64,
+    at: std::time::Instant,
+}
+
+impl Default for RateBucket {
+    fn default() -> Self {
+        Self {
+            tokens: RATE_BURST,
+            at: std::time::Instant::now(),
+        }
+    }
+}
+
+impl RateBucket {
+    /// Takes one token; `false` when the channel is over its rate.
+    pub fn take(&mut self) -> bool {
+        let now = std::time::Instant::now();
+        let refill = now.duration_since(self.at).as_secs_f64() * RATE_PER_SEC;
+        self.tokens = (self.tokens + refill).min(RATE_BURST);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Process assembly of `serve`: the connector and its shutdown (`demo` in [`crate::demo`]).
+//!
+//! Every task is tracked by one [`Lifecycle`] hanging off the shutdown token. On SIGTERM
+//! (`shutdown`): accepting stops, sockets stop reading, tool calls in flight get up to
+//! [`DRAIN_DEADLINE`] to finish and have their acks written, sockets close, calls still running
+//! then are abandoned (journaled `running` → `tool_call_interrupted` on a repeat), the store
+//! drains its queue and closes SQLite, and `serve` returns `Ok` (exit status 0).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use crate::adb::AdbServerClient;
+use crate::config::ServeConfig;
+use crate::connector::{Connector, ConnectorConfig};
+use crate::device::inventory::{self, Inventory};
+use crate::file_cache::FileCache;
+use crate::lifecycle::{Lifecycle, DRAIN_DEADLINE};
+use crate::server::{router, AppState};
+use crate::store::Store;
+
+/// How long a side-effecting call stays in the journal (a repeat later than this runs again).
+pub const JOURNAL_KEEP: Duration = Duration::from_secs(24 * 3600);
+/// How often expired files and journal entries are removed.
+pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
+
+/// Runs the connector until `shutdown`, then drains (see the module doc). Prints
+/// `listening on http://ADDR` to stdout once bound (tests and the demo read it). Errors:
+/// start-up failures (listen address, data dir, store).
+pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let lifecycle = Lifecycle::new(shutdown);
+    let state = build_state(&config, &lifecycle).await?;
+    let store = state.connector.store().clone();
+    println!("listening on http://{addr}");
+    tracing::info!(%addr, "connector listening");
+    let app = router(state);
+    let (_, drained) = tokio::join!(
+        crate::server::listen::serve(listener, app, &lifecycle),
+        lifecycle.drain(DRAIN_DEADLINE),
+    );
+    tracing::info!(drained, "tasks stopped; closing the store");
+    if let Err(e) = store.close().await {
+        tracing::error!(error = %e, "closing the store failed");
+    }
+    Ok(())
+}
+
+/// Spawns the phone inventory trackers and the file/journal cleaner on `lifecycle`.
+fn spawn_background(
+    config: &ServeConfig,
+    lifecycle: &Lifecycle,
+    inventory: &Inventory,
+    files: &FileCache,
+    store: &Store,
+) {
+    let shutdown = lifecycle.shutdown();
+    if let Some(server) = &config.adb_server {
+        let client = AdbServerClient::new(server.clone());
+        lifecycle.spawn(inventory::run_adb_tracker(
+            inventory.clone(),
+            client,
+            shutdown.clone(),
+        ));
+    }
+    for addr in &config.direct_devices {
+        lifecycle.spawn(inventory::run_direct_watch(
+            inventory.clone(),
+            addr.clone(),
+            shutdown.clone(),
+        ));
+    }
+    let cleaner = files.clone();
+    let journal_store = store.clone();
+    let stop = shutdown.clone();
+    lifecycle.spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(FILE_CLEAN_PERIOD) => {
+                    if let Err(e) = cleaner.clean_expired().await {
+                        tracing::warn!(error = %e, "file cache cleaning failed");
+                    }
+                    let cutoff = crate::protocol::now_ms() - JOURNAL_KEEP.as_millis() as i64;
+                    if let Err(e) = journal_store.journal_prune(cutoff).await {
+                        tracing::warn!(error = %e, "tool journal pruning failed");
+                    }
+                }
+            }
+        }
+    });
+}
+
+async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Result<AppState> {
+    private_dir(&config.data_dir)
+        .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
+    let lock = lock_data_dir(&config.data_dir)?;
+    let db = config.data_dir.join("connector.sqlite3");
+    let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
+    let files = FileCache::open(
+        store.clone(),
+        config.data_dir.join("files"),
+        config.file_ttl,
+        config.file_cache_max_bytes,
+    )
+    .await?;
+    let inventory = Inventory::default();
+    spawn_background(config, lifecycle, &inventory, &files, &store);
+    let connector = Connector::load(
+        store,
+        files,
+        inventory,
+        ConnectorConfig {
+            claim_policy: config.claim_policy,
+            claim_codes: config.claim_codes.clone(),
+            lease_grace: config.lease_grace,
+            profiles: config.profiles.clone(),
+        },
+        lifecycle.clone(),
+    )
+    .await?;
+    let connector = Arc::new(connector);
+    // The lock lives as long as the process (one connector per data dir).
+    std::mem::forget(lock);
+    if connector.has_channels() {
+        // Restored channels need an xAgent hello within the grace (spec §8.2).
+        connector.start_grace_timer();
+    }
+    Ok(AppState::new(
+        connector,
+        config.api_key.clone(),
+        config.upload_max_bytes,
+    ))
+}
+
+/// Creates `dir` (and parents) readable by this user only (0700): it holds the database with
+/// the signing key and cached screenshots.
+pub(crate) fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+/// Takes an exclusive lock on `DIR/lock` so two processes never share one database.
+fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    let path = dir.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "data dir {} is in use by another xagent-adb-connector process",
+            dir.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).context("cannot lock the data dir"),
+    }
+}

@@ -1,0 +1,175 @@
+//! The requests this connector serves, decoded once from a packet's type and payload
+//! (spec §8). Payload rules follow the spec's field tables; where this connector is lenient
+//! (`auth.status`, `auth.cancel`: a missing or odd payload reads as empty) it says so.
+
+use crate::protocol::payloads::{
+    AuthCancelPayload, AuthStartPayload, AuthStatusPayload, HelloPayload, ToolInvokePayload,
+};
+use crate::protocol::{ErrorCode, Packet, PacketType};
+
+use super::error::DataPlaneError;
+
+/// One decoded request.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// `connector.hello` (§8.1).
+    Hello(HelloPayload),
+    /// `channel.open` (§8.3); the requested id is the envelope `connector_channel_id`, empty
+    /// meaning "issue a new one".
+    ChannelOpen {
+        /// Channel to restore, if any.
+        requested: Option<String>,
+    },
+    /// `channel.close` (§8.5).
+    ChannelClose,
+    /// `connection.descriptor.get` (§8.15).
+    DescriptorGet,
+    /// `auth.start` (§8.7).
+    AuthStart(AuthStartPayload),
+    /// `auth.status` (§8.9).
+    AuthStatus(AuthStatusPayload),
+    /// `auth.cancel` (§8.11).
+    AuthCancel(AuthCancelPayload),
+    /// `auth.logout` (§8.13).
+    AuthLogout,
+    /// `tool.invoke` (§8.18).
+    ToolInvoke(ToolInvokePayload),
+    /// `ping` (§8.22).
+    Ping,
+    /// `pong` (ignored).
+    Pong,
+    /// `error` from xAgent (ignored).
+    Error,
+    /// Any other type (acks, pushes, unknown names): answered `unsupported_packet`.
+    Unknown(String),
+}
+
+impl Request {
+    /// Whether `kind` is a user-level packet routed by the envelope channel (spec §7).
+    pub fn is_channel_scoped(kind: &PacketType) -> bool {
+        matches!(
+            kind,
+            PacketType::ChannelClose
+                | PacketType::DescriptorGet
+                | PacketType::AuthStart
+                | PacketType::AuthStatus
+                | PacketType::AuthCancel
+                | PacketType::AuthLogout
+                | PacketType::ToolInvoke
+        )
+    }
+
+    /// Decodes `packet`'s payload for its type. Errors: a payload that does not fit
+    /// (`invalid_packet`; an `error` packet for hello, the ack's `error` otherwise).
+    pub fn decode(packet: &Packet) -> Result<Request, DataPlaneError> {
+        Ok(match &packet.kind {
+            PacketType::ConnectorHello => Request::Hello(hello_payload(packet)?),
+            PacketType::ChannelOpen => Request::ChannelOpen {
+                requested: packet
+                    .connector_channel_id
+                    .clone()
+                    .filter(|c| !c.is_empty()),
+            },
+            PacketType::ChannelClose => Request::ChannelClose,
+            PacketType::DescriptorGet => Request::DescriptorGet,
+            PacketType::AuthStart => {
+                Request::AuthStart(payload_or_default(packet).map_err(|e| {
+                    DataPlaneError::failed(
+                        ErrorCode::InvalidPacket,
+                        format!("bad auth.start payload: {e}"),
+                    )
+                })?)
+            }
+            // Lenient: an unreadable payload asks about no session (answered "not found").
+            PacketType::AuthStatus => {
+                Request::AuthStatus(payload_or_default(packet).unwrap_or_default())
+            }
+            PacketType::AuthCancel => {
+                Request::AuthCancel(payload_or_default(packet).unwrap_or_default())
+            }
+            PacketType::AuthLogout => Request::AuthLogout,
+            PacketType::ToolInvoke => Request::ToolInvoke(tool_payload(packet)?),
+            PacketType::Ping => Request::Ping,
+            PacketType::Pong => Request::Pong,
+            PacketType::Error => Request::Error,
+            other => Request::Unknown(other.as_str().to_string()),
+        })
+    }
+}
+
+fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
+    let Some(payload) = packet.payload.clone() else {
+        return Err(DataPlaneError::rejected(
+            ErrorCode::InvalidPacket,
+            "connector.hello needs a payload with connector_card_id, protocol_version and supported_profiles",
+        ));
+    };
+    serde_json::from_value(payload).map_err(|e| {
+        DataPlaneError::rejected(ErrorCode::InvalidPacket, format!("bad hello payload: {e}"))
+    })
+}
+
+fn tool_payload(packet: &Packet) -> Result<ToolInvokePayload, DataPlaneError> {
+    match packet.payload.clone().map(serde_json::from_value) {
+        Some(Ok(p)) => Ok(p),
+        // serde names the field and the expected type (e.g. context.tool_call_id: string).
+        Some(Err(e)) => Err(DataPlaneError::failed(
+            ErrorCode::InvalidPacket,
+            format!("bad tool.invoke payload (tool_id: string, arguments: object, context.tool_call_id: string): {e}"),
+        )),
+        None => Err(DataPlaneError::failed(
+            ErrorCode::InvalidPacket,
+            "tool.invoke payload needs tool_id (string) and arguments (object)",
+        )),
+    }
+}
+
+/// The payload as `T`; a missing payload is `T::default()`.
+fn payload_or_default<T: serde::de::DeserializeOwned + Default>(
+    packet: &Packet,
+) -> Result<T, serde_json::Error> {
+    match &packet.payload {
+        None => Ok(T::default()),
+        Some(v) => serde_json::from_value(v.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(kind: &str, payload: &str) -> Packet {
+        Packet::decode(&format!(
+            r#"{{"schema":"xagent.connector.packet/v1","packet_id":"p","type":"{kind}"{payload}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn payloads_decode_once_with_the_documented_leniency() {
+        assert!(matches!(
+            Request::decode(&packet("connector.hello", "")),
+            Err(DataPlaneError::Rejected { .. })
+        ));
+        assert!(matches!(
+            Request::decode(&packet("tool.invoke", r#","payload":{"tool_id":1}"#)),
+            Err(DataPlaneError::Failed {
+                code: ErrorCode::InvalidPacket,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Request::decode(&packet(
+                "auth.status",
+                r#","payload":{"auth_session_id":1}"#
+            )),
+            Ok(Request::AuthStatus(_))
+        ));
+        assert!(matches!(
+            Request::decode(&packet("channel.open.ack", "")),
+            Ok(Request::Unknown(k)) if k == "channel.open.ack"
+        ));
+        assert!(Request::is_channel_scoped(&PacketType::ToolInvoke));
+        assert!(!Request::is_channel_scoped(&PacketType::ChannelOpen));
+    }
+}

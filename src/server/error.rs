@@ -1,0 +1,111 @@
+//! Errors of the HTTP plane and their one mapping to responses: a status and the JSON body
+//! `{"error": {"code", "message"}}` documented in `docs/protocol.md` ("HTTP endpoints answer
+//! errors as …"). Messages never carry secrets.
+
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+
+use super::MAX_SOCKETS;
+
+/// An HTTP request refused or failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// 401 `unauthorized` (with `WWW-Authenticate: Bearer`), spec §3.
+    #[error("missing or wrong Bearer API key")]
+    Unauthorized,
+    /// 400 `websocket_upgrade_required`: `GET /ws` without a handshake (the upgrade's reason).
+    #[error("GET /ws must be a WebSocket upgrade: {0}")]
+    WebSocketUpgradeRequired(String),
+    /// 400 `subprotocol_required` (spec §6).
+    #[error("Sec-WebSocket-Protocol must offer xagent.connector.packet.v1")]
+    SubprotocolRequired,
+    /// 503 `too_many_connections`: [`MAX_SOCKETS`] data-plane sockets are open.
+    #[error("at most {MAX_SOCKETS} data-plane sockets")]
+    TooManyConnections,
+    /// 404 `file_not_found`: unknown or expired ref (spec §5.2).
+    #[error("file_ref does not exist or expired")]
+    FileNotFound,
+    /// 403 `file_forbidden`: tampered signature or another channel's ref.
+    #[error("file_ref does not match its signature or channel")]
+    FileForbidden,
+    /// 400 `connector_channel_id_required`: upload without the channel header (spec §5.1).
+    #[error("X-XAgent-Connector-Channel-ID is required")]
+    ChannelIdRequired,
+    /// 403 `connector_channel_not_owned`: upload for a channel this connector did not issue.
+    #[error("the channel is not a channel of this connector")]
+    ChannelNotOwned,
+    /// 400 `invalid_upload`: the body is not the expected multipart form (reason given).
+    #[error("{0}")]
+    InvalidUpload(String),
+    /// 413 `upload_too_large`: past the configured limit (bytes).
+    #[error("uploads are limited to {0} bytes")]
+    UploadTooLarge(u64),
+    /// 500 `internal_error`: storage failed (what failed, no detail).
+    #[error("{0}")]
+    Internal(&'static str),
+}
+
+impl HttpError {
+    /// The stable code of the body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            HttpError::Unauthorized => "unauthorized",
+            HttpError::WebSocketUpgradeRequired(_) => "websocket_upgrade_required",
+            HttpError::SubprotocolRequired => "subprotocol_required",
+            HttpError::TooManyConnections => "too_many_connections",
+            HttpError::FileNotFound => "file_not_found",
+            HttpError::FileForbidden => "file_forbidden",
+            HttpError::ChannelIdRequired => "connector_channel_id_required",
+            HttpError::ChannelNotOwned => "connector_channel_not_owned",
+            HttpError::InvalidUpload(_) => "invalid_upload",
+            HttpError::UploadTooLarge(_) => "upload_too_large",
+            HttpError::Internal(_) => "internal_error",
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            HttpError::Unauthorized => StatusCode::UNAUTHORIZED,
+            HttpError::WebSocketUpgradeRequired(_)
+            | HttpError::SubprotocolRequired
+            | HttpError::ChannelIdRequired
+            | HttpError::InvalidUpload(_) => StatusCode::BAD_REQUEST,
+            HttpError::TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
+            HttpError::FileNotFound => StatusCode::NOT_FOUND,
+            HttpError::FileForbidden | HttpError::ChannelNotOwned => StatusCode::FORBIDDEN,
+            HttpError::UploadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            HttpError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// `{"error": {"code", "message"}}`.
+#[derive(Serialize)]
+struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(Serialize)]
+struct ErrorDetail {
+    code: &'static str,
+    message: String,
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let body = Json(ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                message: self.to_string(),
+            },
+        });
+        if self == HttpError::Unauthorized {
+            return (status, [(header::WWW_AUTHENTICATE, "Bearer")], body).into_response();
+        }
+        (status, body).into_response()
+    }
+}
