@@ -118,9 +118,62 @@ impl AdbServer {
     }
 }
 
+/// How long `adb kill-server` may take before the server is killed by its port.
+const KILL_SERVER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl AdbServer {
+    /// Stops the server by its port: `adb -P PORT kill-server` (≤ 10 s; adb 34 has been seen
+    /// to hang in it while a transport sits in an AUTH loop), then SIGKILL to whatever process
+    /// still listens on 127.0.0.1:PORT.
+    fn stop(&self) {
+        let mut cmd = Command::new(self.flavor.binary());
+        cmd.arg("-P")
+            .arg(self.port.to_string())
+            .arg("kill-server")
+            .env("HOME", &self.home)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Ok(mut client) = cmd.spawn() {
+            let until = std::time::Instant::now() + KILL_SERVER_DEADLINE;
+            while client.try_wait().ok().flatten().is_none() && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let _ = client.kill();
+            let _ = client.wait();
+        }
+        if let Some(pid) = listener_pid(self.port) {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    }
+}
+
+/// Pid of the process listening on TCP `port` (IPv4 or IPv6), from `/proc/net/tcp{,6}` and
+/// the processes' socket descriptors (procfs(5)).
+fn listener_pid(port: u16) -> Option<u32> {
+    let inode = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .find_map(|table| {
+            let text = std::fs::read_to_string(table).ok()?;
+            text.lines().skip(1).find_map(|line| {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                let local_port = f.get(1)?.rsplit(':').next()?;
+                (u16::from_str_radix(local_port, 16).ok()? == port && f.get(3)? == &"0A")
+                    .then(|| f.get(9).map(|s| s.to_string()))?
+            })
+        })?;
+    let needle = format!("socket:[{inode}]");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|p| {
+        let pid: u32 = p.file_name().to_str()?.parse().ok()?;
+        let fds = std::fs::read_dir(p.path().join("fd")).ok()?;
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy() == needle))
+            .then_some(pid)
+    })
+}
+
 impl Drop for AdbServer {
     fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
+        self.stop();
         let _ = std::fs::remove_dir_all(&self.home);
     }
 }
