@@ -27,3 +27,4 @@ pub mod tls;
 pub use adb_key::{AdbKey, AdbKeyError};
 pub use exchange::{pair_as_host, serve_pairing, Guid, PairingError, PeerKeyLine, Stage};
 pub use qr::QrPairing;
+pub use random::alphanumeric as random_alphanumeric;

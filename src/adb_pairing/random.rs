@@ -12,8 +12,9 @@ pub(crate) fn bytes<const N: usize>() -> [u8; N] {
     out
 }
 
-/// `len` characters drawn uniformly from `A-Za-z0-9` (rejection sampling, no modulo bias).
-pub(crate) fn alphanumeric(len: usize) -> String {
+/// `len` characters drawn uniformly from `A-Za-z0-9` by the OS generator (rejection sampling,
+/// no modulo bias): QR names and passwords, GUID suffixes.
+pub fn alphanumeric(len: usize) -> String {
     const SET: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut out = String::with_capacity(len);
     while out.len() < len {
