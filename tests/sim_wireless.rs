@@ -13,7 +13,7 @@
 #[path = "sim_rig.rs"]
 mod sim_rig;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -31,11 +31,11 @@ fn state_dir(tag: &str) -> PathBuf {
     dir
 }
 
-fn wireless_sim(serial: &str, dir: &PathBuf) -> sim_rig::Sim {
+fn wireless_sim(serial: &str, dir: &Path) -> sim_rig::Sim {
     sim_rig::start(SimOptions {
         serial: serial.into(),
         wireless: true,
-        state_dir: Some(dir.clone()),
+        state_dir: Some(dir.to_path_buf()),
         ..SimOptions::default()
     })
 }
