@@ -162,17 +162,59 @@ async fn bounded<T>(
     }
 }
 
-/// SPAKE2 and PeerInfo over an established TLS stream; returns the peer's PeerInfo.
-/// `leave_after` stops (and drops the connection) right after that stage.
+/// One side of an exchange: its SPAKE2 role, what it tells the peer, where it leaves early.
+struct Side {
+    role: Role,
+    mine: PeerInfo,
+    /// Stop (and drop the connection) right after this stage.
+    leave_after: Option<Stage>,
+}
+
+/// A TLS stream whose keying material can be exported (client or server end).
+trait Exporter: AsyncRead + AsyncWrite + Unpin {
+    fn keying_material(&self) -> Result<Zeroizing<[u8; tls::EXPORTER_LEN]>, PairingError>;
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Exporter for tokio_rustls::client::TlsStream<S> {
+    fn keying_material(&self) -> Result<Zeroizing<[u8; tls::EXPORTER_LEN]>, PairingError> {
+        tls::exported_keying_material(self.get_ref().1)
+            .map_err(|e| PairingError::Tls(e.to_string()))
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Exporter for tokio_rustls::server::TlsStream<S> {
+    fn keying_material(&self) -> Result<Zeroizing<[u8; tls::EXPORTER_LEN]>, PairingError> {
+        tls::exported_keying_material(self.get_ref().1)
+            .map_err(|e| PairingError::Tls(e.to_string()))
+    }
+}
+
+/// The whole exchange before `deadline`: the TLS `handshake`, then [`exchange`].
+async fn run<T: Exporter>(
+    deadline: Instant,
+    handshake: impl std::future::Future<Output = std::io::Result<T>>,
+    side: &Side,
+    password: &[u8],
+) -> Result<Option<PeerInfo>, PairingError> {
+    let progress = Progress::default();
+    bounded(deadline, &progress, async {
+        let mut tls = handshake.await.map_err(|e| io_error(Stage::Tls, e))?;
+        let ekm = tls.keying_material()?;
+        exchange(&mut tls, &ekm[..], side, password, &progress).await
+    })
+    .await
+}
+
+/// SPAKE2 and PeerInfo over an established TLS stream; returns the peer's PeerInfo, or
+/// `None` when `side.leave_after` made it stop early.
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     tls: &mut S,
     ekm: &[u8],
-    role: Role,
+    side: &Side,
     password: &[u8],
-    mine: &PeerInfo,
     progress: &Progress,
-    leave_after: Option<Stage>,
 ) -> Result<Option<PeerInfo>, PairingError> {
+    let (role, mine, leave_after) = (side.role, &side.mine, side.leave_after);
     if leave_after == Some(Stage::Tls) {
         return Ok(None);
     }
@@ -221,45 +263,27 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
 /// Errors: [`PairingError::WrongPassword`], [`PairingError::PeerClosed`],
 /// [`PairingError::Timeout`], [`PairingError::Protocol`] (also a device that answers with
 /// something other than a GUID), [`PairingError::Tls`], [`PairingError::Io`].
-pub async fn pair_as_host<S>(
+pub async fn pair_as_host<S: AsyncRead + AsyncWrite + Unpin + Send>(
     stream: S,
     password: &[u8],
     key: &AdbKey,
     deadline: Instant,
-) -> Result<Guid, PairingError>
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
-{
+) -> Result<Guid, PairingError> {
     let config = tls::host_client_config(key).map_err(|e| PairingError::Tls(e.to_string()))?;
-    let mine = PeerInfo::RsaPublicKey(key.public_key_line());
-    let progress = Progress::default();
-    bounded(deadline, &progress, async {
-        let connector = tokio_rustls::TlsConnector::from(config);
-        let mut tls = connector
-            .connect(tls::server_name(), stream)
-            .await
-            .map_err(|e| io_error(Stage::Tls, e))?;
-        let ekm = tls::exported_keying_material(tls.get_ref().1)
-            .map_err(|e| PairingError::Tls(e.to_string()))?;
-        let theirs = exchange(
-            &mut tls,
-            &ekm[..],
-            Role::Alice,
-            password,
-            &mine,
-            &progress,
-            None,
-        )
-        .await?;
-        match theirs {
-            Some(PeerInfo::DeviceGuid(guid)) => Ok(Guid(guid)),
-            _ => Err(PairingError::Protocol {
-                stage: Stage::PeerInfo,
-                reason: "the phone sent a key instead of its GUID".into(),
-            }),
-        }
-    })
-    .await
+    let side = Side {
+        role: Role::Alice,
+        mine: PeerInfo::RsaPublicKey(key.public_key_line()),
+        leave_after: None,
+    };
+    let connector = tokio_rustls::TlsConnector::from(config);
+    let handshake = connector.connect(tls::server_name(), stream);
+    match run(deadline, handshake, &side, password).await? {
+        Some(PeerInfo::DeviceGuid(guid)) => Ok(Guid(guid)),
+        _ => Err(PairingError::Protocol {
+            stage: Stage::PeerInfo,
+            reason: "the phone sent a key instead of its GUID".into(),
+        }),
+    }
 }
 
 /// How a device-side exchange runs (see [`serve_pairing_with`]).
@@ -308,36 +332,20 @@ pub async fn serve_pairing_with<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let mine = PeerInfo::DeviceGuid(guid.to_string());
-    let progress = Progress::default();
-    bounded(deadline, &progress, async {
-        let acceptor = tokio_rustls::TlsAcceptor::from(options.config.clone());
-        let mut tls = acceptor
-            .accept(stream)
-            .await
-            .map_err(|e| io_error(Stage::Tls, e))?;
-        let ekm = tls::exported_keying_material(tls.get_ref().1)
-            .map_err(|e| PairingError::Tls(e.to_string()))?;
-        let theirs = exchange(
-            &mut tls,
-            &ekm[..],
-            Role::Bob,
-            password,
-            &mine,
-            &progress,
-            options.leave_after,
-        )
-        .await?;
-        match theirs {
-            None => Ok(None),
-            Some(PeerInfo::RsaPublicKey(line)) => Ok(Some(PeerKeyLine(line))),
-            Some(PeerInfo::DeviceGuid(_)) => Err(PairingError::Protocol {
-                stage: Stage::PeerInfo,
-                reason: "the host sent a GUID instead of its key".into(),
-            }),
-        }
-    })
-    .await
+    let side = Side {
+        role: Role::Bob,
+        mine: PeerInfo::DeviceGuid(guid.to_string()),
+        leave_after: options.leave_after,
+    };
+    let acceptor = tokio_rustls::TlsAcceptor::from(options.config.clone());
+    match run(deadline, acceptor.accept(stream), &side, password).await? {
+        None => Ok(None),
+        Some(PeerInfo::RsaPublicKey(line)) => Ok(Some(PeerKeyLine(line))),
+        Some(PeerInfo::DeviceGuid(_)) => Err(PairingError::Protocol {
+            stage: Stage::PeerInfo,
+            reason: "the host sent a GUID instead of its key".into(),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub fn host_client_config(key: &AdbKey) -> Result<Arc<ClientConfig>, TlsError> {
     let mut config = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(tls13())?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyServer(provider)))
+        .with_custom_certificate_verifier(Arc::new(AnyServer { provider }))
         .with_client_auth_cert(vec![cert], private)?;
     config.enable_sni = false;
     config.resumption = rustls::client::Resumption::disabled();
@@ -196,8 +196,36 @@ pub fn certificate_rsa_key(cert: &CertificateDer<'_>) -> Option<RsaPublicKey> {
     RsaPublicKey::from_public_key_der(parsed.subject_public_key_info().as_ref()).ok()
 }
 
+/// The handshake-signature checks both verifiers share: a peer must prove it holds the key of
+/// the certificate it shows, whatever the certificate. Expands inside an `impl` of
+/// `ServerCertVerifier` or `ClientCertVerifier` for a type with a `provider` field.
+macro_rules! check_handshake_signatures {
+    () => {
+        fn verify_tls12_signature(&self, m: &[u8], c: &Cert<'_>, d: &Signed) -> Checked {
+            verify_tls12_signature(m, c, d, &self.provider.signature_verification_algorithms)
+        }
+
+        fn verify_tls13_signature(&self, m: &[u8], c: &Cert<'_>, d: &Signed) -> Checked {
+            verify_tls13_signature(m, c, d, &self.provider.signature_verification_algorithms)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.provider
+                .signature_verification_algorithms
+                .supported_schemes()
+        }
+    };
+}
+
+/// Short names that keep the verifier methods on one line each.
+type Cert<'a> = CertificateDer<'a>;
+type Signed = DigitallySignedStruct;
+type Checked = Result<HandshakeSignatureValid, rustls::Error>;
+
 #[derive(Debug)]
-struct AnyServer(Arc<CryptoProvider>);
+struct AnyServer {
+    provider: Arc<CryptoProvider>,
+}
 
 impl ServerCertVerifier for AnyServer {
     fn verify_server_cert(
@@ -211,37 +239,7 @@ impl ServerCertVerifier for AnyServer {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+    check_handshake_signatures!();
 }
 
 #[derive(Debug)]
@@ -278,39 +276,7 @@ impl ClientCertVerifier for ClientVerifier {
         }
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
+    check_handshake_signatures!();
 }
 
 #[cfg(test)]

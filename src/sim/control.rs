@@ -308,11 +308,11 @@ pub struct PairBody {
     pub qr_code_text: Option<String>,
     /// The pairing code the phone shows ("Pair device with pairing code").
     pub code: Option<String>,
+    /// The phone drops the connection after this stage.
+    pub leave_after: Option<LeaveAfter>,
     /// The phone uses another password than the host (a mistyped code).
     #[serde(default)]
     pub wrong_password: bool,
-    /// The phone drops the connection after this stage.
-    pub leave_after: Option<LeaveAfter>,
     /// The phone waits this long after each connection, milliseconds.
     #[serde(default)]
     pub delay_ms: u64,

@@ -14,9 +14,7 @@ pub struct Advertiser {
 
 impl std::fmt::Debug for Advertiser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Advertiser")
-            .field("host", &self.host)
-            .finish_non_exhaustive()
+        write!(f, "Advertiser({})", self.host)
     }
 }
 

@@ -24,13 +24,26 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepts connections until `shutdown`.
 pub async fn serve(listener: TcpListener, phone: Phone, shutdown: CancellationToken) {
+    accept_until(listener, shutdown, |sock, cancel| {
+        tokio::spawn(connection(sock, phone.clone(), cancel));
+    })
+    .await;
+}
+
+/// Accepts until `shutdown`, handing each socket (`TCP_NODELAY` set) and a child token of
+/// `shutdown` to `each`; a failed accept (too many open files) is retried after 50 ms.
+pub async fn accept_until(
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    mut each: impl FnMut(TcpStream, CancellationToken),
+) {
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             accepted = listener.accept() => match accepted {
                 Ok((sock, _)) => {
                     let _ = sock.set_nodelay(true);
-                    tokio::spawn(connection(sock, phone.clone(), shutdown.child_token()));
+                    each(sock, shutdown.child_token());
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
             },

@@ -290,18 +290,15 @@ async fn serve_connect(
     identity: DeviceIdentity,
     shutdown: CancellationToken,
 ) {
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            accepted = listener.accept() => match accepted {
-                Ok((sock, _)) => {
-                    let _ = sock.set_nodelay(true);
-                    tokio::spawn(stls_connection(sock, phone.clone(), identity.clone(), shutdown.child_token()));
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            },
-        }
-    }
+    transport::accept_until(listener, shutdown, |sock, cancel| {
+        tokio::spawn(stls_connection(
+            sock,
+            phone.clone(),
+            identity.clone(),
+            cancel,
+        ));
+    })
+    .await;
 }
 
 async fn read_until(sock: &mut TcpStream, command: u32) -> Result<Message, WireError> {
