@@ -5,7 +5,8 @@
 //!   a host that never paired cannot connect.
 //! - `xagent_adb_pairing::pair_as_host` against the sim's pairing server: right password → the
 //!   GUID; a phone with another password → `WrongPassword`; a phone that leaves → `PeerClosed`;
-//!   a slow phone → `Timeout`. The host's TLS client config then passes the `STLS` upgrade.
+//!   a slow phone → `Timeout`. The host's TLS client config then passes the `STLS` upgrade,
+//!   also after the phone restarts with the same state (GUID and paired key kept).
 //! - Passwords never show in the control API's answers.
 //!
 //! Source: research notes §2, §3.4, §5.4; AOSP `pairing_connection/`, `daemon/auth.cpp`.
@@ -197,6 +198,15 @@ fn our_host_side_pairs_and_names_each_failure() {
     assert!(banner.starts_with("device::"), "{banner}");
     let stranger = AdbKey::generate("stranger@test").unwrap();
     assert!(sim.rt.block_on(stls_banner(connect, &stranger)).is_err());
+
+    // A restarted phone with the same state keeps its GUID and the paired key.
+    drop(sim);
+    let again = wireless_sim("SIMWIFI02", &dir);
+    let state = again.get("/v1/state");
+    assert_eq!(state["wireless"]["guid"], guid.as_str());
+    assert_eq!(state["wireless"]["paired_keys"], 1);
+    let connect = port(&state["wireless"], "connect_port");
+    assert!(again.rt.block_on(stls_banner(connect, &key)).is_ok());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -211,8 +211,19 @@ pub async fn serve_admitted<S>(
 ) where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
-    if phone.transport_mode() == TransportMode::Unplugged {
-        return;
+    // Offline or unauthorized: hold the connection silent until online (AUTH has no place
+    // on the TLS port); unplugged: drop it.
+    let mut watch = phone.watch_transport();
+    loop {
+        match *watch.borrow_and_update() {
+            TransportMode::Online => break,
+            TransportMode::Unplugged => return,
+            _ => {}
+        }
+        tokio::select! {
+            r = watch.changed() => if r.is_err() { return },
+            _ = cancel.cancelled() => return,
+        }
     }
     let (rd, wr) = tokio::io::split(stream);
     let (out, rx) = spawn_io(rd, wr, &cancel);
