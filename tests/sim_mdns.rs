@@ -129,6 +129,14 @@ fn google_adb34_sees_the_sims_mdns_advertisements() {
     rig.adb = Some((host_ns.clone(), adb_bin, 5037));
     let started = rig.adb(&["start-server"]);
     assert!(started.status.success(), "{started:?}");
+    // Discovery must be listening before the phone announces itself (see the top).
+    let ready = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&rig.adb(&["mdns", "check"]).stdout)
+        .contains("mdns daemon version")
+    {
+        assert!(Instant::now() < ready, "adb's mDNS discovery did not start");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     let mut sim = Command::new("ip")
         .args([

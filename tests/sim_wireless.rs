@@ -22,7 +22,7 @@ use sim_rig::adb_server::{AdbFlavor, AdbServer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
-use xagent_adb_pairing::{pair_as_host, AdbKey, PairingError, QrPairing, Stage};
+use xagent_adb_pairing::{pair_as_host, tls, AdbKey, PairingError, QrPairing, Stage};
 use xagent_adb_sim::SimOptions;
 use xagent_adb_wire::wire::{Message, A_CNXN, A_STLS, A_STLS_VERSION, A_VERSION, MAX_PAYLOAD};
 
@@ -231,10 +231,8 @@ async fn stls_banner(port: u16, key: &AdbKey) -> Result<String, String> {
         .write_to(&mut sock)
         .await
         .map_err(|e| e.to_string())?;
-    let config = xagent_adb_pairing::tls::host_client_config(key).map_err(|e| e.to_string())?;
-    let connector = tokio_rustls::TlsConnector::from(config);
-    let mut tls = connector
-        .connect(xagent_adb_pairing::tls::server_name(), sock)
+    let config = tls::host_client_config(key).map_err(|e| e.to_string())?;
+    let mut tls = tls::connect_as_host(sock, config)
         .await
         .map_err(|e| e.to_string())?;
     let cnxn = tokio::time::timeout(

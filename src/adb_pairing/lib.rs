@@ -28,3 +28,6 @@ pub use adb_key::{AdbKey, AdbKeyError};
 pub use exchange::{pair_as_host, serve_pairing, Guid, PairingError, PeerKeyLine, Stage};
 pub use qr::QrPairing;
 pub use random::alphanumeric as random_alphanumeric;
+/// The TLS crates whose types appear in this crate's API (configs, streams), so users name
+/// them without depending on them separately.
+pub use {rustls, tokio_rustls};

@@ -79,6 +79,23 @@ pub fn host_client_config(key: &AdbKey) -> Result<Arc<ClientConfig>, TlsError> {
     Ok(Arc::new(config))
 }
 
+/// Host side of the `STLS` upgrade's TLS handshake, on the raw stream right after the two
+/// `STLS` messages (notes §3.4): TLS 1.3 client with `config` ([`host_client_config`]). The
+/// device speaks first afterwards (its `CNXN`); a device that does not know the key refuses
+/// the handshake (adb: `failed to connect`). Bound it with a timeout. Errors: I/O, or a TLS
+/// failure as an `io::Error` wrapping [`rustls::Error`].
+pub async fn connect_as_host<S>(
+    stream: S,
+    config: Arc<ClientConfig>,
+) -> std::io::Result<tokio_rustls::client::TlsStream<S>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    tokio_rustls::TlsConnector::from(config)
+        .connect(server_name(), stream)
+        .await
+}
+
 /// A device's TLS identity: a throw-away self-signed ECDSA P-256 certificate
 /// (`pairing_server_new_no_cert` makes one per server; adbd's TLS port has its own).
 #[derive(Clone)]

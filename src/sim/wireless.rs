@@ -335,7 +335,7 @@ async fn stls_connection(
     let Ok(config) = tls::device_stls_config(&identity, &keys) else {
         return;
     };
-    let accept = tokio_rustls::TlsAcceptor::from(config).accept(sock);
+    let accept = xagent_adb_pairing::tokio_rustls::TlsAcceptor::from(config).accept(sock);
     let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, accept).await else {
         return;
     };
