@@ -3,7 +3,8 @@
 //! the phone's (`sim --wireless --mdns-interface <veth>`) and the host's (the adb server), joined
 //! by a veth pair that exists only inside them. adb's Openscreen backend ignores loopback
 //! interfaces, hence the veth pair rather than `lo`. Nothing touches the machine's own
-//! interfaces. Needs root (CI runs as root); skipped with a message otherwise.
+//! interfaces. The QR password never reaches the sim's log (`RUST_LOG=debug`) or its answers.
+//! Needs root (CI runs as root); skipped with a message otherwise.
 //!
 //! The adb server starts before the phone: mdns-sd answers PTR queries but not Openscreen's
 //! `ANY` query for a service type, so adb learns of services from their announcements.
@@ -153,7 +154,9 @@ fn google_adb34_sees_the_sims_mdns_advertisements() {
             "--mdns-interface",
             &va,
         ])
+        .env("RUST_LOG", "debug")
         .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(rig.home.join("sim.log")).unwrap())
         .spawn()
         .expect("spawn sim");
     let lines = BufReader::new(sim.stdout.take().unwrap());
@@ -198,6 +201,11 @@ fn google_adb34_sees_the_sims_mdns_advertisements() {
             .lines()
             .any(|l| l.starts_with("adb-SIMMDNS1-") && l.contains(&want_connect));
         if connect_line && listed.contains(&want_pairing) {
+            let log = std::fs::read_to_string(rig.home.join("sim.log")).unwrap();
+            assert!(
+                !log.contains("pw0123456789ab"),
+                "the password reached the log"
+            );
             return;
         }
         std::thread::sleep(Duration::from_millis(500));
