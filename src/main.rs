@@ -57,9 +57,18 @@ enum Command {
         /// Demand ADB RSA authentication; accept keys with the control API (POST /v1/auth).
         #[arg(long)]
         require_auth: bool,
-        /// Directory where accepted keys persist (adb_keys).
+        /// Directory where accepted keys persist (adb_keys; with --wireless also the paired
+        /// keys and the GUID).
         #[arg(long)]
         state_dir: Option<std::path::PathBuf>,
+        /// Wireless debugging: an STLS connect port, pairing through the control API
+        /// (POST /v1/pair).
+        #[arg(long)]
+        wireless: bool,
+        /// Announce the wireless services over mDNS on this interface (repeatable); none = no
+        /// mDNS.
+        #[arg(long = "mdns-interface", value_name = "NAME", requires = "wireless")]
+        mdns_interface: Vec<String>,
     },
     /// Two simulated phones and the connector on them, for a first try.
     #[cfg(feature = "sim")]
@@ -126,6 +135,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             control,
             require_auth,
             state_dir,
+            wireless,
+            mdns_interface,
         } => block_on(|shutdown| async move {
             let handle = sim::start(
                 sim::SimOptions {
@@ -136,11 +147,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     control,
                     require_auth,
                     state_dir,
+                    wireless,
+                    mdns_interfaces: mdns_interface,
                 },
                 shutdown.clone(),
             )
             .await?;
             println!("simulated phone listening on tcp:{}", handle.adb_addr);
+            if let Some(c) = handle.connect_addr {
+                println!("wireless debugging connect port on tcp:{c}");
+            }
             if let Some(c) = handle.control_addr {
                 println!("control API on http://{c}");
             }

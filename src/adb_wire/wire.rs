@@ -23,6 +23,8 @@ pub const A_WRTE: u32 = 0x4554_5257;
 pub const A_CLSE: u32 = 0x4553_4c43;
 /// `STLS`: switch to TLS (wireless debugging port).
 pub const A_STLS: u32 = 0x534c_5453;
+/// `STLS` arg0 both sides send (`A_STLS_VERSION`, `adb.h`).
+pub const A_STLS_VERSION: u32 = 0x0100_0000;
 
 /// Oldest protocol version (`A_VERSION_MIN`).
 pub const A_VERSION_MIN: u32 = 0x0100_0000;

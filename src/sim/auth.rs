@@ -20,6 +20,11 @@ use rsa::{BigUint, Pkcs1v15Sign, RsaPublicKey};
 pub const ANDROID_PUBKEY_LEN: usize = 524;
 /// Modulus size in 32-bit words (`ANDROID_PUBKEY_MODULUS_SIZE_WORDS`).
 const MODULUS_WORDS: u32 = 64;
+/// File of accepted keys in `state_dir` (`/data/misc/adb/adb_keys`).
+pub const ADB_KEYS_FILE: &str = "adb_keys";
+/// File of keys paired over wireless debugging in `state_dir` (Android keeps them in
+/// `adb_temp_keys.xml`; same line format here).
+pub const PAIRED_KEYS_FILE: &str = "adb_wifi_keys";
 /// Token size (`TOKEN_SIZE` in `adb_auth.h`).
 pub const TOKEN_LEN: usize = 20;
 
@@ -84,13 +89,23 @@ impl KeyStore {
     /// A store; with `state_dir`, reads `state_dir/adb_keys` (unparsable lines are skipped, as
     /// adbd does). Errors: the directory cannot be created or the file cannot be read.
     pub fn open(required: bool, state_dir: Option<&Path>) -> std::io::Result<KeyStore> {
+        KeyStore::open_file(required, state_dir, ADB_KEYS_FILE)
+    }
+
+    /// Like [`KeyStore::open`] with another file in `state_dir` (wireless debugging keeps its
+    /// paired keys apart, in [`PAIRED_KEYS_FILE`]).
+    pub fn open_file(
+        required: bool,
+        state_dir: Option<&Path>,
+        file_name: &str,
+    ) -> std::io::Result<KeyStore> {
         let mut store = KeyStore {
             required,
             ..KeyStore::default()
         };
         if let Some(dir) = state_dir {
             std::fs::create_dir_all(dir)?;
-            let file = dir.join("adb_keys");
+            let file = dir.join(file_name);
             match std::fs::read_to_string(&file) {
                 Ok(text) => {
                     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -137,6 +152,23 @@ impl KeyStore {
             });
         }
         Ok(line)
+    }
+
+    /// Accepts one key line directly (a host that paired over wireless debugging) and
+    /// persists the list; an already known key is kept once. Errors: undecodable line, or
+    /// the file cannot be written.
+    pub fn add(&mut self, line: &str) -> Result<(), String> {
+        let line = line.trim().to_string();
+        let key = parse_key_line(&line)?;
+        if !self.is_accepted(&line) {
+            self.accepted.push(KnownKey { line, key });
+        }
+        self.save().map_err(|e| format!("saving keys: {e}"))
+    }
+
+    /// The accepted public keys.
+    pub fn keys(&self) -> Vec<RsaPublicKey> {
+        self.accepted.iter().map(|k| k.key.clone()).collect()
     }
 
     /// Accepts every pending key ("Always allow from this computer") and persists the list.

@@ -10,12 +10,13 @@
 //! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
 //! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys and drop connections; returns [`AuthView`] |
+//! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}`, optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
 //!
-//! Errors answer 400 with `{"error": "…"}`.
+//! Errors answer 400 with `{"error": "…"}`. Passwords and codes are never echoed.
 
 use std::net::SocketAddr;
 
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -25,6 +26,24 @@ use tokio_util::sync::CancellationToken;
 use crate::apps;
 use crate::phone::{LogEntry, Phone, PhoneState, TransportMode};
 use crate::script::Script;
+use crate::wireless::{PairRequest, PairingPorts, Wireless, WirelessView};
+use xagent_adb_pairing::exchange::Stage;
+use xagent_adb_pairing::QrPairing;
+
+/// What the handlers share: the phone, and its wireless debugging when `--wireless` is on.
+#[derive(Clone, Debug)]
+pub struct ControlState {
+    /// The phone.
+    pub phone: Phone,
+    /// Wireless debugging (`--wireless`).
+    pub wireless: Option<Wireless>,
+}
+
+impl FromRef<ControlState> for Phone {
+    fn from_ref(state: &ControlState) -> Phone {
+        state.phone.clone()
+    }
+}
 
 /// What `GET /v1/state` returns.
 #[derive(Debug, Serialize)]
@@ -65,6 +84,8 @@ pub struct StateView {
     pub scripts: usize,
     /// Every program run so far.
     pub command_log: Vec<LogEntry>,
+    /// Wireless debugging (`null` without `--wireless`).
+    pub wireless: Option<WirelessView>,
 }
 
 /// `POST /v1/state` body; absent fields stay as they are.
@@ -133,8 +154,9 @@ fn bad(msg: impl Into<String>) -> ApiError {
     )
 }
 
-fn view(phone: &Phone) -> StateView {
+fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
     let transport = phone.transport_mode();
+    let wireless = wireless.map(Wireless::view);
     phone.with(|s| {
         let (foreground, activity) = s.foreground();
         StateView {
@@ -156,6 +178,7 @@ fn view(phone: &Phone) -> StateView {
             input_method: s.current_ime(),
             scripts: s.scripts.len(),
             command_log: s.log.clone(),
+            wireless,
         }
     })
 }
@@ -210,16 +233,16 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     Ok(())
 }
 
-async fn get_state(State(phone): State<Phone>) -> Json<StateView> {
-    Json(view(&phone))
+async fn get_state(State(state): State<ControlState>) -> Json<StateView> {
+    Json(view(&state.phone, state.wireless.as_ref()))
 }
 
 async fn post_state(
-    State(phone): State<Phone>,
+    State(state): State<ControlState>,
     Json(patch): Json<StatePatch>,
 ) -> Result<Json<StateView>, ApiError> {
-    phone.with(|s| apply(s, patch)).map_err(bad)?;
-    Ok(Json(view(&phone)))
+    state.phone.with(|s| apply(s, patch)).map_err(bad)?;
+    Ok(Json(view(&state.phone, state.wireless.as_ref())))
 }
 
 async fn clear_log(State(phone): State<Phone>) -> StatusCode {
@@ -277,26 +300,100 @@ async fn post_auth(
     Ok(Json(auth_view(&phone)))
 }
 
+/// `POST /v1/pair` body: exactly one of `qr_code_text` and `code`, then optional faults.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairBody {
+    /// The scanned text, `WIFI:T:ADB;S:<name>;P:<password>;;`.
+    pub qr_code_text: Option<String>,
+    /// The pairing code the phone shows ("Pair device with pairing code").
+    pub code: Option<String>,
+    /// The phone drops the connection after this stage.
+    pub leave_after: Option<LeaveAfter>,
+    /// The phone uses another password than the host (a mistyped code).
+    #[serde(default)]
+    pub wrong_password: bool,
+    /// The phone waits this long after each connection, milliseconds.
+    #[serde(default)]
+    pub delay_ms: u64,
+}
+
+/// Where a phone leaves a pairing (`"tls"` or `"spake2"`).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LeaveAfter {
+    /// Right after the TLS handshake.
+    Tls,
+    /// Right after the SPAKE2 messages crossed.
+    Spake2,
+}
+
+fn pair_request(body: PairBody) -> Result<PairRequest, String> {
+    let (password, service_name) = match (body.qr_code_text, body.code) {
+        (Some(text), None) => {
+            let qr = QrPairing::parse(&text).map_err(|e| e.to_string())?;
+            let password = zeroize::Zeroizing::new(qr.password().to_string());
+            (password, Some(qr.service_name().to_string()))
+        }
+        (None, Some(code)) => {
+            let code = zeroize::Zeroizing::new(code);
+            let plain =
+                (1..=63).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_graphic());
+            if !plain {
+                return Err("code must be 1 to 63 printable ASCII characters".into());
+            }
+            (code, None)
+        }
+        _ => return Err("give exactly one of qr_code_text and code".into()),
+    };
+    Ok(PairRequest {
+        password,
+        service_name,
+        wrong_password: body.wrong_password,
+        leave_after: body.leave_after.map(|l| match l {
+            LeaveAfter::Tls => Stage::Tls,
+            LeaveAfter::Spake2 => Stage::Spake2,
+        }),
+        delay: std::time::Duration::from_millis(body.delay_ms),
+    })
+}
+
+async fn post_pair(
+    State(state): State<ControlState>,
+    Json(body): Json<PairBody>,
+) -> Result<Json<PairingPorts>, ApiError> {
+    let wireless = state
+        .wireless
+        .ok_or_else(|| bad("wireless debugging is off: start the sim with --wireless"))?;
+    let request = pair_request(body).map_err(bad)?;
+    let ports = wireless
+        .open_pairing(request)
+        .await
+        .map_err(|e| bad(format!("pairing server: {e}")))?;
+    Ok(Json(ports))
+}
+
 /// The router (exposed for in-process tests).
-pub fn router(phone: Phone) -> Router {
+pub fn router(state: ControlState) -> Router {
     Router::new()
         .route("/v1/state", get(get_state).post(post_state))
         .route("/v1/log", axum::routing::delete(clear_log))
         .route("/v1/script", post(post_script).delete(delete_scripts))
         .route("/v1/transport", post(post_transport))
         .route("/v1/auth", get(get_auth).post(post_auth))
-        .with_state(phone)
+        .route("/v1/pair", post(post_pair))
+        .with_state(state)
 }
 
 /// Binds the control API on `addr` (loopback) and serves it until `shutdown`.
 pub async fn start(
     addr: SocketAddr,
-    phone: Phone,
+    state: ControlState,
     shutdown: CancellationToken,
 ) -> std::io::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let app = router(phone);
+    let app = router(state);
     tokio::spawn(async move {
         let _ = axum::serve(listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })

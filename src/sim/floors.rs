@@ -17,7 +17,10 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("phone", &["phone"]),
     ("programs", &["programs"]),
     ("shell", &["sh"]),
-    ("transport", &["stream", "services", "transport"]),
+    (
+        "transport",
+        &["stream", "services", "transport", "mdns", "wireless"],
+    ),
     ("control", &["control", "lib"]),
 ];
 

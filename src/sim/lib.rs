@@ -22,11 +22,14 @@
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
 //! 4. **shell**: [`sh`], parses a command line and runs it, dispatching to [`programs`].
 //! 5. **transport**: [`stream`] (one ADB stream), [`services`] (`shell:`, `exec:`, `sync:`
-//!    over a stream) and [`transport`] (the adbd side of a TCP connection).
+//!    over a stream), [`transport`] (the adbd side of a TCP connection), [`wireless`]
+//!    (wireless debugging: pairing server and the `STLS` connect port) and [`mdns`] (its
+//!    advertisements, on named interfaces only).
 //! 6. **control**: [`control`] (the HTTP control API) and this crate root ([`start`]).
 //!
-//! The crate shares only the ADB framing (crate `xagent_adb_wire`) with the connector and
-//! depends on nothing of it: every parser and formatter here is its own.
+//! The crate shares only the ADB framing (crate `xagent_adb_wire`) and the pairing protocol
+//! (crate `xagent_adb_pairing`) with the connector and depends on nothing of it: every parser
+//! and formatter here is its own.
 
 pub mod apps;
 pub mod auth;
@@ -34,6 +37,7 @@ pub mod control;
 #[cfg(test)]
 mod floors;
 mod font;
+pub mod mdns;
 pub mod persona;
 pub mod phone;
 pub mod programs;
@@ -46,6 +50,7 @@ pub mod stream;
 pub mod transport;
 pub mod ui;
 pub mod vfs;
+pub mod wireless;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -69,8 +74,15 @@ pub struct SimOptions {
     pub control: Option<SocketAddr>,
     /// Demand ADB RSA authentication (`ro.adb.secure=1`); see [`auth`].
     pub require_auth: bool,
-    /// Where accepted keys persist (`adb_keys`); `None` keeps them in memory.
+    /// Where accepted keys persist (`adb_keys`, and with `wireless` the paired keys
+    /// `adb_wifi_keys` and the GUID `adb_wifi_guid`); `None` keeps them in memory.
     pub state_dir: Option<PathBuf>,
+    /// Wireless debugging ([`wireless`]): an `STLS` connect port on the `listen` IP, and
+    /// pairing servers opened through the control API (`POST /v1/pair`).
+    pub wireless: bool,
+    /// Interfaces to announce `_adb-tls-*` services on over mDNS (only with `wireless`);
+    /// empty = no mDNS at all.
+    pub mdns_interfaces: Vec<String>,
 }
 
 impl Default for SimOptions {
@@ -83,6 +95,8 @@ impl Default for SimOptions {
             control: None,
             require_auth: false,
             state_dir: None,
+            wireless: false,
+            mdns_interfaces: Vec::new(),
         }
     }
 }
@@ -94,6 +108,8 @@ pub struct SimHandle {
     pub adb_addr: SocketAddr,
     /// Where the control API listens, if enabled.
     pub control_addr: Option<SocketAddr>,
+    /// Where the wireless-debugging `STLS` connect port listens (`wireless` only).
+    pub connect_addr: Option<SocketAddr>,
 }
 
 /// Binds, spawns the serving tasks on the current tokio runtime, returns the bound addresses.
@@ -127,8 +143,30 @@ pub async fn start_with_phone(
     phone.with(|s| s.auth = keys);
     let listener = tokio::net::TcpListener::bind(opts.listen).await?;
     let adb_addr = listener.local_addr()?;
+    let wireless = match opts.wireless {
+        true => Some(
+            wireless::Wireless::start(
+                phone.clone(),
+                adb_addr.ip(),
+                &opts.mdns_interfaces,
+                opts.state_dir.as_deref(),
+                shutdown.clone(),
+            )
+            .await?,
+        ),
+        false => None,
+    };
+    let connect_addr = wireless
+        .as_ref()
+        .map(|w| SocketAddr::new(adb_addr.ip(), w.view().connect_port));
     let control_addr = match opts.control {
-        Some(addr) => Some(control::start(addr, phone.clone(), shutdown.clone()).await?),
+        Some(addr) => {
+            let state = control::ControlState {
+                phone: phone.clone(),
+                wireless,
+            };
+            Some(control::start(addr, state, shutdown.clone()).await?)
+        }
         None => None,
     };
     tokio::spawn(transport::serve(listener, phone.clone(), shutdown));
@@ -136,6 +174,7 @@ pub async fn start_with_phone(
         SimHandle {
             adb_addr,
             control_addr,
+            connect_addr,
         },
         phone,
     ))

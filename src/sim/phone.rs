@@ -76,6 +76,9 @@ pub struct PhoneState {
     pub scripts: Vec<Script>,
     /// ADB keys (`--require-auth`).
     pub auth: KeyStore,
+    /// Keys of hosts paired over wireless debugging (`--wireless`); only these may use the
+    /// `STLS` connect port.
+    pub paired: KeyStore,
 }
 
 /// Seconds since the Unix epoch (mtimes).
@@ -127,6 +130,7 @@ impl Phone {
             log: Vec::new(),
             scripts: Vec::new(),
             auth: KeyStore::default(),
+            paired: KeyStore::default(),
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
         Phone {

@@ -6,8 +6,7 @@
 
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -25,13 +24,26 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepts connections until `shutdown`.
 pub async fn serve(listener: TcpListener, phone: Phone, shutdown: CancellationToken) {
+    accept_until(listener, shutdown, |sock, cancel| {
+        tokio::spawn(connection(sock, phone.clone(), cancel));
+    })
+    .await;
+}
+
+/// Accepts until `shutdown`, handing each socket (`TCP_NODELAY` set) and a child token of
+/// `shutdown` to `each`; a failed accept (too many open files) is retried after 50 ms.
+pub async fn accept_until(
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    mut each: impl FnMut(TcpStream, CancellationToken),
+) {
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             accepted = listener.accept() => match accepted {
                 Ok((sock, _)) => {
                     let _ = sock.set_nodelay(true);
-                    tokio::spawn(connection(sock, phone.clone(), shutdown.child_token()));
+                    each(sock, shutdown.child_token());
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
             },
@@ -55,8 +67,8 @@ fn banner(phone: &Phone) -> Vec<u8> {
     })
 }
 
-async fn writer(
-    mut wr: OwnedWriteHalf,
+async fn writer<W: AsyncWrite + Unpin>(
+    mut wr: W,
     mut rx: mpsc::Receiver<Message>,
     cancel: CancellationToken,
 ) {
@@ -76,7 +88,11 @@ async fn writer(
 
 /// Reads messages into a channel (so callers can `select!` without losing partial reads).
 /// Garbage or EOF ends the task, which closes the channel.
-async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<Message>, cancel: CancellationToken) {
+async fn reader<R: AsyncRead + Unpin>(
+    mut rd: R,
+    tx: mpsc::Sender<Message>,
+    cancel: CancellationToken,
+) {
     loop {
         let msg = tokio::select! {
             m = Message::read_from(&mut rd, MAX_PAYLOAD) => m,
@@ -166,15 +182,85 @@ async fn admit(
     }
 }
 
+/// Spawns the reader and writer tasks of one connection; returns (outgoing, incoming).
+fn spawn_io<R, W>(
+    rd: R,
+    wr: W,
+    cancel: &CancellationToken,
+) -> (mpsc::Sender<Message>, mpsc::Receiver<Message>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, out_rx) = mpsc::channel::<Message>(64);
+    let (in_tx, rx) = mpsc::channel::<Message>(64);
+    tokio::spawn(writer(wr, out_rx, cancel.clone()));
+    tokio::spawn(reader(rd, in_tx, cancel.clone()));
+    (out, rx)
+}
+
+/// Serves a connection that is already admitted — the `STLS` port after its TLS handshake,
+/// where the TLS client certificate did the authentication. adbd speaks first there: it sends
+/// `CNXN` at once (the host waits for it with `SSL_peek`, notes §3.4 step 6), then routes
+/// streams. `host_max_payload` is arg1 of the host's plaintext `CNXN`.
+pub async fn serve_admitted<S>(
+    stream: S,
+    phone: Phone,
+    cancel: CancellationToken,
+    host_max_payload: u32,
+) where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    // Offline or unauthorized: hold the connection silent until online (AUTH has no place
+    // on the TLS port); unplugged: drop it.
+    let mut watch = phone.watch_transport();
+    loop {
+        match *watch.borrow_and_update() {
+            TransportMode::Online => break,
+            TransportMode::Unplugged => return,
+            _ => {}
+        }
+        tokio::select! {
+            r = watch.changed() => if r.is_err() { return },
+            _ = cancel.cancelled() => return,
+        }
+    }
+    let (rd, wr) = tokio::io::split(stream);
+    let (out, rx) = spawn_io(rd, wr, &cancel);
+    online(phone, out, rx, cancel, host_max_payload, String::new()).await;
+}
+
+/// Sends the device `CNXN` and runs the connection until it ends.
+async fn online(
+    phone: Phone,
+    out: mpsc::Sender<Message>,
+    rx: mpsc::Receiver<Message>,
+    cancel: CancellationToken,
+    host_max_payload: u32,
+    key: String,
+) {
+    let max_payload = host_max_payload.clamp(4096, MAX_PAYLOAD);
+    let _ = out
+        .send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone)))
+        .await;
+    let conn = Conn {
+        phone,
+        out,
+        table: StreamTable::default(),
+        max_payload,
+        next_id: 1,
+        cancel,
+        key,
+    };
+    conn.run(rx).await;
+}
+
 async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
     if phone.transport_mode() == TransportMode::Unplugged {
         return;
     }
     let (rd, wr) = sock.into_split();
-    let (out, out_rx) = mpsc::channel::<Message>(64);
-    let (in_tx, mut rx) = mpsc::channel::<Message>(64);
-    tokio::spawn(writer(wr, out_rx, cancel.clone()));
-    tokio::spawn(reader(rd, in_tx, cancel.clone()));
+    let (out, mut rx) = spawn_io(rd, wr, &cancel);
     let hello = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
         while let Some(m) = rx.recv().await {
             if m.command == A_CNXN {
@@ -189,20 +275,7 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
     let Some(key) = admit(&phone, &mut rx, &out, &cancel).await else {
         return cancel.cancel();
     };
-    let max_payload = cnxn.arg1.clamp(4096, MAX_PAYLOAD);
-    let _ = out
-        .send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone)))
-        .await;
-    let conn = Conn {
-        phone,
-        out,
-        table: StreamTable::default(),
-        max_payload,
-        next_id: 1,
-        cancel,
-        key,
-    };
-    conn.run(rx).await;
+    online(phone, out, rx, cancel, cnxn.arg1, key).await;
 }
 
 struct Conn {

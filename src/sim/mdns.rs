@@ -1,0 +1,78 @@
+//! mDNS (DNS-SD) advertisements of the simulated phone, confined to named interfaces: the
+//! daemon is told `disable_interface(All)` and then `enable_interface(Name)` for each
+//! `--mdns-interface`, so nothing is announced on any other interface. Without interface
+//! names there is no daemon at all (tests run it only inside a network namespace).
+//! Service types and instance names: research notes §1.2 (`adb_mdns.h`, `daemon/mdns.cpp`).
+
+use mdns_sd::{IfKind, ServiceDaemon, ServiceInfo};
+
+/// One mDNS responder restricted to some interfaces.
+pub struct Advertiser {
+    daemon: ServiceDaemon,
+    host: String,
+}
+
+impl std::fmt::Debug for Advertiser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Advertiser({})", self.host)
+    }
+}
+
+fn other(e: mdns_sd::Error) -> std::io::Error {
+    std::io::Error::other(format!("mDNS: {e}"))
+}
+
+impl Advertiser {
+    /// A responder on `interfaces` (names such as `lo`, `wlan0`), host name
+    /// `<serial>.local.`; `None` when `interfaces` is empty. Errors: the daemon cannot start.
+    pub fn start(interfaces: &[String], serial: &str) -> std::io::Result<Option<Advertiser>> {
+        if interfaces.is_empty() {
+            return Ok(None);
+        }
+        let daemon = ServiceDaemon::new().map_err(other)?;
+        daemon.disable_interface(IfKind::All).map_err(other)?;
+        for name in interfaces {
+            daemon
+                .enable_interface(IfKind::Name(name.clone()))
+                .map_err(other)?;
+        }
+        let label: String = serial
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        Ok(Some(Advertiser {
+            daemon,
+            host: format!("{label}.local."),
+        }))
+    }
+
+    /// Announces `instance` of `service_type` (`_adb-tls-connect._tcp.local.`) on `port` with
+    /// the addresses of the enabled interfaces; returns the full name for
+    /// [`Advertiser::unregister`]. Errors: an invalid name.
+    pub fn register(
+        &self,
+        service_type: &str,
+        instance: &str,
+        port: u16,
+        txt: &[(&str, &str)],
+    ) -> std::io::Result<String> {
+        let info = ServiceInfo::new(service_type, instance, &self.host, "", port, txt)
+            .map_err(other)?
+            .enable_addr_auto();
+        let fullname = info.get_fullname().to_string();
+        self.daemon.register(info).map_err(other)?;
+        Ok(fullname)
+    }
+
+    /// Withdraws an announcement (a goodbye with TTL 0); errors are ignored (the daemon may be
+    /// shutting down).
+    pub fn unregister(&self, fullname: &str) {
+        let _ = self.daemon.unregister(fullname);
+    }
+}
+
+impl Drop for Advertiser {
+    fn drop(&mut self) {
+        let _ = self.daemon.shutdown();
+    }
+}
