@@ -500,3 +500,139 @@ async fn field_bug_20_a_command_that_never_ends_hits_its_deadline() {
             .await;
     assert!(ok.get("error").is_none(), "the channel stays usable: {ok}");
 }
+
+// ---- field-bugs-2.md, rows 21–34 (per-command scripts make the phone misbehave) ----
+
+fn message(ack: &Value) -> String {
+    ack["error"]["message"].as_str().unwrap_or("").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_23_ui_dump_busy_on_stderr_is_automation_busy() {
+    let mut b = bench("SIMFB23000001", &[]).await;
+    let trace = "java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@1234 already registered!\n\tat com.android.server.accessibility.UiAutomationManager.registerUiTestAutomationServiceLocked(UiAutomationManager.java:105)\n";
+    for exit_code in [1, 0] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^uiautomator dump", "stderr": trace, "exit_code": exit_code, "times": 1}),
+        );
+        let from = log_len(&b.sim);
+        let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+        assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+        let m = message(&ack);
+        assert!(m.contains("reason: automation_busy"), "{m}");
+        assert!(m.contains("already registered"), "quotes the line: {m}");
+        assert!(
+            m.contains("uiautomator2 or Appium"),
+            "names the client: {m}"
+        );
+        let ran = programs_since(&b.sim, from);
+        assert_eq!(ran.len(), 1, "one try, nothing killed: {ran:?}");
+        assert!(ran[0].starts_with("uiautomator"), "{ran:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_24_killed_ui_dump_names_exit_137_and_is_not_retried() {
+    let mut b = bench("SIMFB24000001", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^uiautomator dump", "exit_code": 137, "times": 1}),
+    );
+    let from = log_len(&b.sim);
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("reason: killed") && m.contains("exit 137"),
+        "{m}"
+    );
+    let ran = programs_since(&b.sim, from);
+    assert_eq!(ran.len(), 1, "not retried: {ran:?}");
+    // The next call works again.
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_26_pm_usage_text_is_never_an_empty_list() {
+    let mut b = bench(
+        "SIMFB26000001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    let usage = "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n       pm list permission-groups\n";
+    // The phone does not know `-3`: the connector falls back to `-f` and reads the paths.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^pm list packages -3$", "stdout": usage}),
+    );
+    let ack = b.x.tool(&b.ch, "android_app_list", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert!(r["count"].as_u64().unwrap() > 0, "{ack}");
+    assert!(r["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["package"] == "com.example.notes"));
+    assert!(r["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["system"] == false));
+    // A phone that answers every form with its usage text: an error quoting it, never count 0.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^pm list packages", "stdout": usage}),
+    );
+    let ack = b.x.tool(&b.ch, "android_app_list", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+    assert!(message(&ack).contains("usage: pm list packages"), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_27_package_service_not_up_is_device_booting_for_every_package_tool() {
+    let mut b = bench("SIMFB27000001", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^(pm|cmd package) ", "stderr": "cmd: Can't find service: package\n", "exit_code": 20}),
+    );
+    for (tool, args) in [
+        ("android_app_list", json!({})),
+        ("android_app_list", json!({"include_system": true})),
+        (
+            "android_app_launch",
+            json!({"package": "com.android.settings"}),
+        ),
+    ] {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "device_booting", "{tool}: {ack}");
+        let m = message(&ack);
+        assert!(m.contains("still booting") && m.contains("retry"), "{m}");
+        assert!(m.contains("Can't find service: package"), "{m}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_32_inject_events_refusal_quotes_the_line_and_names_the_fix() {
+    let mut b = bench("SIMFB32000001", &[]).await;
+    let trace = "\njava.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.\n\tat android.os.Parcel.createExceptionOrNull(Parcel.java:3011)\n\tat android.hardware.input.InputManager.injectInputEvent(InputManager.java:1131)\n";
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^input ", "stderr": trace, "exit_code": 255}),
+    );
+    for (tool, args) in [
+        ("android_tap", json!({"x": 540, "y": 1200})),
+        ("android_press_key", json!({"key": "back"})),
+    ] {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "device_permission_denied", "{ack}");
+        let m = message(&ack);
+        assert!(
+            m.contains("java.lang.SecurityException: Injecting input events requires"),
+            "{m}"
+        );
+        assert!(m.contains("USB debugging (Security settings)"), "{m}");
+    }
+}

@@ -285,8 +285,14 @@ fn script_answers_for_one_command_inside_a_compound_line() {
         "/v1/script",
         serde_json::json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "23\n", "times": 1}),
     );
-    assert_eq!(r.stdout(&["shell", "getprop", "ro.build.version.sdk"]), "23\n");
-    assert_eq!(r.stdout(&["shell", "getprop", "ro.build.version.sdk"]), "34\n");
+    assert_eq!(
+        r.stdout(&["shell", "getprop", "ro.build.version.sdk"]),
+        "23\n"
+    );
+    assert_eq!(
+        r.stdout(&["shell", "getprop", "ro.build.version.sdk"]),
+        "34\n"
+    );
     let state = r.state();
     let log = state["command_log"].as_array().unwrap();
     assert!(log

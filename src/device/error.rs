@@ -61,6 +61,16 @@ pub enum DeviceError {
     /// A device command failed; the message carries the telling line the phone printed.
     #[error("{0}")]
     CommandFailed(String),
+    /// A system service the command needs is not running: the phone is still booting or its
+    /// system server is restarting (`cmd: Can't find service: package`, exit 20; field bug 27).
+    /// Retryable.
+    #[error("the phone's `{service}` service is not running ({line}): the phone is still booting or its system server is restarting; retry in a few seconds (it is ready when `getprop sys.boot_completed` prints 1)")]
+    ServiceMissing {
+        /// The service name the phone printed (`package`).
+        service: String,
+        /// The phone's line, trimmed.
+        line: String,
+    },
     /// The phone refused (SecurityException, permission denied, user restriction).
     #[error("{0}")]
     PermissionDenied(String),
@@ -114,6 +124,7 @@ impl DeviceError {
             DeviceError::AppNotInstalled { .. } => ErrorCode::AppNotInstalled,
             DeviceError::NoLauncherActivity { .. } => ErrorCode::NoLauncherActivity,
             DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
+            DeviceError::ServiceMissing { .. } => ErrorCode::DeviceBooting,
             DeviceError::PermissionDenied(_) => ErrorCode::DevicePermissionDenied,
             DeviceError::Policy { .. } | DeviceError::ShellRefused(_) => ErrorCode::PolicyDenied,
             DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,

@@ -16,10 +16,11 @@ use serde_json::{json, Value};
 
 use super::phone::command;
 use super::phone::file_refs::{read_upload, resolve_upload};
-use super::phone::packages::{check_package, package_schema, require_installed};
+use super::phone::packages::{
+    check_package, list_packages, package_schema, require_installed, Which,
+};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::parse::package;
 use crate::device::shell_quote::command_line;
 
 /// Deadline of `pm install` (dex optimisation of a large APK takes tens of seconds; an on-phone
@@ -34,14 +35,8 @@ pub const SMALL_DEADLINE: Duration = Duration::from_secs(30);
 const OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
 async fn installed(ctx: &ToolCtx<'_>) -> Result<BTreeSet<String>, DeviceError> {
-    let out = command::run(
-        ctx,
-        &command_line(&["pm", "list", "packages"]),
-        SMALL_DEADLINE,
-        OUTPUT_LIMIT,
-    )
-    .await?;
-    Ok(package::parse_pm_list_packages(&out.stdout)
+    Ok(list_packages(ctx, Which::All, SMALL_DEADLINE)
+        .await?
         .into_iter()
         .map(|p| p.package)
         .collect())

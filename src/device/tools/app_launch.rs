@@ -80,6 +80,9 @@ async fn resolve_launcher(
         command_line(&["pm", "path", pkg]),
     ]);
     let out = command::run(ctx, &cmd, LAUNCH_DEADLINE, OUTPUT_LIMIT).await?;
+    if let Some(e) = out.service_missing() {
+        return Err(e);
+    }
     let s = sections(&out.stdout, 3);
     for (text, category) in [(&s[0], "launcher"), (&s[1], "leanback")] {
         if let Some((p, class)) = package::parse_resolve_activity_brief(text) {
