@@ -636,3 +636,129 @@ async fn field_bug_32_inject_events_refusal_quotes_the_line_and_names_the_fix() 
         assert!(m.contains("USB debugging (Security settings)"), "{m}");
     }
 }
+
+/// The threadtime lines of a logcat result and their PID column.
+fn log_pids(ack: &Value) -> Vec<String> {
+    ack["payload"]["result"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            l.as_str()
+                .unwrap()
+                .split_whitespace()
+                .nth(2)
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_30_logcat_pid_filter_by_sdk_host_side_on_android_6() {
+    let mut b = bench(
+        "SIMFB30000001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let from = log_len(&b.sim);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
+    let pids = log_pids(&ack);
+    assert!(!pids.is_empty(), "the app's lines: {ack}");
+    assert!(pids.iter().all(|p| *p == pid.to_string()), "{pids:?}");
+    let log = b.sim.state()["command_log"].as_array().unwrap()[from..].to_vec();
+    assert!(
+        !log.iter().any(|e| e["argv"].to_string().contains("--pid")),
+        "--pid never sent to Android 6: {log:?}"
+    );
+    // A phone of unknown SDK that rejects --pid is filtered on the host too.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert!(log_pids(&ack).iter().all(|p| *p == pid.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_31_pidof_that_lies_is_checked_against_the_process_table() {
+    let mut b = bench("SIMFB31000001", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let truth =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    let pid = truth["payload"]["result"]["pid"].as_u64().expect("pid");
+    assert!(pid > 1, "{truth}");
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^pidof ", "stdout": "1 2 3\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(
+        ack["payload"]["result"]["pid"], pid,
+        "the table's pid, not init: {ack}"
+    );
+    assert!(log_pids(&ack).iter().all(|p| *p == pid.to_string()));
+    // Not running: pidof's pids are other processes → no process, pid null, init's log not returned.
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.android.settings"}));
+    b.x.tool(
+        &b.ch,
+        "android_app_stop",
+        json!({"package": "com.example.notes"}),
+    )
+    .await;
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(ack["payload"]["result"]["pid"], Value::Null, "{ack}");
+    assert_eq!(ack["payload"]["result"]["count"], 0, "{ack}");
+    // A process table that cannot be read: a typed error, no unverified pid used.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^ps ", "stderr": "ps: Unknown option 'A'\n", "exit_code": 1}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+    assert!(message(&ack).contains("ps: Unknown option"), "{ack}");
+}
