@@ -762,3 +762,38 @@ async fn field_bug_31_pidof_that_lies_is_checked_against_the_process_table() {
     assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
     assert!(message(&ack).contains("ps: Unknown option"), "{ack}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_29_the_framework_chooser_is_not_the_apps_activity() {
+    let mut b = bench("SIMFB29000001", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^cmd package resolve-activity .*LAUNCHER com\\.example\\.notes$",
+               "stdout": "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n"}),
+    );
+    let from = log_len(&b.sim);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_app_launch",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert!(
+        r["component"]
+            .as_str()
+            .unwrap()
+            .starts_with("com.example.notes/"),
+        "{ack}"
+    );
+    assert_eq!(r["foreground_package"], "com.example.notes");
+    assert_eq!(r["verified"], true);
+    let log = b.sim.state()["command_log"].as_array().unwrap()[from..].to_vec();
+    assert!(
+        !log.iter()
+            .any(|e| e["argv"].to_string().contains("ResolverActivity")),
+        "the chooser is never started: {log:?}"
+    );
+}
