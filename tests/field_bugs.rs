@@ -797,3 +797,147 @@ async fn field_bug_29_the_framework_chooser_is_not_the_apps_activity() {
         "the chooser is never started: {log:?}"
     );
 }
+
+/// A stand-in adb server that answers `host:version` and streams one fixed device list on
+/// `host:track-devices` (a USB state the simulated phone, reached over TCP, cannot produce).
+/// Returns its `host:port`; it serves until the test's runtime ends.
+async fn fake_adb_server(list: &'static str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut len = [0u8; 4];
+                if tcp.read_exact(&mut len).await.is_err() {
+                    return;
+                }
+                let n = usize::from_str_radix(std::str::from_utf8(&len).unwrap_or("0"), 16)
+                    .unwrap_or(0);
+                let mut req = vec![0u8; n];
+                if tcp.read_exact(&mut req).await.is_err() {
+                    return;
+                }
+                let answer = |p: &str| format!("OKAY{:04x}{p}", p.len());
+                match String::from_utf8_lossy(&req).as_ref() {
+                    "host:version" => {
+                        let _ = tcp.write_all(answer("0029").as_bytes()).await;
+                    }
+                    r if r.starts_with("host:track-devices") => {
+                        let _ = tcp.write_all(answer(list).as_bytes()).await;
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                    }
+                    r if r.starts_with("host:devices") => {
+                        let _ = tcp.write_all(answer(list).as_bytes()).await;
+                    }
+                    _ => {
+                        let _ = tcp.write_all(b"FAIL0007unknown").await;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_28_no_usb_permission_is_told_at_claim_time() {
+    let server = fake_adb_server("XXXXXXXX\tno permissions (missing udev rules? user is in the plugdev group); see [http://developer.android.com/tools/device.html]\n").await;
+    let dir = TempDir::new("fb28");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(server));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let ack = loop {
+        let ack = x.claim(&ch, "XXXXXXXX").await;
+        let unknown = ack["error"]["code"] == "auth_failed";
+        if !unknown || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(ack["error"]["code"], "device_no_permissions", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("udev") && m.contains("plugdev"),
+        "names the fix: {m}"
+    );
+    assert!(!m.contains("reconnect it"), "{m}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_33_a_serial_beginning_with_a_space_is_kept_byte_exact() {
+    let sim = SimPhone::start_with_control(" GS000000000001", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb33");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, " GS000000000001").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "the phone is usable: {ack}");
+    let ack = x.tool(&ch, "android_tap", json!({"x": 3, "y": 4})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(sim.count_runs(&["input", "tap", "3", "4"]), 1);
+    // Byte-exact: the trimmed serial names no phone (before, both were trimmed alike).
+    let (ch2, _) = x.open(None).await;
+    let ack = x.claim(&ch2, "GS000000000001").await;
+    assert_eq!(ack["error"]["code"], "auth_failed", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes() {
+    let sim = SimPhone::start_with_control("SIMFB34000001", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb34");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    adb.run(&["kill-server"]);
+    let mut codes = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let ack = x.tool(&ch, "android_device_status", json!({})).await;
+        let code = ack["error"]["code"].as_str().unwrap_or("ok").to_string();
+        codes.push(code.clone());
+        if code == "adb_server_unavailable" || std::time::Instant::now() > deadline {
+            assert_eq!(code, "adb_server_unavailable", "{ack}");
+            assert!(
+                message(&ack).contains("adb start-server") || message(&ack).contains("adb server"),
+                "{ack}"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        !codes.iter().any(|c| c == "device_offline"),
+        "never blamed on the phone: {codes:?}"
+    );
+    // The server comes back (and is told about the phone again): tracking resumes by itself.
+    let out = adb.run(&["start-server"]);
+    assert!(out.status.success());
+    adb.connect(&sim.addr);
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let ack = x.tool(&ch, "android_device_status", json!({})).await;
+        if ack.get("error").is_none() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "did not resume: {ack}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
