@@ -941,3 +941,63 @@ async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_22_each_display_state_is_read_from_its_own_block() {
+    let mut b = bench(
+        "SIMFB22000001",
+        &["--persona", "foldable-android14", "--model", ""],
+    )
+    .await;
+    // The compact form: the inner display OFF, the outer ON, each state in its own block.
+    let dump = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state OFF}\n    mState=OFF\n  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state ON}\n    mState=ON\n";
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^dumpsys display$", "stdout": dump}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["display"]["chosen_by"], "display_on", "{r}");
+    assert_eq!(r["display"]["id"], "4619827551948147202", "the ON display: {r}");
+    assert_eq!(
+        (r["display"]["width"].as_u64(), r["display"]["height"].as_u64()),
+        (Some(1080), Some(2092)),
+        "the captured display's size: {r}"
+    );
+    assert_eq!(
+        b.sim
+            .count_runs(&["screencap", "-p", "-d", "4619827551948147202"]),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_geometry_is_never_stale_across_a_rotation() {
+    let mut b = bench("SIMFB25000001", &[]).await;
+    let first = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(first["payload"]["result"]["display"]["width"], 1080, "{first}");
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let second = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    let r = &second["payload"]["result"];
+    assert_eq!(
+        (r["display"]["width"].as_u64(), r["display"]["height"].as_u64()),
+        (Some(2400), Some(1080)),
+        "the rotated display, not the cached one: {r}"
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "2000", "500"]), 1, "{ack}");
+    // A bare tap right after a rotation is checked against the new size, not refused by the old.
+    b.sim.control_post("/v1/state", json!({"rotation": 0}));
+    b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let ack = b.x.tool(&b.ch, "android_tap", json!({"x": 2300, "y": 100})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
