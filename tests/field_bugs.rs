@@ -959,9 +959,15 @@ async fn field_bug_22_each_display_state_is_read_from_its_own_block() {
     assert!(ack.get("error").is_none(), "{ack}");
     let r = &ack["payload"]["result"];
     assert_eq!(r["display"]["chosen_by"], "display_on", "{r}");
-    assert_eq!(r["display"]["id"], "4619827551948147202", "the ON display: {r}");
     assert_eq!(
-        (r["display"]["width"].as_u64(), r["display"]["height"].as_u64()),
+        r["display"]["id"], "4619827551948147202",
+        "the ON display: {r}"
+    );
+    assert_eq!(
+        (
+            r["display"]["width"].as_u64(),
+            r["display"]["height"].as_u64()
+        ),
         (Some(1080), Some(2092)),
         "the captured display's size: {r}"
     );
@@ -976,12 +982,18 @@ async fn field_bug_22_each_display_state_is_read_from_its_own_block() {
 async fn field_bug_25_geometry_is_never_stale_across_a_rotation() {
     let mut b = bench("SIMFB25000001", &[]).await;
     let first = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
-    assert_eq!(first["payload"]["result"]["display"]["width"], 1080, "{first}");
+    assert_eq!(
+        first["payload"]["result"]["display"]["width"], 1080,
+        "{first}"
+    );
     b.sim.control_post("/v1/state", json!({"rotation": 1}));
     let second = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     let r = &second["payload"]["result"];
     assert_eq!(
-        (r["display"]["width"].as_u64(), r["display"]["height"].as_u64()),
+        (
+            r["display"]["width"].as_u64(),
+            r["display"]["height"].as_u64()
+        ),
         (Some(2400), Some(1080)),
         "the rotated display, not the cached one: {r}"
     );
@@ -993,11 +1005,43 @@ async fn field_bug_25_geometry_is_never_stale_across_a_rotation() {
         )
         .await;
     assert!(ack.get("error").is_none(), "{ack}");
-    assert_eq!(b.sim.count_runs(&["input", "tap", "2000", "500"]), 1, "{ack}");
+    assert_eq!(
+        b.sim.count_runs(&["input", "tap", "2000", "500"]),
+        1,
+        "{ack}"
+    );
     // A bare tap right after a rotation is checked against the new size, not refused by the old.
     b.sim.control_post("/v1/state", json!({"rotation": 0}));
     b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     b.sim.control_post("/v1/state", json!({"rotation": 1}));
-    let ack = b.x.tool(&b.ch, "android_tap", json!({"x": 2300, "y": 100})).await;
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 2300, "y": 100}))
+            .await;
     assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_21_text_already_present_is_not_verified() {
+    let mut b = bench("SIMFB21000001", &[]).await;
+    focus_note(&mut b).await;
+    b.sim.control_post("/v1/state", json!({"note_text": "abc"}));
+    // The IME drops the text: `input text abc` succeeds and changes nothing.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^input text abc$", "times": 1}),
+    );
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": "abc"}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["verified"], false, "{r}");
+    assert_eq!(r["field_text"], "abc", "{r}");
+    // Typed for real, the field grows by the text: verified.
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": "abc"}))
+            .await;
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["field_text"], "abcabc", "{r}");
+    assert_eq!(r["verified"], true, "{r}");
 }
