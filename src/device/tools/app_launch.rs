@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::command::{self, am_failure, compound, sections};
-use super::phone::packages::{check_package, cmd_unsupported, package_schema, LAUNCHER, LEANBACK};
+use super::phone::packages::{
+    check_package, cmd_unsupported, package_schema, query_activities, LAUNCHER, LEANBACK,
+};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::parse::{package, window};
@@ -79,19 +81,7 @@ async fn resolve_launcher(
     // The app's own launcher activities, for when resolve-activity answers the framework's
     // chooser (`android/com.android.internal.app.ResolverActivity`: an app with two launcher
     // activities and no default; bytedance/btrace PR #169, field bug 29).
-    let own = |cat: &str| {
-        command_line(&[
-            "cmd",
-            "package",
-            "query-activities",
-            "--brief",
-            "-a",
-            "android.intent.action.MAIN",
-            "-c",
-            cat,
-            pkg,
-        ])
-    };
+    let own = |cat: &str| query_activities(cat, Some(pkg));
     let cmd = compound(&[
         resolve(LAUNCHER),
         resolve(LEANBACK),

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use super::phone::command::{self, am_failure, compound, sections};
 use super::phone::packages::{
-    check_package, cmd_unsupported, list_packages, package_schema, require_installed, Which,
-    LAUNCHER, LEANBACK,
+    check_package, cmd_unsupported, list_packages, package_schema, query_activities,
+    require_installed, Which, LAUNCHER, LEANBACK,
 };
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -60,19 +60,6 @@ pub fn parse_version_name(out: &str) -> Option<String> {
         .find_map(|l| l.trim().strip_prefix("versionName="))?
         .trim();
     (!v.is_empty() && v != "null").then(|| v.to_string())
-}
-
-fn query(category: &str) -> String {
-    command_line(&[
-        "cmd",
-        "package",
-        "query-activities",
-        "--brief",
-        "-a",
-        "android.intent.action.MAIN",
-        "-c",
-        category,
-    ])
 }
 
 /// Arguments of `android_app_list`.
@@ -174,7 +161,10 @@ impl DeviceTool for AppList {
         };
         let out = command::run(
             ctx,
-            &compound(&[query(LAUNCHER), query(LEANBACK)]),
+            &compound(&[
+                query_activities(LAUNCHER, None),
+                query_activities(LEANBACK, None),
+            ]),
             LIST_DEADLINE,
             OUTPUT_LIMIT,
         )

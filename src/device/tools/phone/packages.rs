@@ -16,6 +16,24 @@ pub const LAUNCHER: &str = "android.intent.category.LAUNCHER";
 /// Intent category of TV launchers (field bug 17).
 pub const LEANBACK: &str = "android.intent.category.LEANBACK_LAUNCHER";
 
+/// `cmd package query-activities --brief -a android.intent.action.MAIN -c CATEGORY [PACKAGE]`
+/// (AOSP `PackageManagerShellCommand.runQueryIntentActivities`; a trailing package limits the
+/// intent to it, `Intent.parseCommandArgs`), quoted.
+pub fn query_activities(category: &str, package: Option<&str>) -> String {
+    let mut argv = vec![
+        "cmd",
+        "package",
+        "query-activities",
+        "--brief",
+        "-a",
+        "android.intent.action.MAIN",
+        "-c",
+        category,
+    ];
+    argv.extend(package);
+    command_line(&argv)
+}
+
 /// The JSON Schema regex of a package name (same rule as [`valid_package`]).
 pub const PACKAGE_PATTERN: &str = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$";
 
