@@ -133,6 +133,9 @@ impl DeviceTool for AppInstall {
         )
         .await;
         let out = result?;
+        if let Some(e) = out.service_missing() {
+            return Err(e);
+        }
         let all = out.all();
         if !all.lines().any(|l| l.trim() == "Success") {
             let (reason, line) =
@@ -214,6 +217,9 @@ impl DeviceTool for AppUninstall {
             OUTPUT_LIMIT,
         )
         .await?;
+        if let Some(e) = out.service_missing() {
+            return Err(e);
+        }
         let all = out.all();
         if !all.lines().any(|l| l.trim() == "Success") {
             let line = parse_failure(&all)

@@ -23,6 +23,15 @@ pub struct Text {
 }
 
 impl Text {
+    /// Decodes a shell call's raw output (`\n` line ends).
+    pub fn decode(out: &crate::adb::ShellOutput) -> Text {
+        Text {
+            stdout: text::decode_output(&out.stdout),
+            stderr: text::decode_output(&out.stderr),
+            exit_code: out.exit_code,
+        }
+    }
+
     /// Stdout and stderr together (for error detection on legacy shell).
     pub fn all(&self) -> String {
         format!("{}\n{}", self.stdout, self.stderr)
@@ -52,11 +61,7 @@ pub async fn run(
     limit: usize,
 ) -> Result<Text, DeviceError> {
     let out = ctx.link.shell(cmd, deadline, limit).await?;
-    Ok(Text {
-        stdout: text::decode_output(&out.stdout),
-        stderr: text::decode_output(&out.stderr),
-        exit_code: out.exit_code,
-    })
+    Ok(Text::decode(&out))
 }
 
 /// Joins command lines so that their outputs are separated by [`SEP`] lines.
