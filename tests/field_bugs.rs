@@ -500,3 +500,548 @@ async fn field_bug_20_a_command_that_never_ends_hits_its_deadline() {
             .await;
     assert!(ok.get("error").is_none(), "the channel stays usable: {ok}");
 }
+
+// ---- field-bugs-2.md, rows 21–34 (per-command scripts make the phone misbehave) ----
+
+fn message(ack: &Value) -> String {
+    ack["error"]["message"].as_str().unwrap_or("").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_23_ui_dump_busy_on_stderr_is_automation_busy() {
+    let mut b = bench("SIMFB23000001", &[]).await;
+    let trace = "java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@1234 already registered!\n\tat com.android.server.accessibility.UiAutomationManager.registerUiTestAutomationServiceLocked(UiAutomationManager.java:105)\n";
+    for exit_code in [1, 0] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^uiautomator dump", "stderr": trace, "exit_code": exit_code, "times": 1}),
+        );
+        let from = log_len(&b.sim);
+        let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+        assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+        let m = message(&ack);
+        assert!(m.contains("reason: automation_busy"), "{m}");
+        assert!(m.contains("already registered"), "quotes the line: {m}");
+        assert!(
+            m.contains("uiautomator2 or Appium"),
+            "names the client: {m}"
+        );
+        let ran = programs_since(&b.sim, from);
+        assert_eq!(ran.len(), 1, "one try, nothing killed: {ran:?}");
+        assert!(ran[0].starts_with("uiautomator"), "{ran:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_24_killed_ui_dump_names_exit_137_and_is_not_retried() {
+    let mut b = bench("SIMFB24000001", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^uiautomator dump", "exit_code": 137, "times": 1}),
+    );
+    let from = log_len(&b.sim);
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("reason: killed") && m.contains("exit 137"),
+        "{m}"
+    );
+    let ran = programs_since(&b.sim, from);
+    assert_eq!(ran.len(), 1, "not retried: {ran:?}");
+    // The next call works again.
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_26_pm_usage_text_is_never_an_empty_list() {
+    let mut b = bench(
+        "SIMFB26000001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    let usage = "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n       pm list permission-groups\n";
+    // The phone does not know `-3`: the connector falls back to `-f` and reads the paths.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^pm list packages -3$", "stdout": usage}),
+    );
+    let ack = b.x.tool(&b.ch, "android_app_list", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert!(r["count"].as_u64().unwrap() > 0, "{ack}");
+    assert!(r["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["package"] == "com.example.notes"));
+    assert!(r["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["system"] == false));
+    // A phone that answers every form with its usage text: an error quoting it, never count 0.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^pm list packages", "stdout": usage}),
+    );
+    let ack = b.x.tool(&b.ch, "android_app_list", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+    assert!(message(&ack).contains("usage: pm list packages"), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_27_package_service_not_up_is_device_booting_for_every_package_tool() {
+    let mut b = bench("SIMFB27000001", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^(pm|cmd package) ", "stderr": "cmd: Can't find service: package\n", "exit_code": 20}),
+    );
+    for (tool, args) in [
+        ("android_app_list", json!({})),
+        ("android_app_list", json!({"include_system": true})),
+        (
+            "android_app_launch",
+            json!({"package": "com.android.settings"}),
+        ),
+    ] {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "device_booting", "{tool}: {ack}");
+        let m = message(&ack);
+        assert!(m.contains("still booting") && m.contains("retry"), "{m}");
+        assert!(m.contains("Can't find service: package"), "{m}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_32_inject_events_refusal_quotes_the_line_and_names_the_fix() {
+    let mut b = bench("SIMFB32000001", &[]).await;
+    let trace = "\njava.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.\n\tat android.os.Parcel.createExceptionOrNull(Parcel.java:3011)\n\tat android.hardware.input.InputManager.injectInputEvent(InputManager.java:1131)\n";
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^input ", "stderr": trace, "exit_code": 255}),
+    );
+    for (tool, args) in [
+        ("android_tap", json!({"x": 540, "y": 1200})),
+        ("android_press_key", json!({"key": "back"})),
+    ] {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "device_permission_denied", "{ack}");
+        let m = message(&ack);
+        assert!(
+            m.contains("java.lang.SecurityException: Injecting input events requires"),
+            "{m}"
+        );
+        assert!(m.contains("USB debugging (Security settings)"), "{m}");
+    }
+}
+
+/// The threadtime lines of a logcat result and their PID column.
+fn log_pids(ack: &Value) -> Vec<String> {
+    ack["payload"]["result"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            l.as_str()
+                .unwrap()
+                .split_whitespace()
+                .nth(2)
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_30_logcat_pid_filter_by_sdk_host_side_on_android_6() {
+    let mut b = bench(
+        "SIMFB30000001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let from = log_len(&b.sim);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
+    let pids = log_pids(&ack);
+    assert!(!pids.is_empty(), "the app's lines: {ack}");
+    assert!(pids.iter().all(|p| *p == pid.to_string()), "{pids:?}");
+    let log = b.sim.state()["command_log"].as_array().unwrap()[from..].to_vec();
+    assert!(
+        !log.iter().any(|e| e["argv"].to_string().contains("--pid")),
+        "--pid never sent to Android 6: {log:?}"
+    );
+    // A phone of unknown SDK that rejects --pid is filtered on the host too.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert!(log_pids(&ack).iter().all(|p| *p == pid.to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_31_pidof_that_lies_is_checked_against_the_process_table() {
+    let mut b = bench("SIMFB31000001", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let truth =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    let pid = truth["payload"]["result"]["pid"].as_u64().expect("pid");
+    assert!(pid > 1, "{truth}");
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^pidof ", "stdout": "1 2 3\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(
+        ack["payload"]["result"]["pid"], pid,
+        "the table's pid, not init: {ack}"
+    );
+    assert!(log_pids(&ack).iter().all(|p| *p == pid.to_string()));
+    // Not running: pidof's pids are other processes → no process, pid null, init's log not returned.
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.android.settings"}));
+    b.x.tool(
+        &b.ch,
+        "android_app_stop",
+        json!({"package": "com.example.notes"}),
+    )
+    .await;
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(ack["payload"]["result"]["pid"], Value::Null, "{ack}");
+    assert_eq!(ack["payload"]["result"]["count"], 0, "{ack}");
+    // A process table that cannot be read: a typed error, no unverified pid used.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^ps ", "stderr": "ps: Unknown option 'A'\n", "exit_code": 1}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+    assert!(message(&ack).contains("ps: Unknown option"), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_29_the_framework_chooser_is_not_the_apps_activity() {
+    let mut b = bench("SIMFB29000001", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^cmd package resolve-activity .*LAUNCHER com\\.example\\.notes$",
+               "stdout": "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n"}),
+    );
+    let from = log_len(&b.sim);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_app_launch",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert!(
+        r["component"]
+            .as_str()
+            .unwrap()
+            .starts_with("com.example.notes/"),
+        "{ack}"
+    );
+    assert_eq!(r["foreground_package"], "com.example.notes");
+    assert_eq!(r["verified"], true);
+    let log = b.sim.state()["command_log"].as_array().unwrap()[from..].to_vec();
+    assert!(
+        !log.iter()
+            .any(|e| e["argv"].to_string().contains("ResolverActivity")),
+        "the chooser is never started: {log:?}"
+    );
+}
+
+/// A stand-in adb server that answers `host:version` and streams one fixed device list on
+/// `host:track-devices` (a USB state the simulated phone, reached over TCP, cannot produce).
+/// Returns its `host:port`; it serves until the test's runtime ends.
+async fn fake_adb_server(list: &'static str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut len = [0u8; 4];
+                if tcp.read_exact(&mut len).await.is_err() {
+                    return;
+                }
+                let n = usize::from_str_radix(std::str::from_utf8(&len).unwrap_or("0"), 16)
+                    .unwrap_or(0);
+                let mut req = vec![0u8; n];
+                if tcp.read_exact(&mut req).await.is_err() {
+                    return;
+                }
+                let answer = |p: &str| format!("OKAY{:04x}{p}", p.len());
+                match String::from_utf8_lossy(&req).as_ref() {
+                    "host:version" => {
+                        let _ = tcp.write_all(answer("0029").as_bytes()).await;
+                    }
+                    r if r.starts_with("host:track-devices") => {
+                        let _ = tcp.write_all(answer(list).as_bytes()).await;
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                    }
+                    r if r.starts_with("host:devices") => {
+                        let _ = tcp.write_all(answer(list).as_bytes()).await;
+                    }
+                    _ => {
+                        let _ = tcp.write_all(b"FAIL0007unknown").await;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_28_no_usb_permission_is_told_at_claim_time() {
+    let server = fake_adb_server("XXXXXXXX\tno permissions (missing udev rules? user is in the plugdev group); see [http://developer.android.com/tools/device.html]\n").await;
+    let dir = TempDir::new("fb28");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(server));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let ack = loop {
+        let ack = x.claim(&ch, "XXXXXXXX").await;
+        let unknown = ack["error"]["code"] == "auth_failed";
+        if !unknown || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(ack["error"]["code"], "device_no_permissions", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("udev") && m.contains("plugdev"),
+        "names the fix: {m}"
+    );
+    assert!(!m.contains("reconnect it"), "{m}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_33_a_serial_beginning_with_a_space_is_kept_byte_exact() {
+    let sim = SimPhone::start_with_control(" GS000000000001", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb33");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, " GS000000000001").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "the phone is usable: {ack}");
+    let ack = x.tool(&ch, "android_tap", json!({"x": 3, "y": 4})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(sim.count_runs(&["input", "tap", "3", "4"]), 1);
+    // Byte-exact: the trimmed serial names no phone (before, both were trimmed alike).
+    let (ch2, _) = x.open(None).await;
+    let ack = x.claim(&ch2, "GS000000000001").await;
+    assert_eq!(ack["error"]["code"], "auth_failed", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes() {
+    let sim = SimPhone::start_with_control("SIMFB34000001", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb34");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    adb.run(&["kill-server"]);
+    let mut codes = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let ack = x.tool(&ch, "android_device_status", json!({})).await;
+        let code = ack["error"]["code"].as_str().unwrap_or("ok").to_string();
+        codes.push(code.clone());
+        if code == "adb_server_unavailable" || std::time::Instant::now() > deadline {
+            assert_eq!(code, "adb_server_unavailable", "{ack}");
+            assert!(
+                message(&ack).contains("adb start-server") || message(&ack).contains("adb server"),
+                "{ack}"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        !codes.iter().any(|c| c == "device_offline"),
+        "never blamed on the phone: {codes:?}"
+    );
+    // The server comes back (and is told about the phone again): tracking resumes by itself.
+    let out = adb.run(&["start-server"]);
+    assert!(out.status.success());
+    adb.connect(&sim.addr);
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let ack = x.tool(&ch, "android_device_status", json!({})).await;
+        if ack.get("error").is_none() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "did not resume: {ack}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_22_each_display_state_is_read_from_its_own_block() {
+    let mut b = bench(
+        "SIMFB22000001",
+        &["--persona", "foldable-android14", "--model", ""],
+    )
+    .await;
+    // The compact form: the inner display OFF, the outer ON, each state in its own block.
+    let dump = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state OFF}\n    mState=OFF\n  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state ON}\n    mState=ON\n";
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^dumpsys display$", "stdout": dump}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["display"]["chosen_by"], "display_on", "{r}");
+    assert_eq!(
+        r["display"]["id"], "4619827551948147202",
+        "the ON display: {r}"
+    );
+    assert_eq!(
+        (
+            r["display"]["width"].as_u64(),
+            r["display"]["height"].as_u64()
+        ),
+        (Some(1080), Some(2092)),
+        "the captured display's size: {r}"
+    );
+    assert_eq!(
+        b.sim
+            .count_runs(&["screencap", "-p", "-d", "4619827551948147202"]),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_geometry_is_never_stale_across_a_rotation() {
+    let mut b = bench("SIMFB25000001", &[]).await;
+    let first = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(
+        first["payload"]["result"]["display"]["width"], 1080,
+        "{first}"
+    );
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let second = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    let r = &second["payload"]["result"];
+    assert_eq!(
+        (
+            r["display"]["width"].as_u64(),
+            r["display"]["height"].as_u64()
+        ),
+        (Some(2400), Some(1080)),
+        "the rotated display, not the cached one: {r}"
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(
+        b.sim.count_runs(&["input", "tap", "2000", "500"]),
+        1,
+        "{ack}"
+    );
+    // A bare tap right after a rotation is checked against the new size, not refused by the old.
+    b.sim.control_post("/v1/state", json!({"rotation": 0}));
+    b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 2300, "y": 100}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_21_text_already_present_is_not_verified() {
+    let mut b = bench("SIMFB21000001", &[]).await;
+    focus_note(&mut b).await;
+    b.sim.control_post("/v1/state", json!({"note_text": "abc"}));
+    // The IME drops the text: `input text abc` succeeds and changes nothing.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^input text abc$", "times": 1}),
+    );
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": "abc"}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["verified"], false, "{r}");
+    assert_eq!(r["field_text"], "abc", "{r}");
+    // Typed for real, the field grows by the text: verified.
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": "abc"}))
+            .await;
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["field_text"], "abcabc", "{r}");
+    assert_eq!(r["verified"], true, "{r}");
+}

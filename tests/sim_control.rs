@@ -261,3 +261,41 @@ fn foldable_warns_before_png_without_display_id() {
         .unwrap();
     assert_eq!((reader.info().width, reader.info().height), (1840, 2208));
 }
+
+/// field-bugs-2.md, last section: a script reaches one simple command (argv joined by spaces,
+/// unquoted) inside a compound, quoted line and a pipeline; the other commands run as usual.
+#[test]
+fn script_answers_for_one_command_inside_a_compound_line() {
+    let r = rig("pixel-android14");
+    r.post(
+        "/v1/script",
+        serde_json::json!({"command_regex": "^logcat -d$", "stdout": "scripted log\n", "stderr": "warn\n", "exit_code": 3}),
+    );
+    let out = r.adb(&[
+        "shell",
+        "'echo' 'before'; 'logcat' '-d'; echo \"status $?\"; logcat -d | 'wc' '-l'",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "before\nscripted log\nstatus 3\n1\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "warn\nwarn\n");
+    // The whole-line form still answers for the whole line.
+    r.post(
+        "/v1/script",
+        serde_json::json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "23\n", "times": 1}),
+    );
+    assert_eq!(
+        r.stdout(&["shell", "getprop", "ro.build.version.sdk"]),
+        "23\n"
+    );
+    assert_eq!(
+        r.stdout(&["shell", "getprop", "ro.build.version.sdk"]),
+        "34\n"
+    );
+    let state = r.state();
+    let log = state["command_log"].as_array().unwrap();
+    assert!(log
+        .iter()
+        .any(|e| e["argv"] == serde_json::json!(["logcat", "-d"]) && e["exit_code"] == 3));
+}

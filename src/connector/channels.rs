@@ -149,6 +149,7 @@ fn status_of(connector: &Connector, binding: Option<&BindingRecord>) -> Connecti
         Some(DeviceState::Device) => ConnectionStatus::Connected,
         Some(DeviceState::Unauthorized) => ConnectionStatus::Revoked,
         Some(DeviceState::NoPermissions { .. }) => ConnectionStatus::Error,
+        // The phone may be fine; the adb server is gone (field bug 34): offline until it returns.
         _ => ConnectionStatus::Offline,
     }
 }

@@ -9,7 +9,7 @@ use subtle::ConstantTimeEq;
 use super::claim_policy::ClaimPolicy;
 use super::state::BindRefusal;
 use super::{lock, Connector};
-use crate::device::parse::devices::DeviceState;
+use crate::device::error::state_refusal;
 use crate::protocol::card::CLAIM_FLOW_ID;
 use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, random_id, ErrorCode};
@@ -98,13 +98,15 @@ impl Connector {
                 "unknown flow_id; this connector offers adb_device_claim",
             ));
         }
-        let serial = p
-            .input
-            .get("serial")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .unwrap_or("");
-        if serial.is_empty() || serial.len() > 128 {
+        let raw = p.input.get("serial").and_then(Value::as_str).unwrap_or("");
+        // Serials are byte-exact (one may begin with a space, field bug 33): the exact serial
+        // wins; surrounding whitespace is dropped only when no phone has the exact one.
+        let serial = if raw.trim().is_empty() || self.inventory.get(raw).is_some() {
+            raw
+        } else {
+            raw.trim()
+        };
+        if serial.trim().is_empty() || serial.len() > 128 {
             return Err(refuse(
                 ErrorCode::AuthFailed,
                 "field `serial` is required: a string of 1 to 128 characters",
@@ -154,20 +156,8 @@ impl Connector {
                 "no attached phone has this serial (check the cable or `adb devices`)",
             )
         })?;
-        match phone.state {
-            DeviceState::Device => {}
-            DeviceState::Unauthorized => {
-                return Err(refuse(
-                    ErrorCode::DeviceUnauthorized,
-                    "the phone has not accepted this host: confirm the USB debugging prompt on the phone",
-                ))
-            }
-            _ => {
-                return Err(refuse(
-                    ErrorCode::DeviceOffline,
-                    "the phone is attached but not online; reconnect it and try again",
-                ))
-            }
+        if let Some((code, message)) = state_refusal(&phone.state) {
+            return Err(ClaimError { code, message });
         }
         let record = BindingRecord {
             channel_id: channel_id.to_string(),

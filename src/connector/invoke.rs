@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::{lock, Connector};
-use crate::device::parse::devices::DeviceState;
+use crate::device::error::state_refusal;
 use crate::device::policy::PhoneFacts;
 use crate::device::tools::{registry, RegisteredTool, SideEffect, ToolCtx, ToolError};
 use crate::protocol::payloads::ToolInvokePayload;
@@ -39,26 +39,8 @@ impl Connector {
         let phone = self.inventory.get(&binding.serial).ok_or_else(|| {
             ToolError::new(ErrorCode::DeviceOffline, "the bound phone is not attached")
         })?;
-        match &phone.state {
-            DeviceState::Device => {}
-            DeviceState::Unauthorized => {
-                return Err(ToolError::new(
-                    ErrorCode::DeviceUnauthorized,
-                    "the bound phone has not accepted this host's ADB key; confirm the prompt on the phone",
-                ))
-            }
-            DeviceState::NoPermissions { .. } => {
-                return Err(ToolError::new(
-                    ErrorCode::DeviceNoPermissions,
-                    "the host lacks USB permission for the bound phone (udev rule / plugdev group)",
-                ))
-            }
-            _ => {
-                return Err(ToolError::new(
-                    ErrorCode::DeviceOffline,
-                    "the bound phone is offline",
-                ))
-            }
+        if let Some((code, message)) = state_refusal(&phone.state) {
+            return Err(ToolError::new(code, message));
         }
         // The model's copy of connector_channel_id is ignored: routing uses the envelope (§10).
         let mut args = match &payload.arguments {

@@ -3,6 +3,7 @@
 //! what the phone printed, nor secrets; where there is a fix, they name it.
 
 use crate::adb::AdbError;
+use crate::device::parse::devices::DeviceState;
 use crate::protocol::ErrorCode;
 
 /// A device-side failure of a tool call.
@@ -61,6 +62,16 @@ pub enum DeviceError {
     /// A device command failed; the message carries the telling line the phone printed.
     #[error("{0}")]
     CommandFailed(String),
+    /// A system service the command needs is not running: the phone is still booting or its
+    /// system server is restarting (`cmd: Can't find service: package`, exit 20; field bug 27).
+    /// Retryable.
+    #[error("the phone's `{service}` service is not running ({line}): the phone is still booting or its system server is restarting; retry in a few seconds (it is ready when `getprop sys.boot_completed` prints 1)")]
+    ServiceMissing {
+        /// The service name the phone printed (`package`).
+        service: String,
+        /// The phone's line, trimmed.
+        line: String,
+    },
     /// The phone refused (SecurityException, permission denied, user restriction).
     #[error("{0}")]
     PermissionDenied(String),
@@ -114,6 +125,7 @@ impl DeviceError {
             DeviceError::AppNotInstalled { .. } => ErrorCode::AppNotInstalled,
             DeviceError::NoLauncherActivity { .. } => ErrorCode::NoLauncherActivity,
             DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
+            DeviceError::ServiceMissing { .. } => ErrorCode::DeviceBooting,
             DeviceError::PermissionDenied(_) => ErrorCode::DevicePermissionDenied,
             DeviceError::Policy { .. } | DeviceError::ShellRefused(_) => ErrorCode::PolicyDenied,
             DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,
@@ -141,6 +153,36 @@ impl DeviceError {
             other => other,
         }
     }
+}
+
+/// Why a phone in `state` cannot take a claim or a tool call: its protocol code and a message
+/// naming the fix — the one mapping of inventory states, used at claim time and before every
+/// tool call (field bug 28: `no permissions` is `device_no_permissions` with the udev fix at
+/// both). `None` when the phone is usable.
+pub fn state_refusal(state: &DeviceState) -> Option<(ErrorCode, String)> {
+    let remedy = state.remedy()?;
+    let (code, what) = match state {
+        DeviceState::Unauthorized => (
+            ErrorCode::DeviceUnauthorized,
+            "the phone has not accepted this host's ADB key".to_string(),
+        ),
+        DeviceState::NoPermissions { hint } => (
+            ErrorCode::DeviceNoPermissions,
+            format!("the host may not open the phone's USB device (adb: no permissions {hint})"),
+        ),
+        DeviceState::ServerUnavailable => (
+            ErrorCode::AdbServerUnavailable,
+            "the adb server is not reachable (the phone may be fine)".to_string(),
+        ),
+        other => (
+            ErrorCode::DeviceOffline,
+            format!(
+                "the phone is attached but not online (adb state: {})",
+                other.as_str()
+            ),
+        ),
+    };
+    Some((code, format!("{}; {remedy}", what.trim_end())))
 }
 
 /// Protocol code of a transport failure.
@@ -188,5 +230,21 @@ mod tests {
             DeviceError::from(AdbError::DeviceUnauthorized).code(),
             ErrorCode::DeviceUnauthorized
         );
+    }
+
+    #[test]
+    fn every_state_maps_once() {
+        assert!(state_refusal(&DeviceState::Device).is_none());
+        let (code, msg) = state_refusal(&DeviceState::from_adb(
+            "no permissions (missing udev rules? user is in the plugdev group); see [url]",
+        ))
+        .unwrap();
+        assert_eq!(code, ErrorCode::DeviceNoPermissions);
+        assert!(msg.contains("udev") && msg.contains("plugdev"), "{msg}");
+        let (code, _) = state_refusal(&DeviceState::ServerUnavailable).unwrap();
+        assert_eq!(code, ErrorCode::AdbServerUnavailable);
+        let (code, msg) = state_refusal(&DeviceState::Offline).unwrap();
+        assert_eq!(code, ErrorCode::DeviceOffline);
+        assert!(msg.contains("adb reconnect"), "{msg}");
     }
 }

@@ -137,7 +137,14 @@ async fn probe(link: &DeviceLink) -> Result<Identity, AdbError> {
         .await?;
     let text = decode_output(&out.stdout);
     let mut lines = text.lines().map(|l| l.trim().to_string());
-    let serial = lines.next().unwrap_or_default();
+    // ro.serialno byte-exact but for the line end (a serial may begin with a space; field bug 33).
+    let serial = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end()
+        .to_string();
+    lines.next();
     let model = lines.next().unwrap_or_default();
     let manufacturer = lines.next().unwrap_or_default();
     let sdk = lines.next().and_then(|l| l.parse().ok());
@@ -179,9 +186,10 @@ pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: 
             }
             Err(e) => tracing::debug!(error = %e, "adb server still not reachable"),
         }
-        // Server gone: everything it carried is offline until it returns.
+        // Server gone: everything it carried is unreachable until it returns — told apart from
+        // a phone's own absence (`adb_server_unavailable`, field bug 34).
         for adb_serial in known.keys() {
-            inv.set_state_by_transport(adb_serial, DeviceState::Offline);
+            inv.set_state_by_transport(adb_serial, DeviceState::ServerUnavailable);
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,

@@ -148,6 +148,13 @@ impl Descriptor {
                 PermissionState::Unknown,
                 Some("the bound phone is offline or unplugged"),
             ),
+            // A bound phone the host may not open (`no permissions`, field bug 28): never "no
+            // phone is bound".
+            ConnectionStatus::Error | ConnectionStatus::Degraded if phone.is_some() => (
+                ToolStatus::Unavailable,
+                PermissionState::Unknown,
+                Some("the host may not open the bound phone's USB device: install Android udev rules, add the user to the plugdev group, replug"),
+            ),
             _ => (
                 ToolStatus::Unavailable,
                 PermissionState::Unknown,

@@ -55,6 +55,9 @@ pub enum ErrorCode {
     DeviceCommandFailed,
     /// The adb server is not reachable.
     AdbServerUnavailable,
+    /// A system service the call needs is not up yet (the phone is booting or its system
+    /// server restarting); retry after a few seconds.
+    DeviceBooting,
     /// Coordinates outside the display.
     OutOfBounds,
     /// Text cannot be typed by the available input method.
@@ -117,6 +120,7 @@ impl ErrorCode {
             Self::DevicePermissionDenied => "device_permission_denied",
             Self::DeviceCommandFailed => "device_command_failed",
             Self::AdbServerUnavailable => "adb_server_unavailable",
+            Self::DeviceBooting => "device_booting",
             Self::OutOfBounds => "out_of_bounds",
             Self::UnsupportedText => "unsupported_text",
             Self::UiDumpFailed => "ui_dump_failed",
@@ -158,6 +162,7 @@ mod tests {
             ErrorCode::NoLauncherActivity,
             ErrorCode::FileTooLarge,
             ErrorCode::FileNotFound,
+            ErrorCode::DeviceBooting,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -93,6 +93,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "mkdir",
     "monkey",
     "pidof",
+    "ps",
     "pm",
     "printf",
     "pwd",

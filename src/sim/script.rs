@@ -1,6 +1,14 @@
-//! Scripted answers: the control API can make a shell command line (matched by regex) answer
-//! with fixed output, a delay, or never (a hang), to replay field faults
-//! (`/work/shared/cases/field-bugs.md` #6, #7, #9, #10, #20).
+//! Scripted answers: the control API can make a shell command (matched by regex) answer with
+//! fixed output, a delay, or never (a hang), to replay field faults
+//! (`/work/shared/cases/field-bugs.md` #6, #7, #9, #10, #20; `field-bugs-2.md` #21–#34).
+//!
+//! A script's `command_regex` is tried twice: first against the whole command line the host
+//! sent (the script then answers for the whole line, no shell runs), then, while the shell runs
+//! that line, against each simple command it executes — its expanded argv joined by single
+//! spaces, unquoted (`'logcat' '-d'` is seen as `logcat -d`). A per-command match answers for
+//! that command only: its stdout, stderr and exit status go through the command's pipes and
+//! redirections, and the rest of a compound line (`a; echo SEP; b`, `a | b`, `a && b`) runs as
+//! usual. Source of the need: `/work/shared/cases/field-bugs-2.md`, last section.
 
 use std::time::Duration;
 
@@ -10,7 +18,8 @@ use serde::{Deserialize, Serialize};
 /// One scripted answer, as posted to `POST /v1/script`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Script {
-    /// Regex searched in the whole command line the host sent (`shell:`/`exec:` payload).
+    /// Regex searched in the whole command line the host sent (`shell:`/`exec:` payload), and
+    /// else in each simple command the shell runs (argv joined by single spaces, unquoted).
     pub command_regex: String,
     /// Text written to stdout.
     #[serde(default)]
@@ -75,6 +84,16 @@ impl Script {
             exit_code: self.exit_code,
             delay: Duration::from_millis(self.delay_ms),
             hang: self.hang,
+        }
+    }
+}
+
+impl ScriptAnswer {
+    /// Waits the delay, and forever when `hang` (until the stream is dropped).
+    pub async fn wait(&self) {
+        tokio::time::sleep(self.delay).await;
+        if self.hang {
+            std::future::pending::<()>().await;
         }
     }
 }

@@ -37,6 +37,10 @@ pub enum DeviceState {
     Host,
     /// Anything else (`rescue`, `detached`, vendor text), verbatim.
     Unknown(String),
+    /// Not an adb state: the connector's mark for a phone whose adb server stopped answering
+    /// (`adb kill-server`, a crash); the phone itself may be fine (kitakkun/JetWhale PR #105,
+    /// field bug 34). Cleared when tracking resumes.
+    ServerUnavailable,
 }
 
 impl DeviceState {
@@ -76,6 +80,7 @@ impl DeviceState {
             Self::Connecting => "connecting",
             Self::Host => "host",
             Self::Unknown(s) => s,
+            Self::ServerUnavailable => "adb server unavailable",
         }
     }
 
@@ -103,6 +108,10 @@ impl DeviceState {
             Self::Bootloader => "the phone is in the bootloader (fastboot): reboot it to Android",
             Self::Recovery | Self::Sideload => "the phone is in recovery: reboot it to Android",
             Self::Unknown(_) => "unknown adb state: replug the phone or restart the adb server",
+            Self::ServerUnavailable => {
+                "the adb server on this host is not running or not answering: start it \
+                 (`adb start-server`); the connector picks the phone up again by itself"
+            }
         })
     }
 }
@@ -135,20 +144,22 @@ pub fn parse_devices_l(text: &str) -> Vec<DeviceEntry> {
     text.lines().filter_map(parse_line).collect()
 }
 
-fn parse_line(line: &str) -> Option<DeviceEntry> {
-    let line = line.trim();
+fn parse_line(raw: &str) -> Option<DeviceEntry> {
+    // Serials are kept byte-exact: a serial may begin with a space (Genymobile/scrcpy PR
+    // #6664, field bug 33), so only the line end is cut and the short form is split on its TAB.
+    let raw = raw.trim_end_matches(['\r', '\n']);
+    let line = raw.trim();
     const NOISE: [&str; 5] = ["List of devices", "* ", "adb:", "error:", "adb server"];
     if line.is_empty() || NOISE.iter().any(|p| line.starts_with(p)) {
         return None;
     }
-    let (serial, rest) = match line.strip_prefix(NO_SERIAL) {
-        Some(rest) => (NO_SERIAL, rest),
+    let (serial, rest) = match (line.strip_prefix(NO_SERIAL), raw.split_once('\t')) {
+        (Some(rest), _) => (NO_SERIAL, rest),
         // The short form separates with a TAB, which no serial contains; prefer it.
-        None => line
-            .split_once('\t')
-            .or_else(|| line.split_once(char::is_whitespace))?,
+        (None, Some((serial, rest))) if !serial.is_empty() => (serial, rest),
+        // The long form pads the serial with spaces (`%-22s`).
+        _ => line.split_once(char::is_whitespace)?,
     };
-    let serial = serial.trim();
     let rest = rest.trim();
     if rest.is_empty() {
         return None;
@@ -250,6 +261,17 @@ mod tests {
         assert_eq!(e.model.as_deref(), Some("M2012K11AC"));
         assert_eq!(e.transport_id, Some(58));
         assert_eq!(e.state.remedy(), None);
+    }
+
+    #[test]
+    fn serials_are_byte_exact() {
+        // host:track-devices payload `0017 GS000000000001\tdevice\n` (scrcpy PR #6664).
+        let e = one(" GS000000000001\tdevice\n");
+        assert_eq!(e.serial, " GS000000000001");
+        assert_eq!(e.state, DeviceState::Device);
+        let e = one("XXXXXXXX\tno permissions (missing udev rules? user is in the plugdev group); see [http://developer.android.com/tools/device.html]\r\n");
+        assert_eq!(e.serial, "XXXXXXXX");
+        assert!(matches!(e.state, DeviceState::NoPermissions { .. }));
     }
 
     #[test]

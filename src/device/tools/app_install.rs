@@ -16,10 +16,11 @@ use serde_json::{json, Value};
 
 use super::phone::command;
 use super::phone::file_refs::{read_upload, resolve_upload};
-use super::phone::packages::{check_package, package_schema, require_installed};
+use super::phone::packages::{
+    check_package, list_packages, package_schema, require_installed, Which,
+};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::parse::package;
 use crate::device::shell_quote::command_line;
 
 /// Deadline of `pm install` (dex optimisation of a large APK takes tens of seconds; an on-phone
@@ -34,14 +35,8 @@ pub const SMALL_DEADLINE: Duration = Duration::from_secs(30);
 const OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
 async fn installed(ctx: &ToolCtx<'_>) -> Result<BTreeSet<String>, DeviceError> {
-    let out = command::run(
-        ctx,
-        &command_line(&["pm", "list", "packages"]),
-        SMALL_DEADLINE,
-        OUTPUT_LIMIT,
-    )
-    .await?;
-    Ok(package::parse_pm_list_packages(&out.stdout)
+    Ok(list_packages(ctx, Which::All, SMALL_DEADLINE)
+        .await?
         .into_iter()
         .map(|p| p.package)
         .collect())
@@ -138,6 +133,9 @@ impl DeviceTool for AppInstall {
         )
         .await;
         let out = result?;
+        if let Some(e) = out.service_missing() {
+            return Err(e);
+        }
         let all = out.all();
         if !all.lines().any(|l| l.trim() == "Success") {
             let (reason, line) =
@@ -219,6 +217,9 @@ impl DeviceTool for AppUninstall {
             OUTPUT_LIMIT,
         )
         .await?;
+        if let Some(e) = out.service_missing() {
+            return Err(e);
+        }
         let all = out.all();
         if !all.lines().any(|l| l.trim() == "Success") {
             let line = parse_failure(&all)

@@ -1,4 +1,6 @@
-//! `android_app_launch`: resolve the LAUNCHER activity (LEANBACK_LAUNCHER fallback), refuse
+//! `android_app_launch`: resolve the LAUNCHER activity (LEANBACK_LAUNCHER fallback; when the
+//! phone resolves to the framework's chooser, the app's own launcher activities from
+//! `query-activities`, field bug 29), refuse
 //! high-risk apps (`[risk]` of the device policy), `am start -n PKG/ACT`, then poll the
 //! foreground package (`dumpsys window windows` focus, `dumpsys activity activities` resumed
 //! activity, parsed by `device::parse::window`) for up to [`VERIFY_WINDOW`]. Never `monkey`
@@ -10,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::command::{self, am_failure, compound, sections};
-use super::phone::packages::{check_package, cmd_unsupported, package_schema, LAUNCHER, LEANBACK};
+use super::phone::packages::{
+    check_package, cmd_unsupported, package_schema, query_activities, LAUNCHER, LEANBACK,
+};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::parse::{package, window};
@@ -74,18 +78,40 @@ async fn resolve_launcher(
             pkg,
         ])
     };
+    // The app's own launcher activities, for when resolve-activity answers the framework's
+    // chooser (`android/com.android.internal.app.ResolverActivity`: an app with two launcher
+    // activities and no default; bytedance/btrace PR #169, field bug 29).
+    let own = |cat: &str| query_activities(cat, Some(pkg));
     let cmd = compound(&[
         resolve(LAUNCHER),
         resolve(LEANBACK),
         command_line(&["pm", "path", pkg]),
+        own(LAUNCHER),
+        own(LEANBACK),
     ]);
     let out = command::run(ctx, &cmd, LAUNCH_DEADLINE, OUTPUT_LIMIT).await?;
-    let s = sections(&out.stdout, 3);
+    if let Some(e) = out.service_missing() {
+        return Err(e);
+    }
+    let s = sections(&out.stdout, 5);
     for (text, category) in [(&s[0], "launcher"), (&s[1], "leanback")] {
         if let Some((p, class)) = package::parse_resolve_activity_brief(text) {
             if p == pkg {
                 return Ok((format!("{p}/{class}"), category));
             }
+        }
+    }
+    // Only an activity of `pkg` itself is the app's: the chooser (package `android`) or
+    // another app's activity never is.
+    for (text, category) in [(&s[3], "launcher"), (&s[4], "leanback")] {
+        let first = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.contains('=') && !l.contains(char::is_whitespace))
+            .filter_map(package::parse_component)
+            .find(|(p, _)| p == pkg);
+        if let Some((p, class)) = first {
+            return Ok((format!("{p}/{class}"), category));
         }
     }
     if cmd_unsupported(&s[0]) && cmd_unsupported(&s[1]) {

@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 
 use super::phone::command::{self, am_failure, compound, sections};
 use super::phone::packages::{
-    check_package, cmd_unsupported, package_schema, require_installed, LAUNCHER, LEANBACK,
+    check_package, cmd_unsupported, list_packages, package_schema, query_activities,
+    require_installed, Which, LAUNCHER, LEANBACK,
 };
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -59,19 +60,6 @@ pub fn parse_version_name(out: &str) -> Option<String> {
         .find_map(|l| l.trim().strip_prefix("versionName="))?
         .trim();
     (!v.is_empty() && v != "null").then(|| v.to_string())
-}
-
-fn query(category: &str) -> String {
-    command_line(&[
-        "cmd",
-        "package",
-        "query-activities",
-        "--brief",
-        "-a",
-        "android.intent.action.MAIN",
-        "-c",
-        category,
-    ])
 }
 
 /// Arguments of `android_app_list`.
@@ -156,22 +144,14 @@ impl DeviceTool for AppList {
 
     async fn run(args: ListArgs, ctx: &ToolCtx<'_>) -> Result<ListOutput, DeviceError> {
         let include_system = args.include_system;
-        let mut parts = vec![
-            command_line(&["pm", "list", "packages", "-3"]),
-            query(LAUNCHER),
-            query(LEANBACK),
-        ];
-        if include_system {
-            parts.push(command_line(&["pm", "list", "packages"]));
-        }
-        let out = command::run(ctx, &compound(&parts), LIST_DEADLINE, OUTPUT_LIMIT).await?;
-        let s = sections(&out.stdout, 4);
-        let user: BTreeSet<String> = package::parse_pm_list_packages(&s[0])
+        let user: BTreeSet<String> = list_packages(ctx, Which::ThirdParty, LIST_DEADLINE)
+            .await?
             .into_iter()
             .map(|p| p.package)
             .collect();
         let listed: BTreeSet<String> = if include_system {
-            package::parse_pm_list_packages(&s[3])
+            list_packages(ctx, Which::All, LIST_DEADLINE)
+                .await?
                 .into_iter()
                 .map(|p| p.package)
                 .chain(user.iter().cloned())
@@ -179,8 +159,22 @@ impl DeviceTool for AppList {
         } else {
             user.clone()
         };
-        let launcher = parse_query_activities(&s[1]);
-        let leanback = parse_query_activities(&s[2]);
+        let out = command::run(
+            ctx,
+            &compound(&[
+                query_activities(LAUNCHER, None),
+                query_activities(LEANBACK, None),
+            ]),
+            LIST_DEADLINE,
+            OUTPUT_LIMIT,
+        )
+        .await?;
+        if let Some(e) = out.service_missing() {
+            return Err(e);
+        }
+        let s = sections(&out.stdout, 2);
+        let launcher = parse_query_activities(&s[0]);
+        let leanback = parse_query_activities(&s[1]);
         let names: Vec<String> = listed.into_iter().collect();
         let versions = version_names(ctx, &names).await?;
         let packages: Vec<AppEntry> = names

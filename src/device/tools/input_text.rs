@@ -214,6 +214,14 @@ impl DeviceTool for InputText {
         let (clear, submit) = (args.clear_first, args.submit);
         let method = ctx.policy.quirks.text_input.as_str();
         let via_ime = method == "adbkeyboard" || !is_input_text_safe(text);
+        // What the field held before, so the read-back compares before and after (field bug
+        // 21: a field that already ends with the text proves nothing). Not needed when the
+        // field is cleared first.
+        let before = if clear {
+            None
+        } else {
+            focused_node(ctx).await.ok().flatten().map(|n| n.text)
+        };
         if via_ime {
             type_with_ime(ctx, text, clear, submit).await?;
         } else {
@@ -231,11 +239,7 @@ impl DeviceTool for InputText {
         let (verified, field_text) = match &field {
             Some(n) if n.password => (None, None),
             Some(n) => (
-                Some(if clear {
-                    n.text == text
-                } else {
-                    n.text.ends_with(text)
-                }),
+                Some(read_back_holds(before.as_deref(), &n.text, text, clear)),
                 Some(n.text.clone()),
             ),
             None => (None, None),
@@ -261,9 +265,40 @@ impl DeviceTool for InputText {
     }
 }
 
+/// Whether the field's text after typing shows that `text` went in: `text` exactly after a
+/// clear; else the field changed, grew by exactly `text`'s characters and holds `text` (typed
+/// at the end, or at the cursor inside). When the text before is unknown, the field must end
+/// with `text` (the best evidence left).
+pub fn read_back_holds(before: Option<&str>, after: &str, text: &str, cleared: bool) -> bool {
+    if cleared {
+        return after == text;
+    }
+    match before {
+        Some(before) => {
+            after != before
+                && after.chars().count() == before.chars().count() + text.chars().count()
+                && (after == format!("{before}{text}") || after.contains(text))
+        }
+        None => after.ends_with(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_back_compares_before_and_after() {
+        // Field bug 21: the field already held `abc` and the IME dropped the new `abc`.
+        assert!(!read_back_holds(Some("abc"), "abc", "abc", false));
+        assert!(read_back_holds(Some("abc"), "abcabc", "abc", false));
+        assert!(read_back_holds(Some(""), "abc", "abc", false));
+        assert!(read_back_holds(Some("hello"), "helXlo", "X", false));
+        assert!(!read_back_holds(Some("hello"), "hello!!", "!", false));
+        assert!(read_back_holds(None, "xabc", "abc", false));
+        assert!(read_back_holds(None, "abc", "abc", true));
+        assert!(!read_back_holds(None, "abcd", "abc", true));
+    }
     use crate::device::tools::registry::assert_output;
     use crate::protocol::ErrorCode;
 

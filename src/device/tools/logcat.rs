@@ -2,7 +2,8 @@
 //!
 //! Command (AOSP `system/logging/logcat/logcat.cpp`): `logcat -d -v threadtime -t N` (the last N
 //! lines) or `-t 'TIME'` (lines since TIME: `YYYY-MM-DD hh:mm:ss.mmm`, `MM-DD hh:mm:ss.mmm` or
-//! epoch seconds `sssss.mmm`), `--pid=PID` for a package (PID from `pidof PKG`), and a filter
+//! epoch seconds `sssss.mmm`), `--pid=PID` for a package (PID from `pidof PKG`, checked against
+//! `ps`; on Android < 7, which has no `--pid`, the PID column is filtered here), and a filter
 //! spec `-s TAG:LEVEL` or `*:LEVEL`. Output lines are `threadtime`:
 //! `MM-DD hh:mm:ss.mmm  PID  TID L TAG: message`; `--------- beginning of main` markers are
 //! dropped. The returned text is capped at [`RETURN_BYTES`], keeping the newest lines.
@@ -12,7 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::command;
+use super::phone::command::{self, compound, sections};
 use super::phone::packages::package_schema;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -182,46 +183,38 @@ impl DeviceTool for Logcat {
 
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let package = args.package.as_deref().unwrap_or("");
-        let pid = if package.is_empty() {
-            None
+        let (sdk, pid) = if package.is_empty() {
+            (None, None)
         } else {
-            let out = command::run(
-                ctx,
-                &command_line(&["pidof", package]),
-                LOGCAT_DEADLINE,
-                64 * 1024,
-            )
-            .await?;
-            match out
-                .stdout
-                .split_whitespace()
-                .next()
-                .and_then(|p| p.parse::<u32>().ok())
-            {
-                Some(pid) => Some(pid),
-                None => {
+            match package_pid(ctx, package).await? {
+                (sdk, Ok(pid)) => (sdk, Some(pid)),
+                (_, Err(note)) => {
                     return Ok(Output {
                         lines: vec![],
                         count: 0,
                         truncated: false,
                         pid: None,
-                        note: Some(format!(
-                            "{package} has no running process (pidof found none)"
-                        )),
+                        note: Some(note),
                     })
                 }
             }
         };
-        let argv = logcat_argv(&args, pid);
-        let out = command::run(ctx, &command_line(&argv), LOGCAT_DEADLINE, READ_LIMIT).await?;
-        if out.exit_code.is_some_and(|c| c != 0) {
-            return Err(DeviceError::CommandFailed(format!(
-                "logcat failed (exit {:?}): {}",
-                out.exit_code,
-                out.first_line()
-            )));
+        // `--pid` is Android 7+ (SDK 24); older phones (and an unknown SDK that rejects it)
+        // are filtered here by the PID column (field bug 30).
+        let mut on_host = pid.is_some() && sdk.is_some_and(|s| s < PID_FLAG_SDK);
+        let mut out = read_log(ctx, &args, pid, on_host).await?;
+        if pid.is_some() && !on_host && rejected_pid_flag(&out) {
+            on_host = true;
+            out = read_log(ctx, &args, pid, on_host).await?;
         }
-        let (lines, truncated) = tail_lines(&out.stdout, args.max_lines() as usize);
+        if let Some(e) = out.failure("logcat") {
+            return Err(e);
+        }
+        let text = match (pid, on_host) {
+            (Some(p), true) => only_pid(&out.stdout, p),
+            _ => out.stdout,
+        };
+        let (lines, truncated) = tail_lines(&text, args.max_lines() as usize);
         Ok(Output {
             count: lines.len(),
             truncated,
@@ -230,6 +223,141 @@ impl DeviceTool for Logcat {
             note: None,
         })
     }
+}
+
+/// First SDK whose logcat has `--pid` (Android 7.0; `logcat.cpp` long options).
+const PID_FLAG_SDK: u32 = 24;
+/// First SDK whose `ps` is toybox's (lists only the session without `-A`; Android 8.0).
+const TOYBOX_PS_SDK: u32 = 26;
+
+/// Runs logcat for `args`: with `--pid` unless `on_host`, where the whole buffer (or since the
+/// asked time) is read and the caller keeps `pid`'s lines.
+async fn read_log(
+    ctx: &ToolCtx<'_>,
+    args: &Args,
+    pid: Option<u32>,
+    on_host: bool,
+) -> Result<command::Text, DeviceError> {
+    let mut argv = logcat_argv(args, if on_host { None } else { pid });
+    if on_host && args.since.is_none() {
+        // `-t N` would count other processes' lines too: read all, cut after filtering.
+        argv.drain(4..6);
+    }
+    command::run(ctx, &command_line(&argv), LOGCAT_DEADLINE, READ_LIMIT).await
+}
+
+/// Whether logcat refused `--pid` (Android 6: `Unrecognized Option -` and its usage, exit 1;
+/// NativeScript PR #3808).
+fn rejected_pid_flag(out: &command::Text) -> bool {
+    out.exit_code != Some(0)
+        && [
+            "Unrecognized Option",
+            "unrecognized option",
+            "Usage: logcat",
+        ]
+        .iter()
+        .any(|m| out.all().contains(m))
+}
+
+/// The threadtime lines of `pid` (`MM-DD hh:mm:ss.mmm  PID  TID L TAG: msg`; the PID is the
+/// third field); other lines (markers) are dropped.
+pub fn only_pid(log: &str, pid: u32) -> String {
+    let want = pid.to_string();
+    log.lines()
+        .filter(|l| l.split_whitespace().nth(2) == Some(want.as_str()))
+        .flat_map(|l| [l, "\n"])
+        .collect()
+}
+
+/// `(pid, name)` rows of `ps` output: the header names the PID column, the name is the last
+/// field (toybox `ps -A -o PID,NAME`; toolbox `ps`, whose unheaded state column sits before
+/// NAME). Empty when there is no header with `PID`.
+pub fn parse_process_table(out: &str) -> Vec<(u32, String)> {
+    let mut lines = out.lines().map(str::trim).filter(|l| !l.is_empty());
+    let Some(col) = lines
+        .next()
+        .and_then(|h| h.split_whitespace().position(|c| c == "PID"))
+    else {
+        return Vec::new();
+    };
+    lines
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let pid = f.get(col)?.parse().ok()?;
+            Some((pid, f.last()?.to_string()))
+        })
+        .collect()
+}
+
+/// The phone's SDK and the pid of `package`'s process: `pidof` first, each pid it printed
+/// checked against the process table (`ps`), because some OEM builds' `pidof` prints every
+/// pid (iGio90/Dwarf#30, field bug 31). `Err(note)` when the package has no process. A
+/// table that cannot be read fails with `device_command_failed` quoting it: an unverified pid
+/// is never used.
+async fn package_pid(
+    ctx: &ToolCtx<'_>,
+    package: &str,
+) -> Result<(Option<u32>, Result<u32, String>), DeviceError> {
+    let cmd = compound(&[
+        command_line(&["getprop", "ro.build.version.sdk"]),
+        command_line(&["pidof", package]),
+    ]);
+    let out = command::run(ctx, &cmd, LOGCAT_DEADLINE, 64 * 1024).await?;
+    let s = sections(&out.stdout, 2);
+    let sdk = s[0].trim().parse::<u32>().ok();
+    let claimed: Vec<u32> = s[1]
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    if claimed.is_empty() {
+        return Ok((
+            sdk,
+            Err(format!(
+                "{package} has no running process (pidof found none)"
+            )),
+        ));
+    }
+    // toybox `ps` needs `-A` (Android 8+); toolbox `ps` lists all and reads `-A` as a name
+    // filter (header only), so an older or unknown phone falls back to the plain form.
+    let forms: &[&[&str]] = if sdk.is_some_and(|s| s < TOYBOX_PS_SDK) {
+        &[&["ps"]]
+    } else {
+        &[&["ps", "-A", "-o", "PID,NAME"], &["ps"]]
+    };
+    let mut procs = Vec::new();
+    let mut said = String::new();
+    for ps in forms {
+        let table = command::run(ctx, &command_line(ps), LOGCAT_DEADLINE, READ_LIMIT).await?;
+        if let Some(e) = table.failure("ps") {
+            return Err(e);
+        }
+        procs = parse_process_table(&table.stdout);
+        if !procs.is_empty() {
+            break;
+        }
+        said = format!("`{}` printed: {}", ps.join(" "), table.telling_line());
+    }
+    if procs.is_empty() {
+        return Err(DeviceError::CommandFailed(format!(
+            "pidof {package} printed {} but the process table could not be read to check it ({said}); no log was read",
+            s[1].trim(),
+        )));
+    }
+    let running: Vec<u32> = procs
+        .iter()
+        .filter(|(_, name)| name == package)
+        .map(|(p, _)| *p)
+        .collect();
+    Ok((
+        sdk,
+        match claimed.iter().find(|p| running.contains(p)).or(running.first()) {
+            Some(pid) => Ok(*pid),
+            None => Err(format!(
+                "{package} has no running process (the process table has none; this phone's pidof printed {}, which are other processes)",
+                s[1].trim()
+            )),
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -281,6 +409,22 @@ mod tests {
             assert!(re.is_match(ok), "{ok}");
         }
         assert!(!re.is_match("yesterday; reboot"));
+        let toybox = "PID NAME\n1 init\n2345 com.example.notes\n";
+        assert_eq!(
+            parse_process_table(toybox),
+            vec![(1, "init".into()), (2345, "com.example.notes".into())]
+        );
+        let toolbox = "USER      PID   PPID  VSIZE  RSS   WCHAN              PC  NAME\nroot      1     0     8904   708   SyS_epoll_ 0000000000 S /init\nu0_a77    2345  612   1024   512   SyS_epoll_ 0000000000 S com.example.notes\n";
+        assert_eq!(
+            parse_process_table(toolbox)[1],
+            (2345, "com.example.notes".into())
+        );
+        assert!(parse_process_table("ps: bad -o\n").is_empty());
+        let log = "--------- beginning of main\n11-29 10:00:00.000  2345  2345 I Notes: a\n11-29 10:00:00.001     1     1 I init: b\n";
+        assert_eq!(
+            only_pid(log, 2345),
+            "11-29 10:00:00.000  2345  2345 I Notes: a\n"
+        );
     }
 
     #[test]

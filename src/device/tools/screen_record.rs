@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::file_refs;
+use super::phone::{command, file_refs};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
@@ -84,20 +84,22 @@ impl DeviceTool for ScreenRecord {
             }
         };
         let cleanup = command_line(&["rm", "-f", &path]);
-        if out.exit_code != Some(0) {
+        let text = command::Text::decode(&out);
+        // No status (legacy shell without its marker) is not a success either.
+        let failure = text.failure("screenrecord").or_else(|| {
+            text.exit_code.is_none().then(|| {
+                DeviceError::CommandFailed(format!(
+                    "screenrecord failed (exit none): {}",
+                    text.telling_line()
+                ))
+            })
+        });
+        if let Some(e) = failure {
             let _ = ctx
                 .link
                 .shell(&cleanup, Duration::from_secs(5), 1 << 12)
                 .await;
-            let msg = String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            return Err(DeviceError::CommandFailed(format!(
-                "screenrecord failed (exit {:?}): {msg}",
-                out.exit_code
-            )));
+            return Err(e);
         }
         (ctx.progress)(0.97, "downloading");
         let bytes = ctx

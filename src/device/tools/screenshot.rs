@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use frame::process;
 
-use super::phone::display::display_size;
+use super::phone::display::fresh_display_size;
 use super::phone::file_refs;
 use super::phone::last_seen::ShotGeometry;
 use super::{DeviceTool, SideEffect, ToolCtx};
@@ -151,10 +151,61 @@ pub fn parse_display_ids(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The display a multi-display phone should be captured from: the one `dumpsys display` reports
-/// ON (`uniqueId=local:<id>` block with `mState=ON`), else the first listed (HWC display 0, the
-/// primary panel). Returns the id and how it was chosen.
-async fn pick_display(ctx: &ToolCtx<'_>) -> Result<(String, &'static str), DeviceError> {
+/// One physical display's block of `dumpsys display` (`Display Devices:` section): its
+/// `DisplayDeviceInfo{… uniqueId="local:ID", W x H, …, state S}` line and the indented lines
+/// under it (`mState=S`, …) up to the next device or section. AOSP
+/// `DisplayDeviceInfo.toString`, `LocalDisplayAdapter.dumpLocked`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisplayBlock {
+    /// The physical id (`local:` stripped).
+    pub id: String,
+    /// `ON`, `OFF`, `DOZE`, … (the block's `mState=`, else the info line's `state`).
+    pub state: Option<String>,
+    /// `W x H` of the info line (px, the panel's own orientation).
+    pub size: Option<(u32, u32)>,
+}
+
+/// Parses each display's own block (field bug 22: a compact dump puts every display's state
+/// near the others, so a state is only read from its display's block).
+pub fn parse_display_blocks(text: &str) -> Vec<DisplayBlock> {
+    let mut blocks: Vec<DisplayBlock> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        if let Some(pos) = line.find("DisplayDeviceInfo{") {
+            let info = &line[pos..];
+            let id = info
+                .split("uniqueId=\"local:")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or("")
+                .to_string();
+            let size = info.split(", ").find_map(|part| {
+                let (w, h) = part.trim().split_once(" x ")?;
+                Some((w.trim().parse().ok()?, h.trim().parse().ok()?))
+            });
+            let state = info
+                .split(", ")
+                .find_map(|p| p.trim().trim_end_matches('}').strip_prefix("state "))
+                .map(|st| st.split([',', '}', ' ']).next().unwrap_or("").to_string());
+            blocks.push(DisplayBlock { id, state, size });
+            open = true;
+        } else if open && (line.starts_with("    ") || line.starts_with('\t')) {
+            if let (Some(b), Some(st)) = (blocks.last_mut(), line.trim().strip_prefix("mState=")) {
+                b.state = Some(st.split_whitespace().next().unwrap_or("").to_string());
+            }
+        } else {
+            open = false;
+        }
+    }
+    blocks
+}
+
+/// The display a multi-display phone should be captured from: the one whose own block of
+/// `dumpsys display` says ON ([`parse_display_blocks`]), else the first listed (HWC display 0,
+/// the primary panel). Returns the id, how it was chosen and the block's size (px) when known.
+async fn pick_display(
+    ctx: &ToolCtx<'_>,
+) -> Result<(String, &'static str, Option<(u32, u32)>), DeviceError> {
     let deadline = Duration::from_secs(10);
     let ids_out = ctx
         .link
@@ -167,35 +218,40 @@ async fn pick_display(ctx: &ToolCtx<'_>) -> Result<(String, &'static str), Devic
         )
     })?;
     let display = ctx.link.shell("dumpsys display", deadline, 8 << 20).await?;
-    let display = text::decode_output(&display.stdout);
+    let blocks = parse_display_blocks(&text::decode_output(&display.stdout));
+    let size_of = |id: &str| blocks.iter().find(|b| b.id == id).and_then(|b| b.size);
     for id in &ids {
-        let key = format!("local:{id}");
-        if let Some(pos) = display.find(&key) {
-            let block = &display[pos..display.len().min(pos + 4000)];
-            if block.contains("mState=ON") {
-                return Ok((id.clone(), "display_on"));
-            }
+        if blocks
+            .iter()
+            .any(|b| &b.id == id && b.state.as_deref() == Some("ON"))
+        {
+            return Ok((id.clone(), "display_on", size_of(id)));
         }
     }
-    Ok((first, "first_listed"))
+    let size = size_of(&first);
+    Ok((first, "first_listed", size))
 }
 
 /// Captures the requested display, or the default one; when the phone warns that it has several
 /// displays (field bug 7), captures again from the chosen display with `-d` and says which.
+/// Also returns the captured display's size when it is not the default display (px; `None`:
+/// the default display's input size applies).
 async fn capture_right_display(
     ctx: &ToolCtx<'_>,
     requested: Option<String>,
-) -> Result<(Vec<u8>, Option<String>, &'static str), DeviceError> {
+) -> Result<(Vec<u8>, Option<String>, &'static str, Option<(u32, u32)>), DeviceError> {
     if let Some(d) = requested {
-        return Ok((capture(ctx, Some(&d)).await?.1, Some(d), "requested"));
+        return Ok((capture(ctx, Some(&d)).await?.1, Some(d), "requested", None));
     }
     let (warned, png) = capture(ctx, None).await?;
     if !warned {
-        return Ok((png, None, "default"));
+        return Ok((png, None, "default", None));
     }
-    let (id, how) = pick_display(ctx).await?;
+    let (id, how, size) = pick_display(ctx).await?;
     let (_, png) = capture(ctx, Some(&id)).await?;
-    Ok((png, Some(id), how))
+    // The first listed display is the default one: its input size (rotation applied) holds.
+    let size = if how == "first_listed" { None } else { size };
+    Ok((png, Some(id), how, size))
 }
 
 /// Runs the capture; returns whether the multi-display warning preceded the PNG, and the PNG
@@ -280,8 +336,12 @@ impl DeviceTool for Screenshot {
         let max_dim = args.max_dimension;
         let quality = args.quality.unwrap_or(80).clamp(1, 100);
         let display_arg = args.display_id.map(DisplayId::into_arg);
-        let display = display_size(ctx).await?;
-        let (png, display_arg, display_choice) = capture_right_display(ctx, display_arg).await?;
+        // Read fresh, never from the cache: a rotation or size change since the last read must
+        // not survive into this screenshot's geometry (field bug 25).
+        let display = fresh_display_size(ctx).await?;
+        let (png, display_arg, display_choice, other_size) =
+            capture_right_display(ctx, display_arg).await?;
+        let display = other_size.unwrap_or(display);
         let (_, info) =
             png_check::find_png(&png).map_err(|e| DeviceError::InvalidScreenshot(e.to_string()))?;
         let dims = (info.width, info.height);
@@ -344,6 +404,24 @@ mod tests {
         );
         assert!(parse_display_ids("Display 0 (internal, primary)").contains(&"0".to_string()));
         assert!(parse_display_ids("garbage").is_empty());
+    }
+
+    #[test]
+    fn each_display_state_from_its_own_block() {
+        let compact = "Display Devices: size=2\n  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state OFF}\n    mState=OFF\n  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state ON}\n    mState=ON\n\nLogical Displays: size=2\n    mState=ON\n";
+        let b = parse_display_blocks(compact);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].id, "4619827551948147201");
+        assert_eq!(b[0].state.as_deref(), Some("OFF"));
+        assert_eq!(b[0].size, Some((1840, 2208)));
+        assert_eq!(b[1].state.as_deref(), Some("ON"));
+        assert_eq!(b[1].size, Some((1080, 2092)));
+        let one_line =
+            "  DisplayDeviceInfo{\"x\": uniqueId=\"local:1\", 10 x 20, density 1, state DOZE}\n";
+        assert_eq!(
+            parse_display_blocks(one_line)[0].state.as_deref(),
+            Some("DOZE")
+        );
     }
 
     #[test]

@@ -5,11 +5,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::display::display_size;
+use super::phone::display::{check_on_display, display_size};
 use super::phone::input::{duration_schema, gesture_deadline, run_input};
-use super::phone::target::{
-    check_bounds, resolve, resolve_xy, target_args, with_target_properties,
-};
+use super::phone::target::{resolve, resolve_xy, target_args, with_target_properties};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
@@ -98,12 +96,10 @@ impl DeviceTool for Swipe {
     }
 
     async fn run(args: SwipeArgs, ctx: &ToolCtx<'_>) -> Result<SwipeOutput, DeviceError> {
-        let size = display_size(ctx).await?;
         let shot = args.screenshot_id.as_deref();
         let (x1, y1) = resolve_xy(args.x1, args.y1, shot, ctx)?;
         let (x2, y2) = resolve_xy(args.x2, args.y2, shot, ctx)?;
-        check_bounds(x1, y1, size)?;
-        check_bounds(x2, y2, size)?;
+        check_on_display(ctx, &[(x1, y1), (x2, y2)]).await?;
         let ms = args.duration_ms.unwrap_or(SWIPE_MS);
         run_swipe(ctx, (x1, y1), (x2, y2), ms).await?;
         Ok(SwipeOutput {

@@ -7,11 +7,10 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::phone::display::display_size;
+use super::phone::display::check_on_display;
 use super::phone::input::{duration_schema, gesture_deadline, run_input, INPUT_DEADLINE};
 use super::phone::target::{
-    check_bounds, resolve, target_args, target_properties, with_target_properties, Resolved,
-    TargetSpec,
+    resolve, target_args, target_properties, with_target_properties, Resolved, TargetSpec,
 };
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -94,9 +93,8 @@ async fn locate(
     target: TargetSpec<'_>,
     ctx: &ToolCtx<'_>,
 ) -> Result<((u32, u32), Resolved), DeviceError> {
-    let size = display_size(ctx).await?;
     let at = resolve(target, ctx).await?;
-    check_bounds(at.x, at.y, size)?;
+    let size = check_on_display(ctx, &[(at.x, at.y)]).await?;
     Ok((size, at))
 }
 

@@ -10,7 +10,8 @@
 //! The buffer is synthesized: boot lines at fixed offsets from the boot time (the mtime of
 //! `/system` in the VFS) and, for every app in the task stack, `ActivityManager: Start proc`
 //! plus two lines from the app's own pid. `pidof NAME` (toybox) prints the pids of running
-//! processes with that name — system processes and the apps in the task stack — or exits 1.
+//! processes with that name — system processes and the apps in the task stack — or exits 1;
+//! `ps` prints the same process table.
 
 use super::Output;
 use crate::phone::{Phone, PhoneState};
@@ -41,6 +42,93 @@ fn pid_of(s: &PhoneState, name: &str) -> Option<u32> {
         || name == s.persona.launcher_package
         || s.ui.stack.iter().any(|(p, _)| p == name);
     running.then(|| 2000 + u32::from_str_radix(&super::ident(name)[..4], 16).unwrap_or(0) % 28000)
+}
+
+/// Every running process as `(pid, name)`, pid order: the fixed system processes, SystemUI,
+/// the launcher and the apps in the task stack.
+fn processes(s: &PhoneState) -> Vec<(u32, String)> {
+    let mut names: Vec<String> = ["init", "zygote64", "surfaceflinger", "system_server"]
+        .map(String::from)
+        .to_vec();
+    names.push("com.android.systemui".into());
+    names.push(s.persona.launcher_package.clone());
+    names.extend(s.ui.stack.iter().map(|(p, _)| p.clone()));
+    let mut all: Vec<(u32, String)> = names
+        .into_iter()
+        .filter_map(|n| pid_of(s, &n).map(|p| (p, n)))
+        .collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
+/// `ps`: the process table, as the phone's `ps` prints it (field bug 31 checks `pidof` against
+/// it). SDK ≥ 26 (toybox `ps`, AOSP `external/toybox/toys/posix/ps.c`): only this session's
+/// processes unless `-A`; `-o PID,NAME` (any of `USER`, `PID`, `PPID`, `NAME`) picks columns,
+/// default `USER PID PPID VSZ RSS WCHAN ADDR S NAME`. Older (toolbox `ps`, AOSP
+/// `system/core/toolbox/ps.c`): always every process, `USER PID PPID VSIZE RSS WCHAN PC NAME`
+/// with an unheaded state column before NAME; a non-option argument filters by name or pid,
+/// so `-A` there matches nothing (header only).
+pub fn ps(phone: &Phone, args: &[String]) -> Output {
+    let (sdk, procs) = phone.with(|s| (s.persona.sdk, processes(s)));
+    let user = |pid: u32| if pid < 2000 { "root" } else { "u0_a77" };
+    let ppid = |pid: u32| match pid {
+        1 => 0,
+        p if p < 1000 => 1,
+        _ => 612,
+    };
+    if sdk < 26 {
+        let filter = args
+            .iter()
+            .find(|a| !a.starts_with("-t") && a.as_str() != "-x");
+        let mut out =
+            String::from("USER      PID   PPID  VSIZE  RSS   WCHAN              PC  NAME\n");
+        for (pid, name) in procs {
+            if filter.is_some_and(|f| *f != name && *f != pid.to_string()) {
+                continue;
+            }
+            out.push_str(&format!(
+                "{:<9} {:<5} {:<5} 1024   512   SyS_epoll_ 0000000000 S {name}\n",
+                user(pid),
+                pid,
+                ppid(pid)
+            ));
+        }
+        return Output::ok(out);
+    }
+    let all = args.iter().any(|a| a == "-A" || a == "-e");
+    let cols: Vec<String> = match args.iter().position(|a| a == "-o") {
+        Some(i) => match args.get(i + 1) {
+            Some(c) => c.split(',').map(|c| c.to_ascii_uppercase()).collect(),
+            None => return Output::err(1, "ps: Missing argument to -o (see \"ps --help\")\n"),
+        },
+        None => [
+            "USER", "PID", "PPID", "VSZ", "RSS", "WCHAN", "ADDR", "S", "NAME",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    let rows: Vec<(u32, String)> = if all {
+        procs
+    } else {
+        vec![(4000, "sh".into()), (4001, "ps".into())]
+    };
+    let cell = |c: &str, pid: u32, name: &str| match c {
+        "USER" => user(pid).to_string(),
+        "PID" => pid.to_string(),
+        "PPID" => ppid(pid).to_string(),
+        "NAME" | "CMD" | "ARGS" => name.to_string(),
+        "S" => "S".into(),
+        _ => "0".into(),
+    };
+    let mut out = cols.join(" ");
+    out.push('\n');
+    for (pid, name) in rows {
+        let line: Vec<String> = cols.iter().map(|c| cell(c, pid, &name)).collect();
+        out.push_str(&line.join(" "));
+        out.push('\n');
+    }
+    Output::ok(out)
 }
 
 /// `pidof NAME…`.
@@ -238,6 +326,15 @@ pub fn logcat(phone: &Phone, args: &[String]) -> Output {
                 Some(v) => since = Some(v.to_string()),
                 None => return Output::err(1, "logcat: option requires an argument -- t\n"),
             },
+            // `--pid` came with Android 7 (logcat.cpp's long options); Android 6's getopt reads
+            // `--pid=N` as an unknown option: `Unrecognized Option -`, the help, exit 1 (on
+            // stderr). Source: NativeScript PR #3808 (field bug 30).
+            a if a.starts_with("--pid") && phone.with(|s| s.persona.sdk) < 24 => {
+                return Output::err(
+                    1,
+                    "Unrecognized Option -\nUsage: logcat [options] [filterspecs]\noptions include:\n  -s              Set default filter to silent.\n",
+                )
+            }
             "--pid" => pid = it.next().and_then(|p| p.parse::<u32>().ok()),
             a if a.starts_with("--pid=") => pid = a[6..].parse::<u32>().ok(),
             a if a.starts_with('-') => {

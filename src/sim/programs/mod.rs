@@ -153,6 +153,7 @@ pub async fn run(
         "cmd" => pm::cmd(phone, args, &stdin),
         "logcat" => logcat::logcat(phone, args),
         "pidof" => logcat::pidof(phone, args),
+        "ps" => logcat::ps(phone, args),
         _ => return None,
     };
     Some(out)

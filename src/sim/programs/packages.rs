@@ -141,8 +141,21 @@ pub fn uninstall(phone: &Phone, args: &[&str]) -> Output {
     }
 }
 
-/// `cmd package query-activities [--brief] [--components] -a ACTION -c CATEGORY`.
+/// `cmd package query-activities [--brief] [--components] -a ACTION -c CATEGORY [PACKAGE]`.
+/// A trailing bare word is the intent's package (AOSP `Intent.parseCommandArgs`: no `:` and
+/// no `/` → `setPackage`), which limits the answer to that package's activities.
 pub fn query_activities(phone: &Phone, args: &[&str]) -> Output {
+    let mut package = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "-a" | "-c" | "-d" | "-t" | "-n" | "--user" => {
+                it.next();
+            }
+            a if !a.starts_with('-') => package = Some(a),
+            _ => {}
+        }
+    }
     let category = args
         .iter()
         .position(|a| *a == "-c")
@@ -175,6 +188,9 @@ pub fn query_activities(phone: &Phone, args: &[&str]) -> Output {
             );
         }
         _ => {}
+    }
+    if let Some(p) = package {
+        hits.retain(|c| c.split('/').next() == Some(p));
     }
     if hits.is_empty() {
         return Output::ok("No activities found\n");

@@ -1,5 +1,6 @@
 //! `pm list packages|path|clear` and `cmd package …` / `cmd input …` (AOSP
-//! `PackageManagerShellCommand`): `package:NAME` lines; `resolve-activity --brief` prints the
+//! `PackageManagerShellCommand`): `package:NAME` lines (`-f`: `package:APK_PATH=NAME`, user
+//! apps under `/data/app/`, system apps under `/system/`, as `runListPackages` prints them); `resolve-activity --brief` prints the
 //! priority line then `pkg/.Activity`, or `No activity found`.
 
 use super::{input, Output};
@@ -48,12 +49,18 @@ fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
         ["list", "packages", rest @ ..] => {
             let filter = rest.iter().find(|a| !a.starts_with('-')).copied().unwrap_or("");
             let third_party = rest.contains(&"-3");
+            let with_path = rest.contains(&"-f");
             let added: Vec<String> = phone.with(|s| super::packages::installed_apks(s)).into_iter().map(|a| a.package).collect();
+            let user = |p: &str| p.starts_with("com.example.") || added.iter().any(|a| a == p);
             let lines: String = installed
                 .iter()
                 .filter(|p| p.contains(filter))
-                .filter(|p| !third_party || p.starts_with("com.example.") || added.contains(p))
-                .map(|p| format!("package:{p}\n"))
+                .filter(|p| !third_party || user(p))
+                .map(|p| match (with_path, user(p)) {
+                    (false, _) => format!("package:{p}\n"),
+                    (true, true) => format!("package:/data/app/~~sim/{p}-1/base.apk={p}\n"),
+                    (true, false) => format!("package:/system/priv-app/{p}/{p}.apk={p}\n"),
+                })
                 .collect();
             Output::ok(lines)
         }

@@ -13,15 +13,13 @@ use xagent_adb_wire::shell_v2::{
     encode, ShellV2Decoder, ID_CLOSE_STDIN, ID_EXIT, ID_STDERR, ID_STDIN, ID_STDOUT,
 };
 
-/// Runs one command line (a matching script answers instead); returns the exit status.
+/// Runs one command line (a script matching the whole line answers instead; scripts matching
+/// one simple command answer inside the shell); returns the exit status.
 pub async fn execute(phone: Phone, line: String, sink: Sink, stdin: Stdin) -> i32 {
     let scripted = phone.with(|s| s.take_script(&line));
     if let Some(answer) = scripted {
         phone.log(&[line], answer.exit_code);
-        tokio::time::sleep(answer.delay).await;
-        if answer.hang {
-            std::future::pending::<()>().await;
-        }
+        answer.wait().await;
         let _ = sink.send((Fd::Out, answer.stdout));
         let _ = sink.send((Fd::Err, answer.stderr));
         return answer.exit_code;

@@ -299,8 +299,19 @@ impl Shell {
         all
     }
 
-    /// Builtins first, then programs, else "inaccessible or not found".
+    /// A per-command script first (see [`crate::script`]), then builtins, then programs, else
+    /// "inaccessible or not found".
     async fn execute(&mut self, argv: &[String], stdin: Vec<u8>) -> Output {
+        let scripted = self.phone.with(|s| s.take_script(&argv.join(" ")));
+        if let Some(answer) = scripted {
+            answer.wait().await;
+            return Output {
+                stdout: answer.stdout,
+                stderr: answer.stderr,
+                code: answer.exit_code,
+                stderr_first: false,
+            };
+        }
         let name = argv[0].rsplit('/').next().unwrap_or_default().to_string();
         match name.as_str() {
             "exit" => {

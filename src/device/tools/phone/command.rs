@@ -23,6 +23,15 @@ pub struct Text {
 }
 
 impl Text {
+    /// Decodes a shell call's raw output (`\n` line ends).
+    pub fn decode(out: &crate::adb::ShellOutput) -> Text {
+        Text {
+            stdout: text::decode_output(&out.stdout),
+            stderr: text::decode_output(&out.stderr),
+            exit_code: out.exit_code,
+        }
+    }
+
     /// Stdout and stderr together (for error detection on legacy shell).
     pub fn all(&self) -> String {
         format!("{}\n{}", self.stdout, self.stderr)
@@ -52,11 +61,7 @@ pub async fn run(
     limit: usize,
 ) -> Result<Text, DeviceError> {
     let out = ctx.link.shell(cmd, deadline, limit).await?;
-    Ok(Text {
-        stdout: text::decode_output(&out.stdout),
-        stderr: text::decode_output(&out.stderr),
-        exit_code: out.exit_code,
-    })
+    Ok(Text::decode(&out))
 }
 
 /// Joins command lines so that their outputs are separated by [`SEP`] lines.
@@ -79,29 +84,117 @@ pub fn sections(stdout: &str, n: usize) -> Vec<String> {
     out
 }
 
-/// Maps a failed `am` call (non-zero exit, `Error:` or an exception in its output) to
-/// `device_permission_denied` (SecurityException, Permission Denial) or
-/// `device_command_failed`, naming `what` and the telling line.
-pub fn am_failure(out: &Text, what: &str) -> Option<DeviceError> {
-    let all = out.all();
-    let failed = out.exit_code.is_some_and(|c| c != 0)
-        || all.lines().any(|l| l.trim_start().starts_with("Error"))
-        || all.contains("Exception");
-    failed.then(|| {
-        let denied = all.contains("SecurityException") || all.contains("Permission Denial");
-        let first = all
+/// Lines that tell why a command failed, most telling first: a missing service, a Java
+/// exception, an error or usage line. Matched case-sensitively at any position of a line.
+const TELLING: &[&str] = &[
+    "Can't find service",
+    "SecurityException",
+    "Permission Denial",
+    "Exception",
+    "Error",
+    "Unrecognized Option",
+    "Unknown option",
+    "unknown option",
+    "inaccessible or not found",
+    "not found",
+    "usage:",
+    "Usage:",
+];
+
+/// The fix named when the phone refuses to inject input (MIUI/HyperOS and some other OEM builds
+/// need a second developer switch; senzhk/ADBKeyBoard#78, field bug 32).
+const INJECT_EVENTS_FIX: &str = "on Xiaomi/Redmi/POCO phones enable Developer options → \"USB debugging (Security settings)\" (needs a SIM and a Mi account), then retry";
+
+impl Text {
+    /// The line that tells why the command failed: the first line of stderr, then of stdout,
+    /// containing one of the [`TELLING`] markers (in their order), else the first non-blank
+    /// line of stderr, then stdout; trimmed, at most 300 characters.
+    pub fn telling_line(&self) -> String {
+        let lines: Vec<&str> = self
+            .stderr
             .lines()
+            .chain(self.stdout.lines())
             .map(str::trim)
-            .find(|l| l.starts_with("Error") || l.contains("Exception"))
+            .filter(|l| !l.is_empty())
+            .collect();
+        TELLING
+            .iter()
+            .find_map(|m| lines.iter().find(|l| l.contains(m)))
+            .or(lines.first())
+            .map(|l| l.chars().take(300).collect())
+            .unwrap_or_default()
+    }
+
+    /// `Can't find service: NAME` anywhere in the output (`cmd`/`pm` on a phone whose system
+    /// server is not up: still booting or restarting; dotnet/xharness#725, field bug 27):
+    /// the typed, retryable [`DeviceError::ServiceMissing`]. Checked on compound lines too,
+    /// where the exit status is only the last command's.
+    pub fn service_missing(&self) -> Option<DeviceError> {
+        let line = self
+            .stderr
+            .lines()
+            .chain(self.stdout.lines())
+            .find(|l| l.contains("Can't find service"))?;
+        let service = line
+            .rsplit("Can't find service:")
+            .next()
             .unwrap_or("")
-            .chars()
-            .take(300)
-            .collect::<String>();
-        DeviceError::command(
-            denied,
-            format!("{what} failed (exit {:?}): {first}", out.exit_code),
-        )
-    })
+            .trim()
+            .to_string();
+        Some(DeviceError::ServiceMissing {
+            service,
+            line: line.trim().chars().take(300).collect(),
+        })
+    }
+
+    /// The outcome of a command, classified once from stdout, stderr and exit status together
+    /// (issue 10): `None` when it succeeded. In order: a missing system service
+    /// ([`Text::service_missing`]); a refusal (`SecurityException`, `Permission Denial`) →
+    /// `device_permission_denied`, naming the fix where one is known; killed (exit 137 =
+    /// SIGKILL, the low-memory killer or another client) → `device_command_failed` saying so;
+    /// any other non-zero exit, Java exception or `Error` line → `device_command_failed`. No
+    /// exit status (legacy shell without its marker) with clean output counts as success here;
+    /// callers that need proof check it themselves. Messages are `WHAT failed (exit N): LINE`
+    /// plus the fix.
+    pub fn failure(&self, what: &str) -> Option<DeviceError> {
+        if let Some(e) = self.service_missing() {
+            return Some(e);
+        }
+        let all = self.all();
+        let code = self.exit_code;
+        let failed = code.is_some_and(|c| c != 0)
+            || all.lines().any(|l| l.trim_start().starts_with("Error"))
+            || all.contains("Exception");
+        if !failed {
+            return None;
+        }
+        let exit = code.map_or("none".to_string(), |c| c.to_string());
+        let line = self.telling_line();
+        if all.contains("SecurityException") || all.contains("Permission Denial") {
+            let fix = if all.contains("INJECT_EVENTS") {
+                INJECT_EVENTS_FIX
+            } else {
+                "the phone's security policy refuses this from adb; check the phone's developer and security settings"
+            };
+            return Some(DeviceError::PermissionDenied(format!(
+                "{what} failed (exit {exit}): {line}; {fix}"
+            )));
+        }
+        if code == Some(137) {
+            return Some(DeviceError::CommandFailed(format!(
+                "{what} was killed (exit 137 = SIGKILL: the phone's low-memory killer or another tool ended it){}",
+                if line.is_empty() { String::new() } else { format!(": {line}") }
+            )));
+        }
+        Some(DeviceError::CommandFailed(format!(
+            "{what} failed (exit {exit}): {line}"
+        )))
+    }
+}
+
+/// Maps a failed `am` call to its device error (see [`Text::failure`]).
+pub fn am_failure(out: &Text, what: &str) -> Option<DeviceError> {
+    out.failure(what)
 }
 
 #[cfg(test)]
@@ -116,5 +209,40 @@ mod tests {
             compound(&["x".into(), "y".into()]),
             "x; echo __XAGENT_SECTION__; y"
         );
+    }
+
+    fn text(stdout: &str, stderr: &str, code: u8) -> Text {
+        Text {
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            exit_code: Some(code),
+        }
+    }
+
+    #[test]
+    fn outcome_is_read_from_both_streams_and_the_status() {
+        assert!(text("Events injected: 1\n", "", 0)
+            .failure("input")
+            .is_none());
+        let e = text("", "cmd: Can't find service: package\n", 20)
+            .failure("pm")
+            .unwrap();
+        assert_eq!(e.code(), crate::protocol::ErrorCode::DeviceBooting);
+        assert!(e.to_string().contains("`package`"), "{e}");
+        let trace = "\njava.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.\n\tat android.os.Parcel.createExceptionOrNull(Parcel.java:3011)\n";
+        let e = text("", trace, 255).failure("input").unwrap();
+        assert_eq!(e.code(), crate::protocol::ErrorCode::DevicePermissionDenied);
+        let m = e.to_string();
+        assert!(
+            m.contains("java.lang.SecurityException: Injecting input events"),
+            "{m}"
+        );
+        assert!(m.contains("USB debugging (Security settings)"), "{m}");
+        let e = text("", "", 137).failure("uiautomator dump").unwrap();
+        assert!(e.to_string().contains("exit 137"), "{e}");
+        let e = text("Unrecognized Option -\nUsage: logcat [options]\n", "", 1)
+            .failure("logcat")
+            .unwrap();
+        assert!(e.to_string().ends_with("Unrecognized Option -"), "{e}");
     }
 }

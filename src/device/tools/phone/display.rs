@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::command::SEP;
 use super::input::INPUT_DEADLINE;
+use super::target::check_bounds;
 use crate::device::error::DeviceError;
 use crate::device::parse::{text, window, wm};
 use crate::device::tools::ToolCtx;
@@ -36,6 +37,35 @@ impl DisplayCache {
     pub fn set(&self, size: (u32, u32)) {
         *self.size.lock().unwrap_or_else(|e| e.into_inner()) = Some((size, Instant::now()));
     }
+}
+
+/// The display's input size (px) read from the phone now (the cache is refreshed): for
+/// observations whose geometry later calls rely on (screenshots), so a rotation or size change
+/// never survives in them (field bug 25).
+pub async fn fresh_display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), DeviceError> {
+    ctx.display.clear();
+    display_size(ctx).await
+}
+
+/// Checks `points` (display px) against the display; a refusal is never based on a cached size
+/// alone: when a point falls outside the cached size, the size is read again first (the phone
+/// may have rotated since). Returns the size checked against.
+pub async fn check_on_display(
+    ctx: &ToolCtx<'_>,
+    points: &[(i64, i64)],
+) -> Result<(u32, u32), DeviceError> {
+    let size = display_size(ctx).await?;
+    if points
+        .iter()
+        .all(|&(x, y)| check_bounds(x, y, size).is_ok())
+    {
+        return Ok(size);
+    }
+    let size = fresh_display_size(ctx).await?;
+    for &(x, y) in points {
+        check_bounds(x, y, size)?;
+    }
+    Ok(size)
 }
 
 /// The display's input size (px): from the cache, else `dumpsys window displays` `cur=` (override

@@ -13,33 +13,23 @@ pub const TEXT_DEADLINE: Duration = Duration::from_secs(30);
 /// Cap of output of input commands (bytes).
 const OUTPUT_LIMIT: usize = 64 * 1024;
 
-/// Runs an input command and maps a failure (non-zero exit or error text) to
-/// `device_command_failed`, or `device_permission_denied` on a SecurityException.
+/// Runs an input command and maps a failure (classified by [`super::command::Text::failure`]:
+/// non-zero exit, an exception on either stream, a refusal with its fix) to its device error.
 pub async fn run_input(
     ctx: &ToolCtx<'_>,
     cmd: &str,
     deadline: Duration,
 ) -> Result<(), DeviceError> {
-    let out = ctx.link.shell(cmd, deadline, OUTPUT_LIMIT).await?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let out = super::command::run(ctx, cmd, deadline, OUTPUT_LIMIT).await?;
+    if let Some(e) = out.failure("input") {
+        return Err(e);
+    }
     // No status at all (legacy shell whose marker never printed) is not a success.
-    let failed = out.exit_code != Some(0)
-        || stdout.contains("Exception")
-        || stderr.contains("Exception")
-        || stdout.contains("inaccessible or not found");
-    if failed {
-        let denied = stderr.contains("SecurityException") || stdout.contains("SecurityException");
-        let first = stderr
-            .lines()
-            .chain(stdout.lines())
-            .next()
-            .unwrap_or("")
-            .to_string();
-        return Err(DeviceError::command(
-            denied,
-            format!("input failed (exit {:?}): {first}", out.exit_code),
-        ));
+    if out.exit_code.is_none() || out.stdout.contains("inaccessible or not found") {
+        return Err(DeviceError::CommandFailed(format!(
+            "input failed (exit none): {}",
+            out.telling_line()
+        )));
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::command;
 use crate::device::error::DeviceError;
+use crate::device::parse::package;
 use crate::device::shell_quote::command_line;
 use crate::device::tools::ToolCtx;
 
@@ -14,6 +15,24 @@ use crate::device::tools::ToolCtx;
 pub const LAUNCHER: &str = "android.intent.category.LAUNCHER";
 /// Intent category of TV launchers (field bug 17).
 pub const LEANBACK: &str = "android.intent.category.LEANBACK_LAUNCHER";
+
+/// `cmd package query-activities --brief -a android.intent.action.MAIN -c CATEGORY [PACKAGE]`
+/// (AOSP `PackageManagerShellCommand.runQueryIntentActivities`; a trailing package limits the
+/// intent to it, `Intent.parseCommandArgs`), quoted.
+pub fn query_activities(category: &str, package: Option<&str>) -> String {
+    let mut argv = vec![
+        "cmd",
+        "package",
+        "query-activities",
+        "--brief",
+        "-a",
+        "android.intent.action.MAIN",
+        "-c",
+        category,
+    ];
+    argv.extend(package);
+    command_line(&argv)
+}
 
 /// The JSON Schema regex of a package name (same rule as [`valid_package`]).
 pub const PACKAGE_PATTERN: &str = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$";
@@ -49,12 +68,81 @@ pub fn package_schema(description: &str) -> Value {
            "description": description})
 }
 
-/// Whether the output says the command itself is missing (Android < 7 has no `cmd package`).
+/// Whether the output says the command is unusable (Android < 7 has no `cmd package`).
+/// Callers check [`command::Text::service_missing`] first: `Can't find service` there is a
+/// phone still booting (field bug 27), a typed `device_booting`, not an old Android.
 pub fn cmd_unsupported(t: &str) -> bool {
     t.contains("Unknown command")
         || t.contains("Can't find service")
         || t.contains("not found")
         || t.contains("inaccessible")
+}
+
+/// Which packages [`list_packages`] asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// Every package (`pm list packages`).
+    All,
+    /// User-installed packages (`pm list packages -3`).
+    ThirdParty,
+}
+
+/// Whether `out` is a package list: it has `package:` lines, or nothing at all (a phone with no
+/// user apps prints nothing). Anything else — `pm`'s usage text for a flag this build does not
+/// know (Android 6, renderdoc PR #959, field bug 26), an error — is not a list.
+fn is_package_list(out: &str) -> bool {
+    let mut lines = out.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines.clone().next().is_none() || lines.any(|l| l.starts_with("package:"))
+}
+
+/// The phone's package list, classified from stdout, stderr and exit status: a missing package
+/// service is `device_booting` (field bug 27), a usage text or error is
+/// `device_command_failed` quoting it — never an empty list (field bug 26). User apps come
+/// from `pm list packages -3`; a build whose `pm` answers that with its usage text is asked
+/// `pm list packages -f` (every Android has `-f`) and its packages under `/data/` are the
+/// user-installed ones (AOSP `PackageManagerShellCommand.runListPackages`: `package:PATH=NAME`).
+pub async fn list_packages(
+    ctx: &ToolCtx<'_>,
+    which: Which,
+    deadline: Duration,
+) -> Result<Vec<package::PackageLine>, DeviceError> {
+    let ask = |flag: Option<&'static str>| async move {
+        let mut argv = vec!["pm", "list", "packages"];
+        argv.extend(flag);
+        let out = command::run(ctx, &command_line(&argv), deadline, 8 << 20).await?;
+        if let Some(e) = out.failure(&argv.join(" ")) {
+            return Err(e);
+        }
+        Ok::<_, DeviceError>((is_package_list(&out.stdout), out))
+    };
+    let (listed, out) = match which {
+        Which::All => ask(None).await?,
+        Which::ThirdParty => match ask(Some("-3")).await? {
+            (true, out) => (true, out),
+            (false, _) => {
+                let (listed, out) = ask(Some("-f")).await?;
+                if listed {
+                    let user = package::parse_pm_list_packages(&out.stdout)
+                        .into_iter()
+                        .filter(|p| {
+                            p.apk_path
+                                .as_deref()
+                                .is_some_and(|a| a.starts_with("/data/"))
+                        })
+                        .collect();
+                    return Ok(user);
+                }
+                (false, out)
+            }
+        },
+    };
+    if !listed {
+        return Err(DeviceError::CommandFailed(format!(
+            "pm list packages printed no package list but: {} (this phone's pm does not support the flags used; report the phone's model and Android version)",
+            out.telling_line()
+        )));
+    }
+    Ok(package::parse_pm_list_packages(&out.stdout))
 }
 
 /// Fails with `app_not_installed` unless `pm path PKG` lists an APK.
@@ -70,6 +158,9 @@ pub async fn require_installed(
         64 * 1024,
     )
     .await?;
+    if let Some(e) = out.service_missing() {
+        return Err(e);
+    }
     if out.stdout.lines().any(|l| l.trim().starts_with("package:")) {
         Ok(())
     } else {
@@ -94,5 +185,14 @@ mod tests {
         assert!(!valid_package("com.x;reboot"));
         let re = regex::Regex::new(PACKAGE_PATTERN).unwrap();
         assert!(re.is_match("com.android.settings") && !re.is_match("a;b.c"));
+    }
+
+    #[test]
+    fn a_usage_text_is_not_a_package_list() {
+        assert!(is_package_list("package:com.a.b\n"));
+        assert!(is_package_list("\n"));
+        assert!(!is_package_list(
+            "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n"
+        ));
     }
 }

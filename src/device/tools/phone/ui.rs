@@ -3,9 +3,10 @@
 
 use std::time::{Duration, Instant};
 
+use super::command;
 use super::last_seen::{SnapshotElement, UiSnapshot};
 use crate::device::error::DeviceError;
-use crate::device::parse::{text, uiautomator};
+use crate::device::parse::uiautomator;
 use crate::device::tools::ToolCtx;
 
 /// Deadline of one UI read over all attempts (`uiautomator dump` can take seconds on busy
@@ -18,7 +19,7 @@ pub const UI_DUMP_ATTEMPTS: u32 = 4;
 /// Pause between attempts (ms): lets an animation settle.
 pub const UI_DUMP_BACKOFF: Duration = Duration::from_millis(250);
 
-/// The typed reason of a failed dump (field bugs 9, 10).
+/// The typed reason of a failed dump (field bugs 9, 10, 23, 24).
 fn dump_reason(e: &uiautomator::UiDumpError) -> &'static str {
     match e {
         uiautomator::UiDumpError::NotIdle => "not_idle",
@@ -28,34 +29,64 @@ fn dump_reason(e: &uiautomator::UiDumpError) -> &'static str {
     }
 }
 
+/// Whether another attempt can help: the screen settling (not idle, no window yet) or a
+/// truncated answer. Another automation client holding the service does not let go within a
+/// dump's retries (uiautomator2#1013), so busy is not retried.
+fn worth_retrying(e: &uiautomator::UiDumpError) -> bool {
+    !matches!(e, uiautomator::UiDumpError::AutomationBusy)
+}
+
 /// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen).
+/// The outcome is read from stdout, stderr and the exit status together: a missing system
+/// service is `device_booting`; `already registered!` on either stream is
+/// `automation_busy` (field bug 23: the trace goes to stderr, exit 1 or 0), not retried and
+/// nothing killed; exit 137 with no XML is `killed` (field bug 24: SIGKILL), not retried.
 pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump, DeviceError> {
     let started = Instant::now();
     let mut last = None;
+    let mut attempts = 0;
     for attempt in 1..=UI_DUMP_ATTEMPTS {
         let left = UI_TREE_DEADLINE.saturating_sub(started.elapsed());
         if left.is_zero() {
             break;
         }
-        let out = ctx
-            .link
-            .shell("uiautomator dump /dev/tty", left, TEXT_LIMIT)
-            .await?;
-        let output = text::decode_output(&out.stdout);
-        match uiautomator::parse_uiautomator_dump(&output) {
-            Ok(dump) => return Ok(dump),
-            Err(e) => {
-                tracing::debug!(attempt, reason = dump_reason(&e), "uiautomator dump failed");
-                last = Some(e);
-            }
+        attempts = attempt;
+        let out = command::run(ctx, "uiautomator dump /dev/tty", left, TEXT_LIMIT).await?;
+        if let Some(e) = out.service_missing() {
+            return Err(e);
         }
+        let e = match uiautomator::parse_uiautomator_dump(&out.stdout) {
+            Ok(dump) => return Ok(dump),
+            // What stdout lacked may be on stderr (legacy shell merges them anyway).
+            Err(e) => match uiautomator::parse_uiautomator_dump(&out.all()) {
+                Err(uiautomator::UiDumpError::NoXml { .. }) | Ok(_) => e,
+                Err(from_both) => from_both,
+            },
+        };
+        if out.exit_code == Some(137) && matches!(e, uiautomator::UiDumpError::NoXml { .. }) {
+            return Err(DeviceError::UiDumpFailed(format!(
+                "ui_dump_failed (reason: killed): `uiautomator dump` was killed (exit 137 = SIGKILL: the phone's low-memory killer or another automation tool ended it){}; not retried — free memory or stop the other tool, then retry, or use android_screenshot",
+                match out.telling_line() {
+                    l if l.is_empty() => String::new(),
+                    l => format!(": {l}"),
+                }
+            )));
+        }
+        if !worth_retrying(&e) {
+            return Err(DeviceError::UiDumpFailed(format!(
+                "ui_dump_failed (reason: automation_busy): another UiAutomation client holds the phone's accessibility automation ({}) — usually a uiautomator2 or Appium server, or another test runner; stop that client (end its session, or `am force-stop` its package) and retry; nothing was killed",
+                out.telling_line()
+            )));
+        }
+        tracing::debug!(attempt, reason = dump_reason(&e), exit = ?out.exit_code, "uiautomator dump failed");
+        last = Some(e);
         if attempt < UI_DUMP_ATTEMPTS {
             tokio::time::sleep(UI_DUMP_BACKOFF).await;
         }
     }
     let reason = last.as_ref().map(dump_reason).unwrap_or("timeout");
     Err(DeviceError::UiDumpFailed(format!(
-        "ui_dump_failed (reason: {reason}) after {UI_DUMP_ATTEMPTS} attempts: {}; wait for the screen to settle or use android_screenshot",
+        "ui_dump_failed (reason: {reason}) after {attempts} attempts: {}; wait for the screen to settle or use android_screenshot",
         last.map(|e| e.to_string()).unwrap_or_default()
     )))
 }
