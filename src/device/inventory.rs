@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::adb::{AdbError, AdbServerClient, DeviceLink};
+use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
 use crate::device::parse::devices::{parse_devices_l, DeviceState};
 use crate::device::parse::text::decode_output;
 
@@ -261,10 +261,16 @@ async fn alive(link: &DeviceLink) -> bool {
     false
 }
 
-/// Keeps one direct-transport phone's state current until `shutdown`.
-pub async fn run_direct_watch(inv: Inventory, addr: String, shutdown: CancellationToken) {
+/// Keeps one direct-transport phone's state current until `shutdown`; the link answers `AUTH`
+/// and `STLS` with the connector's adb key (`key`).
+pub async fn run_direct_watch(
+    inv: Inventory,
+    addr: String,
+    key: HostKeyFile,
+    shutdown: CancellationToken,
+) {
     let transport = format!("tcp:{addr}");
-    let link = DeviceLink::direct(addr);
+    let link = DeviceLink::direct_with_key(addr, key);
     let mut online = false;
     loop {
         let ok = if online {
