@@ -117,6 +117,7 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     // The connector's adb key, read (or made) on first use by a direct link or a pairing.
     let host_key = HostKeyFile::new(config.data_dir.join(ADB_KEY_FILE));
     spawn_background(config, lifecycle, &inventory, &files, &store, &host_key);
+    let key_for_pairing = host_key.clone();
     let connector = Connector::load(
         store,
         files,
@@ -129,7 +130,8 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         },
         lifecycle.clone(),
     )
-    .await?;
+    .await?
+    .with_host_key(key_for_pairing);
     let connector = Arc::new(connector);
     // The lock lives as long as the process (one connector per data dir).
     std::mem::forget(lock);

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use xagent_adb_pairing::tls;
 
 use super::error::{with_deadline, AdbError};
-use super::host_key::HostKey;
+use super::host_key::HostKeyFile;
 use super::wire::{
     parse_banner, Message, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE, AUTH_TOKEN, A_AUTH, A_CLSE, A_CNXN,
     A_OKAY, A_OPEN, A_STLS, A_STLS_VERSION, A_VERSION, A_WRTE, MAX_PAYLOAD,
@@ -85,7 +85,8 @@ impl DirectConnection {
     }
 
     /// Connects to `addr` (`host:port`) and exchanges CNXN, answering `AUTH` and `STLS` with
-    /// `key` when given; all of it within [`CONNECT_DEADLINE`].
+    /// the key in `key` when given (read only when the device asks for it); all of it within
+    /// [`CONNECT_DEADLINE`].
     ///
     /// Errors: [`AdbError::DeviceOffline`] when unreachable, [`AdbError::DeviceUnauthorized`]
     /// when the device asks for AUTH and holds no accepted key (the prompt waits on the phone),
@@ -93,7 +94,7 @@ impl DirectConnection {
     /// refuses the key over TLS, [`AdbError::Timeout`].
     pub async fn connect_with(
         addr: &str,
-        key: Option<&HostKey>,
+        key: Option<&HostKeyFile>,
     ) -> Result<DirectConnection, AdbError> {
         let addr_owned = addr.to_string();
         let key = key.cloned();
@@ -209,7 +210,7 @@ impl DirectConnection {
 /// The caller bounds the whole exchange.
 async fn handshake(
     mut tcp: TcpStream,
-    key: Option<&HostKey>,
+    key: Option<&HostKeyFile>,
 ) -> Result<(ByteReader, ByteWriter, Message), AdbError> {
     let banner = format!("host::features={HOST_FEATURES}");
     Message::new(A_CNXN, A_VERSION, MAX_PAYLOAD, banner.into_bytes())
@@ -234,6 +235,7 @@ async fn handshake(
                 let Some(key) = key else {
                     return Err(AdbError::DeviceUnauthorized);
                 };
+                let key = key.get().await?;
                 // First the signature; a refused one earns a new token, answered with the
                 // key itself so the phone can ask its user (host `auth.cpp`).
                 let answer = if !signed {
@@ -257,6 +259,7 @@ async fn handshake(
                 let Some(key) = key else {
                     return Err(AdbError::Refused("device requires TLS (pair first)".into()));
                 };
+                let key = key.get().await?;
                 Message::new(A_STLS, A_STLS_VERSION, 0, Vec::new())
                     .write_to(&mut tcp)
                     .await?;

@@ -72,21 +72,31 @@ impl HostKeyFile {
         }
     }
 
-    /// The key, loaded or generated on the first call. Errors: [`AdbError::Protocol`] naming
-    /// the file when it cannot be read, parsed or written (never its content).
+    /// The key, loaded or generated on the first call. The work runs in its own task, so a
+    /// caller that gives up (a connect deadline) does not waste it: the next call finds the
+    /// key. Errors: [`AdbError::Protocol`] naming the file when it cannot be read, parsed or
+    /// written (never its content).
     pub async fn get(&self) -> Result<HostKey, AdbError> {
-        self.cell
-            .get_or_try_init(|| async {
-                let path = self.path.clone();
-                let key = tokio::task::spawn_blocking(move || {
-                    AdbKey::load_or_generate(&path, KEY_COMMENT)
+        if let Some(key) = self.cell.get() {
+            return Ok(key.clone());
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            this.cell
+                .get_or_try_init(|| async {
+                    let path = this.path.clone();
+                    let key = tokio::task::spawn_blocking(move || {
+                        AdbKey::load_or_generate(&path, KEY_COMMENT)
+                    })
+                    .await
+                    .map_err(|e| AdbError::Protocol(format!("adb key task: {e}")))?
+                    .map_err(|e| AdbError::Protocol(format!("adb key: {e}")))?;
+                    HostKey::new(key)
                 })
                 .await
-                .map_err(|e| AdbError::Protocol(format!("adb key task: {e}")))?
-                .map_err(|e| AdbError::Protocol(format!("adb key: {e}")))?;
-                HostKey::new(key)
-            })
-            .await
-            .cloned()
+                .cloned()
+        })
+        .await
+        .map_err(|e| AdbError::Protocol(format!("adb key task: {e}")))?
     }
 }

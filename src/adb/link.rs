@@ -108,11 +108,7 @@ impl DeviceLink {
         if let Some(conn) = guard.as_ref().filter(|c| c.is_alive()) {
             return Ok(conn.clone());
         }
-        let key = match &self.host_key {
-            Some(file) => Some(file.get().await?),
-            None => None,
-        };
-        let conn = DirectConnection::connect_with(addr, key.as_ref()).await?;
+        let conn = DirectConnection::connect_with(addr, self.host_key.as_ref()).await?;
         *guard = Some(conn.clone());
         Ok(conn)
     }

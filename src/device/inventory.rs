@@ -261,6 +261,32 @@ async fn alive(link: &DeviceLink) -> bool {
     false
 }
 
+/// Identifies the phone behind a direct `link` (`getprop`, [`PROBE_DEADLINE`]) and records it
+/// online under `transport` (`tcp:HOST:PORT`). Returns it. Errors: the link's ([`AdbError`]).
+pub async fn attach_direct(
+    inv: &Inventory,
+    link: &DeviceLink,
+    transport: &str,
+) -> Result<AttachedPhone, AdbError> {
+    let Identity {
+        serial,
+        model,
+        manufacturer,
+        sdk,
+    } = probe(link).await?;
+    let phone = AttachedPhone {
+        serial,
+        model,
+        manufacturer,
+        sdk,
+        state: DeviceState::Device,
+        link: link.clone(),
+        transport: transport.to_string(),
+    };
+    inv.upsert(phone.clone());
+    Ok(phone)
+}
+
 /// Keeps one direct-transport phone's state current until `shutdown`; the link answers `AUTH`
 /// and `STLS` with the connector's adb key (`key`).
 pub async fn run_direct_watch(
@@ -276,24 +302,8 @@ pub async fn run_direct_watch(
         let ok = if online {
             alive(&link).await
         } else {
-            match probe(&link).await {
-                Ok(Identity {
-                    serial,
-                    model,
-                    manufacturer,
-                    sdk,
-                }) => {
-                    inv.upsert(AttachedPhone {
-                        serial,
-                        model,
-                        manufacturer,
-                        sdk,
-                        state: DeviceState::Device,
-                        link: link.clone(),
-                        transport: transport.clone(),
-                    });
-                    true
-                }
+            match attach_direct(&inv, &link, &transport).await {
+                Ok(_) => true,
                 Err(AdbError::DeviceUnauthorized) => {
                     inv.set_state_by_transport(&transport, DeviceState::Unauthorized);
                     false
