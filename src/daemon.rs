@@ -118,6 +118,17 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     let host_key = HostKeyFile::new(config.data_dir.join(ADB_KEY_FILE));
     spawn_background(config, lifecycle, &inventory, &files, &store, &host_key);
     let key_for_pairing = host_key.clone();
+    // Phones paired over Wi-Fi earlier are watched again at their last address.
+    for phone in store.wireless_phone_all().await? {
+        if !config.direct_devices.contains(&phone.addr) {
+            lifecycle.spawn(inventory::run_direct_watch(
+                inventory.clone(),
+                phone.addr,
+                host_key.clone(),
+                lifecycle.shutdown().clone(),
+            ));
+        }
+    }
     let connector = Connector::load(
         store,
         files,

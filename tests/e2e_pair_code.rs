@@ -44,7 +44,7 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
         "SIMPAIRCODE01",
         &["--wireless", "--state-dir", state.to_str().unwrap()],
     );
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
     let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
     let card: Value = serde_json::from_slice(&card).unwrap();
     common::schemas::assert_card(&card);
@@ -66,7 +66,10 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
     assert_eq!(code_field["secret"], true);
 
     let mut x = connect(&conn.addr).await;
-    x.hello("").await;
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let (ch, _) = x.open(None).await;
 
     // Wrong code: the phone's dialog stays for the right one.
@@ -132,6 +135,44 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
         status.to_string().contains("SIMPAIRCODE01") || status["payload"].is_object(),
         "{status}"
     );
+
+    // A second channel cannot take the phone by pairing again.
+    let (other, _) = x.open(None).await;
+    let ports = control(&sim, "/v1/pair", json!({ "code": right }));
+    let taken = x
+        .request(
+            "auth.start",
+            Some(&other),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, right)}),
+        )
+        .await;
+    assert_eq!(taken["error"]["code"], "auth_failed", "{taken}");
+    assert!(taken.to_string().contains("already bound"), "{taken}");
+    x.close().await;
+
+    // kill -9 and restart: the binding is kept and the phone watched again over TLS.
+    conn.restart();
+    let mut z = connect(&conn.addr).await;
+    z.hello(&id).await;
+    let (again, _) = z.open(Some(&ch)).await;
+    assert_eq!(again, ch);
+    let mut status = String::new();
+    for _ in 0..75 {
+        let d = z
+            .request("connection.descriptor.get", Some(&ch), json!({}))
+            .await;
+        status = d["payload"]["connection_descriptor"]["connection"]["status"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        if status == "connected" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(status, "connected");
+    let st = z.tool(&ch, "android_device_status", json!({})).await;
+    assert!(st.get("error").is_none(), "{st}");
 
     let logs = conn.logs();
     assert!(logs.contains("phone paired"), "the log is captured");

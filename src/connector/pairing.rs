@@ -3,7 +3,8 @@
 //! connector pairs its adb key with the phone (`xagent_adb_pairing::pair_as_host`), connects to
 //! the phone's wireless-debugging port over the `STLS` upgrade, reads `ro.serialno`, adds the
 //! phone to the inventory (watched from then on) and binds the channel. The network steps run
-//! outside the write gate (pairing takes seconds); only the bind takes it. The code is never
+//! outside the write gate (pairing takes seconds); only the bind takes it. The phone's serial,
+//! GUID and address are stored, so a restarted connector watches it again. The code is never
 //! logged, echoed or stored.
 
 use std::time::Duration;
@@ -18,7 +19,8 @@ use super::Connector;
 use crate::adb::{AdbError, DeviceLink};
 use crate::device::inventory;
 use crate::protocol::payloads::AuthStartPayload;
-use crate::protocol::{random_id, ErrorCode};
+use crate::protocol::{now_ms, random_id, ErrorCode};
+use crate::store::WirelessPhoneRecord;
 
 /// Deadline of the pairing exchange (TCP connect, TLS, SPAKE2, PeerInfo).
 pub const PAIR_DEADLINE: Duration = Duration::from_secs(30);
@@ -214,6 +216,16 @@ impl Connector {
         let phone = inventory::attach_direct(&self.inventory, &link, &transport)
             .await
             .map_err(|e| connect_refusal(&e, &addr))?;
+        // Remembered before the bind: a restart watches the phone again whatever the bind says.
+        self.store
+            .wireless_phone_upsert(WirelessPhoneRecord {
+                serial: phone.serial.clone(),
+                guid: guid.as_str().to_string(),
+                addr: addr.clone(),
+                paired_ms: now_ms(),
+            })
+            .await
+            .map_err(|_| refuse(ErrorCode::InternalError, "could not store the paired phone"))?;
         {
             let _gate = self.writes.lock().await;
             self.bind_phone(channel_id, &phone.serial, &phone.model)
