@@ -118,6 +118,11 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     let host_key = HostKeyFile::new(config.data_dir.join(ADB_KEY_FILE));
     spawn_background(config, lifecycle, &inventory, &files, &store, &host_key);
     let key_for_pairing = host_key.clone();
+    // An existing key is loaded now (cheap), so the first AUTH of a phone finds it; a missing
+    // one is made only when a phone or a pairing asks for it.
+    if host_key.exists() {
+        host_key.ready();
+    }
     // Phones paired over Wi-Fi earlier are watched again at their last address.
     for phone in store.wireless_phone_all().await? {
         if !config.direct_devices.contains(&phone.addr) {

@@ -3,7 +3,8 @@
 //! pairing code"), the connector binary, and an xAgent client over WebSocket. A wrong code is
 //! `auth_failed` in words a person understands; the right code pairs, connects over `STLS`,
 //! binds the channel (`connected` descriptor) and `android_device_status` runs over TLS. The
-//! code never reaches the log, the acks or the card.
+//! code never reaches the log, the acks or the card. A restart keeps the binding and watches the
+//! phone again; the `pair --code` CLI pairs the same way.
 
 mod common;
 
@@ -182,4 +183,50 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
     let key = std::fs::read_to_string(dir.path().join("adbkey")).unwrap();
     let key_body = key.lines().nth(1).unwrap();
     assert!(!logs.contains(key_body), "log leaks the adb key");
+}
+
+#[test]
+fn pair_cli_pairs_and_prints_the_serial() {
+    let dir = TempDir::new("pair-cli");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        "SIMPAIRCLI01",
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let run = |ports: &Value, code: &str| {
+        std::process::Command::new(common::procs::bin())
+            .args([
+                "pair",
+                "--code",
+                &format!("127.0.0.1:{}", ports["pairing_port"]),
+                code,
+                "--connect",
+                &format!("127.0.0.1:{}", ports["connect_port"]),
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let ports = control(&sim, "/v1/pair", json!({"code": "161803"}));
+    let wrong = run(&ports, "000000");
+    assert!(!wrong.status.success());
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(err.contains("wrong pairing code"), "{err}");
+    assert!(!err.contains("000000"), "{err}");
+
+    let ports = control(&sim, "/v1/pair", json!({"code": "161803"}));
+    let ok = run(&ports, "161803");
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out} {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(
+        out.contains(&format!("paired with {}", ports["guid"].as_str().unwrap())),
+        "{out}"
+    );
+    assert!(out.contains("serial SIMPAIRCLI01"), "{out}");
+    assert!(!out.contains("161803"));
 }

@@ -38,7 +38,7 @@ pub const CONNECT_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a connect waits for the phone's `CNXN` after offering the key (`RSAPUBLICKEY`):
 /// the prompt is the user's, so past this the phone counts as unauthorized and the next probe
 /// (whose signature the phone then accepts) connects.
-pub const KEY_PROMPT_WAIT: Duration = Duration::from_secs(2);
+pub const KEY_PROMPT_WAIT: Duration = Duration::from_secs(1);
 
 type ByteReader = Box<dyn AsyncRead + Unpin + Send>;
 type ByteWriter = Box<dyn AsyncWrite + Unpin + Send>;
@@ -232,10 +232,11 @@ async fn handshake(
                 return Ok((Box::new(rd), Box::new(wr), reply));
             }
             A_AUTH if reply.arg0 == AUTH_TOKEN => {
-                let Some(key) = key else {
+                // A key still being made (seconds on a Pi) is not waited for under this
+                // connect's deadline: unauthorized now, signed on the next attempt.
+                let Some(key) = key.and_then(HostKeyFile::ready) else {
                     return Err(AdbError::DeviceUnauthorized);
                 };
-                let key = key.get().await?;
                 // First the signature; a refused one earns a new token, answered with the
                 // key itself so the phone can ask its user (host `auth.cpp`).
                 let answer = if !signed {

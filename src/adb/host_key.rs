@@ -8,10 +8,11 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::OnceCell;
 use xagent_adb_pairing::rustls::ClientConfig;
-use xagent_adb_pairing::{tls, AdbKey};
+use xagent_adb_pairing::{pair_as_host, tls, AdbKey, Guid, PairingError, Stage};
 
 use super::error::AdbError;
 
@@ -72,6 +73,27 @@ impl HostKeyFile {
         }
     }
 
+    /// The key if it is loaded; otherwise starts loading (or making) it in the background and
+    /// answers `None` at once. For steps that must not wait seconds for a key generation (a
+    /// phone's `AUTH`: it is `unauthorized` this time and signs in on the next probe).
+    pub fn ready(&self) -> Option<HostKey> {
+        if let Some(key) = self.cell.get() {
+            return Some(key.clone());
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = this.get().await {
+                tracing::warn!(error = %e, "the connector's adb key is unavailable");
+            }
+        });
+        None
+    }
+
+    /// Whether the key file exists (loading it is cheap; making it is not).
+    pub fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
     /// The key, loaded or generated on the first call. The work runs in its own task, so a
     /// caller that gives up (a connect deadline) does not waste it: the next call finds the
     /// key. Errors: [`AdbError::Protocol`] naming the file when it cannot be read, parsed or
@@ -99,4 +121,36 @@ impl HostKeyFile {
         .await
         .map_err(|e| AdbError::Protocol(format!("adb key task: {e}")))?
     }
+}
+
+/// Pairs `key` with a phone's pairing port `addr` (`HOST:PORT`, the "Pair device with pairing
+/// code" dialog or the QR flow's mDNS answer) using `password` (the code, or the QR `P:` value);
+/// TCP connect and the whole exchange within `within`. Returns the phone's GUID. Errors:
+/// [`PairWithPhoneError::Unreachable`] when nothing answers the connect, else the exchange's
+/// [`PairingError`] (a connect past the deadline is [`PairingError::Timeout`]).
+pub async fn pair_with_phone(
+    key: &HostKey,
+    addr: &str,
+    password: &[u8],
+    within: Duration,
+) -> Result<Guid, PairWithPhoneError> {
+    let deadline = tokio::time::Instant::now() + within;
+    let stream = tokio::time::timeout_at(deadline, tokio::net::TcpStream::connect(addr))
+        .await
+        .map_err(|_| PairWithPhoneError::Pairing(PairingError::Timeout(Stage::Tls)))?
+        .map_err(|_| PairWithPhoneError::Unreachable)?;
+    pair_as_host(stream, password, key.key(), deadline)
+        .await
+        .map_err(PairWithPhoneError::Pairing)
+}
+
+/// Why [`pair_with_phone`] failed; never holds the password.
+#[derive(Debug, thiserror::Error)]
+pub enum PairWithPhoneError {
+    /// Nothing accepted the TCP connection to the pairing port.
+    #[error("the phone's pairing port cannot be reached")]
+    Unreachable,
+    /// The pairing exchange failed.
+    #[error(transparent)]
+    Pairing(PairingError),
 }

@@ -10,12 +10,12 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::net::TcpStream;
-use xagent_adb_pairing::{pair_as_host, PairingError};
+use xagent_adb_pairing::PairingError;
 
 use super::claim::{refuse, AuthStatus, ClaimError};
 use super::state::BindRefusal;
 use super::Connector;
+use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
 use crate::adb::{AdbError, DeviceLink};
 use crate::device::inventory;
 use crate::protocol::payloads::AuthStartPayload;
@@ -188,21 +188,17 @@ impl Connector {
             )
         })?;
         let pairing_addr = format!("{}:{}", input.host, input.port);
-        let deadline = tokio::time::Instant::now() + PAIR_DEADLINE;
-        let stream = tokio::time::timeout_at(deadline, TcpStream::connect(&pairing_addr))
+        let guid = pair_with_phone(&key, &pairing_addr, input.code.as_bytes(), PAIR_DEADLINE)
             .await
-            .map_err(|_| pairing_refusal(&PairingError::Timeout(xagent_adb_pairing::Stage::Tls)))?
-            .map_err(|_| {
-                refuse(
+            .map_err(|e| match e {
+                PairWithPhoneError::Unreachable => refuse(
                     ErrorCode::AuthFailed,
                     &format!(
                         "cannot reach the phone's pairing port {pairing_addr}: check the address and that the pairing dialog is open"
                     ),
-                )
+                ),
+                PairWithPhoneError::Pairing(e) => pairing_refusal(&e),
             })?;
-        let guid = pair_as_host(stream, input.code.as_bytes(), key.key(), deadline)
-            .await
-            .map_err(|e| pairing_refusal(&e))?;
         tracing::info!(channel = channel_id, guid = guid.as_str(), "phone paired");
         let Some(connect_port) = input.connect_port else {
             return Err(refuse(
