@@ -78,9 +78,19 @@ impl Connector {
         channel_id: &str,
         payload: &AuthStartPayload,
     ) -> (String, Result<(), ClaimError>) {
-        let session_id = random_id("auth");
         let _gate = self.writes.lock().await;
         let result = self.try_claim(channel_id, payload).await;
+        self.remember_outcome(channel_id, result)
+    }
+
+    /// Records the outcome of a finished `auth.start` as a new auth session (for
+    /// `auth.status`); returns its id with the outcome.
+    pub(super) fn remember_outcome(
+        &self,
+        channel_id: &str,
+        result: Result<(), ClaimError>,
+    ) -> (String, Result<(), ClaimError>) {
+        let session_id = random_id("auth");
         let status = if result.is_ok() {
             AuthStatus::Authenticated
         } else {

@@ -12,14 +12,14 @@ use std::time::Duration;
 use serde_json::Value;
 use xagent_adb_pairing::PairingError;
 
-use super::claim::{refuse, AuthStatus, ClaimError};
+use super::claim::{refuse, ClaimError};
 use super::state::BindRefusal;
 use super::Connector;
 use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
 use crate::adb::{AdbError, DeviceLink};
 use crate::device::inventory;
 use crate::protocol::payloads::AuthStartPayload;
-use crate::protocol::{now_ms, random_id, ErrorCode};
+use crate::protocol::{now_ms, ErrorCode};
 use crate::store::WirelessPhoneRecord;
 
 /// Deadline of the pairing exchange (TCP connect, TLS, SPAKE2, PeerInfo).
@@ -142,16 +142,8 @@ impl Connector {
         channel_id: &str,
         payload: &AuthStartPayload,
     ) -> (String, Result<(), ClaimError>) {
-        let session_id = random_id("auth");
         let result = self.try_pair_with_code(channel_id, payload).await;
-        let status = if result.is_ok() {
-            AuthStatus::Authenticated
-        } else {
-            AuthStatus::Failed
-        };
-        self.state()
-            .remember_auth(session_id.clone(), channel_id, status);
-        (session_id, result)
+        self.remember_outcome(channel_id, result)
     }
 
     async fn try_pair_with_code(
