@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use crate::adb::AdbServerClient;
+use crate::adb::{AdbServerClient, HostKeyFile};
 use crate::config::ServeConfig;
 use crate::connector::{Connector, ConnectorConfig};
 use crate::device::inventory::{self, Inventory};
@@ -23,6 +23,8 @@ use crate::store::Store;
 
 /// How long a side-effecting call stays in the journal (a repeat later than this runs again).
 pub const JOURNAL_KEEP: Duration = Duration::from_secs(24 * 3600);
+/// The connector's adb key in the data dir (PKCS#8 PEM, 0600; see [`crate::adb::host_key`]).
+pub const ADB_KEY_FILE: &str = "adbkey";
 /// How often expired files and journal entries are removed.
 pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
 
@@ -58,6 +60,7 @@ fn spawn_background(
     inventory: &Inventory,
     files: &FileCache,
     store: &Store,
+    host_key: &HostKeyFile,
 ) {
     let shutdown = lifecycle.shutdown();
     if let Some(server) = &config.adb_server {
@@ -72,6 +75,7 @@ fn spawn_background(
         lifecycle.spawn(inventory::run_direct_watch(
             inventory.clone(),
             addr.clone(),
+            host_key.clone(),
             shutdown.clone(),
         ));
     }
@@ -110,7 +114,26 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     )
     .await?;
     let inventory = Inventory::default();
-    spawn_background(config, lifecycle, &inventory, &files, &store);
+    // The connector's adb key, read (or made) on first use by a direct link or a pairing.
+    let host_key = HostKeyFile::new(config.data_dir.join(ADB_KEY_FILE));
+    spawn_background(config, lifecycle, &inventory, &files, &store, &host_key);
+    let key_for_pairing = host_key.clone();
+    // An existing key is loaded now (cheap), so the first AUTH of a phone finds it; a missing
+    // one is made only when a phone or a pairing asks for it.
+    if host_key.exists() {
+        host_key.ready();
+    }
+    // Phones paired over Wi-Fi earlier are watched again at their last address.
+    for phone in store.wireless_phone_all().await? {
+        if !config.direct_devices.contains(&phone.addr) {
+            lifecycle.spawn(inventory::run_direct_watch(
+                inventory.clone(),
+                phone.addr,
+                host_key.clone(),
+                lifecycle.shutdown().clone(),
+            ));
+        }
+    }
     let connector = Connector::load(
         store,
         files,
@@ -123,7 +146,8 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         },
         lifecycle.clone(),
     )
-    .await?;
+    .await?
+    .with_host_key(key_for_pairing);
     let connector = Arc::new(connector);
     // The lock lives as long as the process (one connector per data dir).
     std::mem::forget(lock);

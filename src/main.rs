@@ -80,6 +80,21 @@ enum Command {
         #[arg(long, default_value = "xagent-demo-data")]
         data_dir: PathBuf,
     },
+    /// Pair the connector's adb key (`DATA_DIR/adbkey`) with an Android 11+ phone: on the phone,
+    /// Developer options → Wireless debugging → Pair device with pairing code. Prints the GUID,
+    /// and with `--connect` the phone's serial read over TLS (then serve it with
+    /// `--device tcp:HOST:PORT`).
+    Pair {
+        /// The pairing dialog's address and code: `--code HOST:PORT CODE`.
+        #[arg(long, num_args = 2, value_names = ["HOST:PORT", "CODE"], required = true)]
+        code: Vec<String>,
+        /// The phone's wireless-debugging address (Wireless debugging → IP address & Port).
+        #[arg(long, value_name = "HOST:PORT")]
+        connect: Option<String>,
+        /// Data directory holding the connector's adb key (made there if missing).
+        #[arg(long, env = "XAGENT_ADB_DATA_DIR")]
+        data_dir: PathBuf,
+    },
     /// Print a commented default config file.
     PrintDefaultConfig,
     /// Read a claim code on stdin and print its `sha256:` form for the config file.
@@ -122,6 +137,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Pair {
+            code,
+            connect,
+            data_dir,
+        } => block_on(|_| pair(code, connect, data_dir)),
         Command::Serve { config, settings } => {
             let cfg = config::load(config.as_deref(), settings)?;
             block_on(|shutdown| daemon::serve(cfg, shutdown))
@@ -171,6 +191,37 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             )
         }),
     }
+}
+
+/// `pair --code HOST:PORT CODE [--connect HOST:PORT]`: pairs, prints the GUID and the serial.
+async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> anyhow::Result<()> {
+    use xagent_adb_connector::adb::host_key::pair_with_phone;
+    use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
+    let [addr, code] = <[String; 2]>::try_from(code)
+        .map_err(|_| anyhow::anyhow!("--code takes HOST:PORT and the code"))?;
+    let code = zeroize::Zeroizing::new(code);
+    let key_file = HostKeyFile::new(data_dir.join(daemon::ADB_KEY_FILE));
+    let key = key_file.get().await?;
+    let guid = pair_with_phone(
+        &key,
+        &addr,
+        code.as_bytes(),
+        xagent_adb_connector::connector::pairing::PAIR_DEADLINE,
+    )
+    .await?;
+    println!("paired with {}", guid.as_str());
+    if let Some(connect) = connect {
+        let link = DeviceLink::direct_with_key(connect, key_file);
+        let out = link
+            .shell(
+                "getprop ro.serialno",
+                std::time::Duration::from_secs(10),
+                1024,
+            )
+            .await?;
+        println!("serial {}", out.stdout_text().trim());
+    }
+    Ok(())
 }
 
 /// Runs `f` on a two-worker runtime (the connector: one per core of a Pi-class box);

@@ -53,6 +53,7 @@ async fn connector(
         tokio::spawn(inventory::run_direct_watch(
             inventory.clone(),
             handle.adb_addr.to_string(),
+            xagent_adb_connector::adb::HostKeyFile::new(dir.path().join("adbkey")),
             stop.clone(),
         ));
         for _ in 0..200 {

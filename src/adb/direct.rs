@@ -5,26 +5,43 @@
 //! per-stream queues by local id; a writer task owns the socket's write half. Flow control follows
 //! AOSP `docs/dev/protocol.md` without `delayed_ack`: one outstanding WRTE per stream, and this side
 //! acknowledges a device WRTE with OKAY only when the consumer takes the chunk (backpressure).
+//!
+//! With a [`HostKey`] the handshake is the host side of AOSP `adb.cpp`/`auth.cpp`: an `AUTH`
+//! TOKEN is answered with a signature, and a refused signature with the key itself
+//! (`RSAPUBLICKEY`, the phone shows its prompt); a device answering `STLS` (wireless debugging,
+//! Android 11+) gets `STLS` back and the socket becomes TLS 1.3 with the key's certificate as
+//! client identity, then the device's `CNXN` is read over TLS. Android revokes keys unused for
+//! 7 days (authorized and paired alike) unless the user turns that off in Developer options.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use xagent_adb_pairing::tls;
 
 use super::error::{with_deadline, AdbError};
+use super::host_key::HostKeyFile;
 use super::wire::{
-    parse_banner, Message, A_AUTH, A_CLSE, A_CNXN, A_OKAY, A_OPEN, A_STLS, A_VERSION, A_WRTE,
-    MAX_PAYLOAD,
+    parse_banner, Message, AUTH_RSAPUBLICKEY, AUTH_SIGNATURE, AUTH_TOKEN, A_AUTH, A_CLSE, A_CNXN,
+    A_OKAY, A_OPEN, A_STLS, A_STLS_VERSION, A_VERSION, A_WRTE, MAX_PAYLOAD,
 };
 
 /// Features this host offers in its CNXN banner (only what this client implements).
 pub const HOST_FEATURES: &str = "shell_v2,cmd,stat_v2,ls_v2";
-/// Deadline for TCP connect + CNXN exchange.
+/// Deadline for TCP connect + CNXN exchange (AUTH and the `STLS` upgrade included).
 pub const CONNECT_DEADLINE: Duration = Duration::from_secs(5);
+/// How long a connect waits for the phone's `CNXN` after offering the key (`RSAPUBLICKEY`):
+/// the prompt is the user's, so past this the phone counts as unauthorized and the next probe
+/// (whose signature the phone then accepts) connects.
+pub const KEY_PROMPT_WAIT: Duration = Duration::from_secs(1);
+
+type ByteReader = Box<dyn AsyncRead + Unpin + Send>;
+type ByteWriter = Box<dyn AsyncWrite + Unpin + Send>;
 
 enum StreamEvent {
     Okay(u32),
@@ -60,13 +77,27 @@ impl std::fmt::Debug for DirectConnection {
 }
 
 impl DirectConnection {
-    /// Connects to `addr` (`host:port`) and exchanges CNXN.
+    /// Connects to `addr` (`host:port`) and exchanges CNXN, without an adb key.
+    ///
+    /// Errors: as [`DirectConnection::connect_with`] with no key.
+    pub async fn connect(addr: &str) -> Result<DirectConnection, AdbError> {
+        Self::connect_with(addr, None).await
+    }
+
+    /// Connects to `addr` (`host:port`) and exchanges CNXN, answering `AUTH` and `STLS` with
+    /// the key in `key` when given (read only when the device asks for it); all of it within
+    /// [`CONNECT_DEADLINE`].
     ///
     /// Errors: [`AdbError::DeviceOffline`] when unreachable, [`AdbError::DeviceUnauthorized`]
-    /// when the device asks for AUTH (this build holds no adb key yet), [`AdbError::Refused`] on
-    /// STLS (wireless-debugging TLS ports need pairing), [`AdbError::Timeout`].
-    pub async fn connect(addr: &str) -> Result<DirectConnection, AdbError> {
+    /// when the device asks for AUTH and holds no accepted key (the prompt waits on the phone),
+    /// [`AdbError::Refused`] on STLS without a key, [`AdbError::NotPaired`] when the phone
+    /// refuses the key over TLS, [`AdbError::Timeout`].
+    pub async fn connect_with(
+        addr: &str,
+        key: Option<&HostKeyFile>,
+    ) -> Result<DirectConnection, AdbError> {
         let addr_owned = addr.to_string();
+        let key = key.cloned();
         with_deadline(
             || "direct adb connect".into(),
             CONNECT_DEADLINE,
@@ -75,20 +106,7 @@ impl DirectConnection {
                     .await
                     .map_err(|_| AdbError::DeviceOffline)?;
                 tcp.set_nodelay(true)?;
-                let (mut rd, mut wr) = tcp.into_split();
-                let banner = format!("host::features={HOST_FEATURES}");
-                Message::new(A_CNXN, A_VERSION, MAX_PAYLOAD, banner.into_bytes())
-                    .write_to(&mut wr)
-                    .await?;
-                let reply = Message::read_from(&mut rd, MAX_PAYLOAD).await?;
-                match reply.command {
-                    A_CNXN => {}
-                    A_AUTH => return Err(AdbError::DeviceUnauthorized),
-                    A_STLS => {
-                        return Err(AdbError::Refused("device requires TLS (pair first)".into()))
-                    }
-                    _ => return Err(AdbError::Protocol("device did not answer CNXN".into())),
-                }
+                let (rd, wr, reply) = handshake(tcp, key.as_ref()).await?;
                 let max_payload = reply.arg1.clamp(4096, MAX_PAYLOAD) as usize;
                 let (_, props) = parse_banner(&reply.payload);
                 let (tx, rx) = mpsc::unbounded_channel();
@@ -186,12 +204,93 @@ impl DirectConnection {
     }
 }
 
+/// The host side of the connection handshake (AOSP `adb.cpp` `handle_packet`, `auth.cpp`):
+/// `CNXN`, then `AUTH` answered with a signature and then the public key, or `STLS` answered
+/// with `STLS` and a TLS 1.3 upgrade. Returns the byte halves and the device's `CNXN`.
+/// The caller bounds the whole exchange.
+async fn handshake(
+    mut tcp: TcpStream,
+    key: Option<&HostKeyFile>,
+) -> Result<(ByteReader, ByteWriter, Message), AdbError> {
+    let banner = format!("host::features={HOST_FEATURES}");
+    Message::new(A_CNXN, A_VERSION, MAX_PAYLOAD, banner.into_bytes())
+        .write_to(&mut tcp)
+        .await?;
+    let mut signed = false;
+    let mut offered = false;
+    loop {
+        let reply = if offered {
+            tokio::time::timeout(KEY_PROMPT_WAIT, Message::read_from(&mut tcp, MAX_PAYLOAD))
+                .await
+                .map_err(|_| AdbError::DeviceUnauthorized)??
+        } else {
+            Message::read_from(&mut tcp, MAX_PAYLOAD).await?
+        };
+        match reply.command {
+            A_CNXN => {
+                let (rd, wr) = tcp.into_split();
+                return Ok((Box::new(rd), Box::new(wr), reply));
+            }
+            A_AUTH if reply.arg0 == AUTH_TOKEN => {
+                // A key still being made (seconds on a Pi) is not waited for under this
+                // connect's deadline: unauthorized now, signed on the next attempt.
+                let Some(key) = key.and_then(HostKeyFile::ready) else {
+                    return Err(AdbError::DeviceUnauthorized);
+                };
+                // First the signature; a refused one earns a new token, answered with the
+                // key itself so the phone can ask its user (host `auth.cpp`).
+                let answer = if !signed {
+                    signed = true;
+                    let signature = key
+                        .key()
+                        .sign_auth_token(&reply.payload)
+                        .map_err(|e| AdbError::Protocol(format!("cannot sign AUTH token: {e}")))?;
+                    Message::new(A_AUTH, AUTH_SIGNATURE, 0, signature)
+                } else if !offered {
+                    offered = true;
+                    let mut line = key.key().public_key_line().into_bytes();
+                    line.push(0);
+                    Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, line)
+                } else {
+                    return Err(AdbError::DeviceUnauthorized);
+                };
+                answer.write_to(&mut tcp).await?;
+            }
+            A_STLS => {
+                let Some(key) = key else {
+                    return Err(AdbError::Refused("device requires TLS (pair first)".into()));
+                };
+                let key = key.get().await?;
+                Message::new(A_STLS, A_STLS_VERSION, 0, Vec::new())
+                    .write_to(&mut tcp)
+                    .await?;
+                let mut stream = tls::connect_as_host(tcp, key.tls_config())
+                    .await
+                    .map_err(|_| AdbError::NotPaired)?;
+                // TLS 1.3: the phone checks the client certificate after the client's
+                // handshake is done, so a refusal shows up as this first read failing.
+                let reply = Message::read_from(&mut stream, MAX_PAYLOAD)
+                    .await
+                    .map_err(|_| AdbError::NotPaired)?;
+                if reply.command != A_CNXN {
+                    return Err(AdbError::Protocol(
+                        "device did not answer CNXN over TLS".into(),
+                    ));
+                }
+                let (rd, wr) = tokio::io::split(stream);
+                return Ok((Box::new(rd), Box::new(wr), reply));
+            }
+            _ => return Err(AdbError::Protocol("device did not answer CNXN".into())),
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 async fn writer_task(
-    mut wr: tokio::net::tcp::OwnedWriteHalf,
+    mut wr: ByteWriter,
     mut rx: mpsc::UnboundedReceiver<Message>,
     alive: CancellationToken,
 ) {
@@ -206,7 +305,7 @@ async fn writer_task(
     }
 }
 
-async fn reader_task(mut rd: tokio::net::tcp::OwnedReadHalf, shared: Arc<Shared>) {
+async fn reader_task(mut rd: ByteReader, shared: Arc<Shared>) {
     loop {
         let msg = tokio::select! {
             _ = shared.alive.cancelled() => break,

@@ -23,6 +23,10 @@ pub enum AdbError {
     /// The phone has not accepted this host's RSA key.
     #[error("device unauthorized: accept the RSA key prompt on the phone")]
     DeviceUnauthorized,
+    /// A wireless-debugging port refused this host's key over TLS: the phone was never
+    /// paired with it, or revoked the pairing (Android does after 7 days unused).
+    #[error("the phone does not know this connector's key: pair it again (wireless debugging)")]
+    NotPaired,
     /// The host cannot open the USB device.
     #[error("no permissions for the device: install the udev rule (plugdev group)")]
     NoPermissions,

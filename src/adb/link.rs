@@ -10,6 +10,7 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use super::direct::DirectConnection;
 use super::error::{with_deadline, AdbError};
+use super::host_key::HostKeyFile;
 use super::server_client::AdbServerClient;
 use super::shell_v2::{self, ShellV2Decoder};
 use super::stream::{FrameReader, ServiceStream};
@@ -57,6 +58,8 @@ pub struct DeviceLink {
     kind: LinkKind,
     direct: Arc<AsyncMutex<Option<DirectConnection>>>,
     features: Arc<std::sync::OnceLock<Vec<String>>>,
+    /// The connector's adb key for direct links (`AUTH`, `STLS`); `None` = keyless.
+    host_key: Option<HostKeyFile>,
 }
 
 impl std::fmt::Debug for DeviceLink {
@@ -74,9 +77,16 @@ impl DeviceLink {
         })
     }
 
-    /// A direct link (connects lazily).
+    /// A direct link (connects lazily) without an adb key.
     pub fn direct(addr: impl Into<String>) -> Self {
         Self::new(LinkKind::Direct { addr: addr.into() })
+    }
+
+    /// A direct link that answers `AUTH` and `STLS` with `key` (connects lazily).
+    pub fn direct_with_key(addr: impl Into<String>, key: HostKeyFile) -> Self {
+        let mut link = Self::direct(addr);
+        link.host_key = Some(key);
+        link
     }
 
     fn new(kind: LinkKind) -> Self {
@@ -84,6 +94,7 @@ impl DeviceLink {
             kind,
             direct: Arc::new(AsyncMutex::new(None)),
             features: Arc::new(std::sync::OnceLock::new()),
+            host_key: None,
         }
     }
 
@@ -97,7 +108,7 @@ impl DeviceLink {
         if let Some(conn) = guard.as_ref().filter(|c| c.is_alive()) {
             return Ok(conn.clone());
         }
-        let conn = DirectConnection::connect(addr).await?;
+        let conn = DirectConnection::connect_with(addr, self.host_key.as_ref()).await?;
         *guard = Some(conn.clone());
         Ok(conn)
     }

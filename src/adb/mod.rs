@@ -4,11 +4,13 @@
 //!   `xagent-adb-wire` crate (the simulated phone, crate `xagent-adb-sim`, uses the same one).
 //! - [`server_client`]: async client of an adb server (`host:*` services, transports by serial).
 //! - [`direct`]: host side of the adbd transport over TCP, no adb binary needed.
+//! - [`host_key`]: the connector's adb key ([`HostKeyFile`] in the data dir, [`HostKey`]).
 //! - [`link`]: [`DeviceLink`], one phone reached either way, with shell / exec / sync on top.
 //! - [`error`]: [`AdbError`], typed failures with deadlines.
 
 pub mod direct;
 pub mod error;
+pub mod host_key;
 pub mod link;
 pub mod server_client;
 pub mod stream;
@@ -16,6 +18,7 @@ pub mod stream;
 pub use xagent_adb_wire::{shell_v2, sync_proto, wire};
 
 pub use error::AdbError;
+pub use host_key::{HostKey, HostKeyFile};
 pub use link::{DeviceLink, ShellOutput};
 pub use server_client::AdbServerClient;
 

@@ -62,7 +62,7 @@ pub struct ClaimError {
     pub message: String,
 }
 
-fn refuse(code: ErrorCode, message: &str) -> ClaimError {
+pub(super) fn refuse(code: ErrorCode, message: &str) -> ClaimError {
     ClaimError {
         code,
         message: message.to_string(),
@@ -78,9 +78,19 @@ impl Connector {
         channel_id: &str,
         payload: &AuthStartPayload,
     ) -> (String, Result<(), ClaimError>) {
-        let session_id = random_id("auth");
         let _gate = self.writes.lock().await;
         let result = self.try_claim(channel_id, payload).await;
+        self.remember_outcome(channel_id, result)
+    }
+
+    /// Records the outcome of a finished `auth.start` as a new auth session (for
+    /// `auth.status`); returns its id with the outcome.
+    pub(super) fn remember_outcome(
+        &self,
+        channel_id: &str,
+        result: Result<(), ClaimError>,
+    ) -> (String, Result<(), ClaimError>) {
+        let session_id = random_id("auth");
         let status = if result.is_ok() {
             AuthStatus::Authenticated
         } else {
@@ -159,21 +169,36 @@ impl Connector {
         if let Some((code, message)) = state_refusal(&phone.state) {
             return Err(ClaimError { code, message });
         }
+        self.bind_phone(channel_id, serial, &phone.model).await
+    }
+
+    /// Binds `channel_id` to the phone `serial` (caller holds the write gate): the memory check
+    /// answers a phone bound elsewhere without a write, the store's UNIQUE constraint stays the
+    /// last word, then the state. Errors: `connector_channel_not_owned`, `auth_failed` (phone
+    /// bound to another channel), `internal_error` (store).
+    pub(super) async fn bind_phone(
+        &self,
+        channel_id: &str,
+        serial: &str,
+        model: &str,
+    ) -> Result<(), ClaimError> {
         let record = BindingRecord {
             channel_id: channel_id.to_string(),
             serial: serial.to_string(),
-            model: phone.model.clone(),
+            model: model.to_string(),
             bound_ms: now_ms(),
         };
-        let refusal = self.state().check_bind(channel_id, serial).err();
+        let refusal = match self.state().check_bind(channel_id, serial) {
+            Ok(true) => return Ok(()),
+            Ok(false) => None,
+            Err(refusal) => Some(refusal),
+        };
         if refusal == Some(BindRefusal::UnknownChannel) {
             return Err(refuse(
                 ErrorCode::ConnectorChannelNotOwned,
                 "connector_channel_id is not a channel of this connector",
             ));
         }
-        // The memory check answers a phone bound elsewhere without a write; the store's UNIQUE
-        // constraint stays the last word.
         let inserted = match refusal {
             Some(_) => false,
             None => self

@@ -21,6 +21,7 @@ pub mod claim_policy;
 pub mod dispatch_stats;
 pub mod invoke;
 pub mod lease;
+pub mod pairing;
 pub mod runtime;
 pub mod state;
 
@@ -86,6 +87,8 @@ pub struct Connector {
     inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
     dispatch_stats: dispatch_stats::DispatchStats,
     lifecycle: Lifecycle,
+    /// The connector's adb key (wireless pairing flows); `None`: those flows are unavailable.
+    host_key: Option<crate::adb::HostKeyFile>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -125,12 +128,19 @@ impl Connector {
             inflight: Mutex::default(),
             dispatch_stats: dispatch_stats::DispatchStats::new(),
             lifecycle,
+            host_key: None,
         })
     }
 
     /// The same connector keeping at most `cap` channels (tests of the channel cap).
     pub fn with_channel_cap(mut self, cap: usize) -> Connector {
         self.channel_cap = cap;
+        self
+    }
+
+    /// The same connector pairing phones with the adb key in `key` (flow `adb_pair_code`).
+    pub fn with_host_key(mut self, key: crate::adb::HostKeyFile) -> Connector {
+        self.host_key = Some(key);
         self
     }
 

@@ -1,11 +1,12 @@
-//! The auth packets of flow `adb_device_claim` (spec §8.7–8.14). Claims complete inside
-//! `auth.start` ([`crate::connector::claim`]); the other packets report or release.
+//! The auth packets of flows `adb_device_claim` and `adb_pair_code` (spec §8.7–8.14). Both
+//! complete inside `auth.start` ([`crate::connector::claim`], [`crate::connector::pairing`]);
+//! the other packets report or release.
 
 use super::error::DataPlaneError;
 use super::reply::{to_payload, AuthAck, AuthCancelAck, AuthLogoutAck, Reply};
 use crate::connector::claim::AuthStatus;
 use crate::connector::Connector;
-use crate::protocol::card::CLAIM_FLOW_ID;
+use crate::protocol::card::{CLAIM_FLOW_ID, PAIR_CODE_FLOW_ID};
 use crate::protocol::payloads::{AuthCancelPayload, AuthStartPayload, AuthStatusPayload};
 use crate::protocol::ErrorCode;
 
@@ -35,7 +36,11 @@ pub async fn start(
     channel: &str,
     p: &AuthStartPayload,
 ) -> Result<Reply, DataPlaneError> {
-    let (session_id, result) = connector.claim(channel, p).await;
+    let (session_id, result) = if p.flow_id == PAIR_CODE_FLOW_ID {
+        connector.pair_with_code(channel, p).await
+    } else {
+        connector.claim(channel, p).await
+    };
     match result {
         Ok(()) => Ok(Reply::AuthStartAck(auth_ack(
             connector,

@@ -190,7 +190,7 @@ fn adb_code(e: &AdbError) -> ErrorCode {
     match e {
         AdbError::ServerUnavailable { .. } => ErrorCode::AdbServerUnavailable,
         AdbError::DeviceNotFound | AdbError::DeviceOffline => ErrorCode::DeviceOffline,
-        AdbError::DeviceUnauthorized => ErrorCode::DeviceUnauthorized,
+        AdbError::DeviceUnauthorized | AdbError::NotPaired => ErrorCode::DeviceUnauthorized,
         AdbError::NoPermissions => ErrorCode::DeviceNoPermissions,
         AdbError::Timeout { .. } => ErrorCode::DeviceTimeout,
         AdbError::OutputTooLarge { .. }

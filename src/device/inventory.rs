@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::adb::{AdbError, AdbServerClient, DeviceLink};
+use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
 use crate::device::parse::devices::{parse_devices_l, DeviceState};
 use crate::device::parse::text::decode_output;
 
@@ -269,33 +269,49 @@ async fn alive(link: &DeviceLink) -> bool {
     false
 }
 
-/// Keeps one direct-transport phone's state current until `shutdown`.
-pub async fn run_direct_watch(inv: Inventory, addr: String, shutdown: CancellationToken) {
+/// Identifies the phone behind a direct `link` (`getprop`, [`PROBE_DEADLINE`]) and records it
+/// online under `transport` (`tcp:HOST:PORT`). Returns it. Errors: the link's ([`AdbError`]).
+pub async fn attach_direct(
+    inv: &Inventory,
+    link: &DeviceLink,
+    transport: &str,
+) -> Result<AttachedPhone, AdbError> {
+    let Identity {
+        serial,
+        model,
+        manufacturer,
+        sdk,
+    } = probe(link).await?;
+    let phone = AttachedPhone {
+        serial,
+        model,
+        manufacturer,
+        sdk,
+        state: DeviceState::Device,
+        link: link.clone(),
+        transport: transport.to_string(),
+    };
+    inv.upsert(phone.clone());
+    Ok(phone)
+}
+
+/// Keeps one direct-transport phone's state current until `shutdown`; the link answers `AUTH`
+/// and `STLS` with the connector's adb key (`key`).
+pub async fn run_direct_watch(
+    inv: Inventory,
+    addr: String,
+    key: HostKeyFile,
+    shutdown: CancellationToken,
+) {
     let transport = format!("tcp:{addr}");
-    let link = DeviceLink::direct(addr);
+    let link = DeviceLink::direct_with_key(addr, key);
     let mut online = false;
     loop {
         let ok = if online {
             alive(&link).await
         } else {
-            match probe(&link).await {
-                Ok(Identity {
-                    serial,
-                    model,
-                    manufacturer,
-                    sdk,
-                }) => {
-                    inv.upsert(AttachedPhone {
-                        serial,
-                        model,
-                        manufacturer,
-                        sdk,
-                        state: DeviceState::Device,
-                        link: link.clone(),
-                        transport: transport.clone(),
-                    });
-                    true
-                }
+            match attach_direct(&inv, &link, &transport).await {
+                Ok(_) => true,
                 Err(AdbError::DeviceUnauthorized) => {
                     inv.set_state_by_transport(&transport, DeviceState::Unauthorized);
                     false

@@ -13,6 +13,10 @@ pub const CARD_SCHEMA: &str = "xagent.connector/v1";
 /// Id of the claim flow (form: `serial`, `claim_code`).
 pub const CLAIM_FLOW_ID: &str = "adb_device_claim";
 
+/// Id of the wireless pairing flow with a pairing code (form: `host`, `port`, `code`,
+/// `connect_port`).
+pub const PAIR_CODE_FLOW_ID: &str = "adb_pair_code";
+
 /// Whether calling a tool changes the phone (Device Profile §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SideEffect {
@@ -120,6 +124,46 @@ pub fn build_card(build: &BuildInfo, tools: &[ToolDecl]) -> Value {
                     "required": false,
                     "secret": true,
                     "help_text": "The code the administrator issued for this phone (not needed when the claim policy is open)."
+                }
+            ]
+        }, {
+            "id": PAIR_CODE_FLOW_ID,
+            "target_type": TARGET_TYPE,
+            "type": "form",
+            "title": "Pair a phone over Wi-Fi with a pairing code",
+            "description": "Android 11+: on the phone open Developer options → Wireless debugging → Pair device with pairing code, and type what it shows. The connector pairs, connects over TLS and binds this channel to the phone. Give connect_port (the port under Wireless debugging → IP address & Port) so the connector can connect after pairing.",
+            "fields": [
+                {
+                    "name": "host",
+                    "label": "Phone IP address",
+                    "input_type": "text",
+                    "required": true,
+                    "placeholder": "e.g. 192.168.1.23",
+                    "help_text": "The IP address shown in the phone's pairing dialog."
+                },
+                {
+                    "name": "port",
+                    "label": "Pairing port",
+                    "input_type": "text",
+                    "required": true,
+                    "placeholder": "e.g. 37123",
+                    "help_text": "The port shown in the phone's pairing dialog (not the connect port)."
+                },
+                {
+                    "name": "code",
+                    "label": "Pairing code",
+                    "input_type": "password",
+                    "required": true,
+                    "secret": true,
+                    "help_text": "The 6-digit Wi-Fi pairing code the phone shows."
+                },
+                {
+                    "name": "connect_port",
+                    "label": "Connect port",
+                    "input_type": "text",
+                    "required": true,
+                    "placeholder": "e.g. 41235",
+                    "help_text": "The port under Wireless debugging → IP address & Port (it differs from the pairing port)."
                 }
             ]
         }],

@@ -21,7 +21,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 pub use journal::JournalEntry;
-pub use records::{BindingRecord, FileRecord};
+pub use records::{BindingRecord, FileRecord, WirelessPhoneRecord};
 
 /// Storage failures.
 #[derive(Debug, thiserror::Error)]

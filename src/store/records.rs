@@ -17,6 +17,20 @@ pub struct BindingRecord {
     pub bound_ms: i64,
 }
 
+/// A phone paired over wireless debugging (flow `adb_pair_code`): watched again after a
+/// restart. The pairing outlives channels and leases (it is between the phone and the key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WirelessPhoneRecord {
+    /// The phone's `ro.serialno`.
+    pub serial: String,
+    /// The GUID the phone sent while pairing (its mDNS instance is `adb-GUID`).
+    pub guid: String,
+    /// Last `HOST:PORT` of its wireless-debugging (`STLS`) port.
+    pub addr: String,
+    /// When paired, Unix ms.
+    pub paired_ms: i64,
+}
+
 /// A stored file served under `/files/refs/{file_ref}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileRecord {
@@ -206,6 +220,35 @@ impl Store {
         self.run(move |c| {
             c.execute(sql::BINDING_DELETE, params![channel_id])
                 .map(|_| ())
+        })
+        .await
+    }
+
+    /// Records a paired wireless phone (replacing the GUID and address of the same serial).
+    pub async fn wireless_phone_upsert(&self, p: WirelessPhoneRecord) -> Result<(), StoreError> {
+        self.run(move |c| {
+            c.execute(
+                sql::WIRELESS_UPSERT,
+                params![p.serial, p.guid, p.addr, p.paired_ms],
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
+    /// Every paired wireless phone.
+    pub async fn wireless_phone_all(&self) -> Result<Vec<WirelessPhoneRecord>, StoreError> {
+        self.run(|c| {
+            let mut st = c.prepare(sql::WIRELESS_ALL)?;
+            let rows = st.query_map([], |r| {
+                Ok(WirelessPhoneRecord {
+                    serial: r.get(0)?,
+                    guid: r.get(1)?,
+                    addr: r.get(2)?,
+                    paired_ms: r.get(3)?,
+                })
+            })?;
+            rows.collect()
         })
         .await
     }

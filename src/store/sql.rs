@@ -1,5 +1,10 @@
 //! SQL text, one named constant per statement.
 
+/// Records (or refreshes) a paired wireless phone by serial.
+pub const WIRELESS_UPSERT: &str = "INSERT INTO wireless_phones (serial, guid, addr, paired_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(serial) DO UPDATE SET guid = excluded.guid, addr = excluded.addr, paired_ms = excluded.paired_ms";
+/// Every paired wireless phone.
+pub const WIRELESS_ALL: &str = "SELECT serial, guid, addr, paired_ms FROM wireless_phones";
+
 /// Connection settings: WAL, NORMAL sync (crash-safe, fsync at checkpoints), foreign keys.
 pub const PRAGMAS: &str = "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;";
 
@@ -16,6 +21,12 @@ CREATE TABLE IF NOT EXISTS bindings (
     serial TEXT NOT NULL UNIQUE,
     model TEXT NOT NULL,
     bound_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS wireless_phones (
+    serial TEXT PRIMARY KEY,
+    guid TEXT NOT NULL,
+    addr TEXT NOT NULL,
+    paired_ms INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS file_refs (
     file_id TEXT PRIMARY KEY,

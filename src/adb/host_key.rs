@@ -1,0 +1,156 @@
+//! The connector's own adb key: one RSA-2048 key in the data dir (`adbkey`, PKCS#8 PEM, 0600),
+//! made on first use and then loaded. The direct transport signs `AUTH` tokens with it, offers
+//! it as `RSAPUBLICKEY`, and presents its certificate in the `STLS` upgrade; pairing sends its
+//! public line to the phone. It never appears in logs, errors or results (`Debug` shows nothing).
+//!
+//! Android forgets keys (authorized and paired alike) not used for 7 days, unless the user turns
+//! off "Disable adb authorization timeout" / automatic revocation in Developer options.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::OnceCell;
+use xagent_adb_pairing::rustls::ClientConfig;
+use xagent_adb_pairing::{pair_as_host, tls, AdbKey, Guid, PairingError, Stage};
+
+use super::error::AdbError;
+
+/// The comment a phone shows for this key under "Paired devices" / in its prompt.
+pub const KEY_COMMENT: &str = "xagent-adb-connector";
+
+/// The connector's adb identity for the direct transport: its RSA key ([`AdbKey`], signs `AUTH`
+/// tokens, offered as `RSAPUBLICKEY`) and the TLS client configuration of the `STLS` upgrade
+/// built from it once. Cheap to clone; `Debug` shows no key material.
+#[derive(Clone)]
+pub struct HostKey {
+    key: Arc<AdbKey>,
+    tls: Arc<ClientConfig>,
+}
+
+impl std::fmt::Debug for HostKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostKey").finish_non_exhaustive()
+    }
+}
+
+impl HostKey {
+    /// Wraps `key`. Errors: [`AdbError::Protocol`] when its certificate cannot be built.
+    pub fn new(key: AdbKey) -> Result<HostKey, AdbError> {
+        let tls = tls::host_client_config(&key)
+            .map_err(|e| AdbError::Protocol(format!("adb key certificate: {e}")))?;
+        Ok(HostKey {
+            key: Arc::new(key),
+            tls,
+        })
+    }
+
+    /// The key (pairing sends its public line to the phone).
+    pub fn key(&self) -> &AdbKey {
+        &self.key
+    }
+
+    /// The TLS client configuration of the `STLS` upgrade and of pairing.
+    pub fn tls_config(&self) -> Arc<ClientConfig> {
+        Arc::clone(&self.tls)
+    }
+}
+
+/// The key file, loaded (or generated: a second or more of CPU on a Pi, off the async workers)
+/// once, on first use, so a connector with no direct phones never pays for it. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct HostKeyFile {
+    path: PathBuf,
+    cell: Arc<OnceCell<HostKey>>,
+}
+
+impl HostKeyFile {
+    /// The key at `path` (usually `DATA_DIR/adbkey`); nothing is read yet.
+    pub fn new(path: impl Into<PathBuf>) -> HostKeyFile {
+        HostKeyFile {
+            path: path.into(),
+            cell: Arc::new(OnceCell::new()),
+        }
+    }
+
+    /// The key if it is loaded; otherwise starts loading (or making) it in the background and
+    /// answers `None` at once. For steps that must not wait seconds for a key generation (a
+    /// phone's `AUTH`: it is `unauthorized` this time and signs in on the next probe).
+    pub fn ready(&self) -> Option<HostKey> {
+        if let Some(key) = self.cell.get() {
+            return Some(key.clone());
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = this.get().await {
+                tracing::warn!(error = %e, "the connector's adb key is unavailable");
+            }
+        });
+        None
+    }
+
+    /// Whether the key file exists (loading it is cheap; making it is not).
+    pub fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
+    /// The key, loaded or generated on the first call. The work runs in its own task, so a
+    /// caller that gives up (a connect deadline) does not waste it: the next call finds the
+    /// key. Errors: [`AdbError::Protocol`] naming the file when it cannot be read, parsed or
+    /// written (never its content).
+    pub async fn get(&self) -> Result<HostKey, AdbError> {
+        if let Some(key) = self.cell.get() {
+            return Ok(key.clone());
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            this.cell
+                .get_or_try_init(|| async {
+                    let path = this.path.clone();
+                    let key = tokio::task::spawn_blocking(move || {
+                        AdbKey::load_or_generate(&path, KEY_COMMENT)
+                    })
+                    .await
+                    .map_err(|e| AdbError::Protocol(format!("adb key task: {e}")))?
+                    .map_err(|e| AdbError::Protocol(format!("adb key: {e}")))?;
+                    HostKey::new(key)
+                })
+                .await
+                .cloned()
+        })
+        .await
+        .map_err(|e| AdbError::Protocol(format!("adb key task: {e}")))?
+    }
+}
+
+/// Pairs `key` with a phone's pairing port `addr` (`HOST:PORT`, the "Pair device with pairing
+/// code" dialog or the QR flow's mDNS answer) using `password` (the code, or the QR `P:` value);
+/// TCP connect and the whole exchange within `within`. Returns the phone's GUID. Errors:
+/// [`PairWithPhoneError::Unreachable`] when nothing answers the connect, else the exchange's
+/// [`PairingError`] (a connect past the deadline is [`PairingError::Timeout`]).
+pub async fn pair_with_phone(
+    key: &HostKey,
+    addr: &str,
+    password: &[u8],
+    within: Duration,
+) -> Result<Guid, PairWithPhoneError> {
+    let deadline = tokio::time::Instant::now() + within;
+    let stream = tokio::time::timeout_at(deadline, tokio::net::TcpStream::connect(addr))
+        .await
+        .map_err(|_| PairWithPhoneError::Pairing(PairingError::Timeout(Stage::Tls)))?
+        .map_err(|_| PairWithPhoneError::Unreachable)?;
+    pair_as_host(stream, password, key.key(), deadline)
+        .await
+        .map_err(PairWithPhoneError::Pairing)
+}
+
+/// Why [`pair_with_phone`] failed; never holds the password.
+#[derive(Debug, thiserror::Error)]
+pub enum PairWithPhoneError {
+    /// Nothing accepted the TCP connection to the pairing port.
+    #[error("the phone's pairing port cannot be reached")]
+    Unreachable,
+    /// The pairing exchange failed.
+    #[error(transparent)]
+    Pairing(PairingError),
+}

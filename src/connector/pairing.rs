@@ -1,0 +1,231 @@
+//! Auth flow `adb_pair_code` (type `form`; fields `host`, `port`, `code`, optional
+//! `connect_port`): Android 11+ "Wireless debugging → Pair device with pairing code". The
+//! connector pairs its adb key with the phone (`xagent_adb_pairing::pair_as_host`), connects to
+//! the phone's wireless-debugging port over the `STLS` upgrade, reads `ro.serialno`, adds the
+//! phone to the inventory (watched from then on) and binds the channel. The network steps run
+//! outside the write gate (pairing takes seconds); only the bind takes it. The phone's serial,
+//! GUID and address are stored, so a restarted connector watches it again. The code is never
+//! logged, echoed or stored.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use xagent_adb_pairing::PairingError;
+
+use super::claim::{refuse, ClaimError};
+use super::state::BindRefusal;
+use super::Connector;
+use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
+use crate::adb::{AdbError, DeviceLink};
+use crate::device::inventory;
+use crate::protocol::payloads::AuthStartPayload;
+use crate::protocol::{now_ms, ErrorCode};
+use crate::store::WirelessPhoneRecord;
+
+/// Deadline of the pairing exchange (TCP connect, TLS, SPAKE2, PeerInfo).
+pub const PAIR_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The form input of `adb_pair_code`, checked.
+struct PairCodeInput {
+    host: String,
+    port: u16,
+    code: zeroize::Zeroizing<String>,
+    connect_port: Option<u16>,
+}
+
+fn port_field(
+    input: &serde_json::Map<String, Value>,
+    name: &str,
+) -> Result<Option<u16>, ClaimError> {
+    let bad = || {
+        refuse(
+            ErrorCode::AuthFailed,
+            &format!("field `{name}` must be a port number from 1 to 65535"),
+        )
+    };
+    match input.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|n| u16::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .map(Some)
+            .ok_or_else(bad),
+        Some(Value::String(s)) => s
+            .trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(Some)
+            .ok_or_else(bad),
+        Some(_) => Err(bad()),
+    }
+}
+
+impl PairCodeInput {
+    fn parse(input: &serde_json::Map<String, Value>) -> Result<PairCodeInput, ClaimError> {
+        let host = input
+            .get("host")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or("");
+        if host.is_empty() || host.len() > 253 || host.contains(char::is_whitespace) {
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                "field `host` is required: the phone's IP address shown under \"Pair device with pairing code\"",
+            ));
+        }
+        let port = port_field(input, "port")?.ok_or_else(|| {
+            refuse(
+                ErrorCode::AuthFailed,
+                "field `port` is required: the port shown under \"Pair device with pairing code\"",
+            )
+        })?;
+        let code = input
+            .get("code")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or("");
+        if code.is_empty() || code.len() > 64 {
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                "field `code` is required: the pairing code the phone shows",
+            ));
+        }
+        Ok(PairCodeInput {
+            host: host.to_string(),
+            port,
+            code: zeroize::Zeroizing::new(code.to_string()),
+            connect_port: port_field(input, "connect_port")?,
+        })
+    }
+}
+
+/// Words for the person holding the phone; never the code.
+fn pairing_refusal(e: &PairingError) -> ClaimError {
+    let message = match e {
+        PairingError::WrongPassword => {
+            "the pairing code was wrong, or the phone already shows a new one: open \"Pair device with pairing code\" again and type the code it shows"
+        }
+        PairingError::PeerClosed(_) => {
+            "the phone closed the pairing connection (was its pairing dialog closed?): open it again and retry"
+        }
+        PairingError::Timeout(_) => {
+            "the phone did not finish pairing in time: check that it is awake, on the same network, and shows its pairing dialog"
+        }
+        PairingError::Protocol { .. } | PairingError::Tls(_) | PairingError::Io { .. } => {
+            "pairing with the phone failed (network or protocol error): open the pairing dialog again and retry"
+        }
+    };
+    refuse(ErrorCode::AuthFailed, message)
+}
+
+fn connect_refusal(e: &AdbError, addr: &str) -> ClaimError {
+    let message = match e {
+        AdbError::NotPaired => format!(
+            "the phone paired but refused the connector's key on {addr}: pair it again"
+        ),
+        AdbError::Timeout { .. } => format!("the phone did not answer on {addr} in time"),
+        _ => format!(
+            "paired, but the phone's wireless-debugging port {addr} cannot be reached: check `connect_port` (Wireless debugging → IP address & Port)"
+        ),
+    };
+    refuse(ErrorCode::AuthFailed, &message)
+}
+
+impl Connector {
+    /// `auth.start` of `adb_pair_code`. Returns `(auth_session_id, result)`; the outcome is
+    /// remembered for `auth.status`.
+    pub async fn pair_with_code(
+        &self,
+        channel_id: &str,
+        payload: &AuthStartPayload,
+    ) -> (String, Result<(), ClaimError>) {
+        let result = self.try_pair_with_code(channel_id, payload).await;
+        self.remember_outcome(channel_id, result)
+    }
+
+    async fn try_pair_with_code(
+        &self,
+        channel_id: &str,
+        p: &AuthStartPayload,
+    ) -> Result<(), ClaimError> {
+        let input = PairCodeInput::parse(&p.input)?;
+        match self.state().check_bind(channel_id, "") {
+            Err(BindRefusal::ChannelBound) => {
+                return Err(refuse(
+                    ErrorCode::AuthFailed,
+                    "this channel is already bound to another phone; auth.logout first",
+                ))
+            }
+            Err(BindRefusal::UnknownChannel) => {
+                return Err(refuse(
+                    ErrorCode::ConnectorChannelNotOwned,
+                    "connector_channel_id is not a channel of this connector",
+                ))
+            }
+            _ => {}
+        }
+        let Some(key_file) = self.host_key.clone() else {
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                "wireless pairing is not available on this connector",
+            ));
+        };
+        let key = key_file.get().await.map_err(|_| {
+            refuse(
+                ErrorCode::InternalError,
+                "the connector's adb key cannot be read or made",
+            )
+        })?;
+        let pairing_addr = format!("{}:{}", input.host, input.port);
+        let guid = pair_with_phone(&key, &pairing_addr, input.code.as_bytes(), PAIR_DEADLINE)
+            .await
+            .map_err(|e| match e {
+                PairWithPhoneError::Unreachable => refuse(
+                    ErrorCode::AuthFailed,
+                    &format!(
+                        "cannot reach the phone's pairing port {pairing_addr}: check the address and that the pairing dialog is open"
+                    ),
+                ),
+                PairWithPhoneError::Pairing(e) => pairing_refusal(&e),
+            })?;
+        tracing::info!(channel = channel_id, guid = guid.as_str(), "phone paired");
+        let Some(connect_port) = input.connect_port else {
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                "paired; now give `connect_port` (Wireless debugging → IP address & Port) to connect",
+            ));
+        };
+        let addr = format!("{}:{connect_port}", input.host);
+        let transport = format!("tcp:{addr}");
+        let link = DeviceLink::direct_with_key(addr.clone(), key_file.clone());
+        let phone = inventory::attach_direct(&self.inventory, &link, &transport)
+            .await
+            .map_err(|e| connect_refusal(&e, &addr))?;
+        // Remembered before the bind: a restart watches the phone again whatever the bind says.
+        self.store
+            .wireless_phone_upsert(WirelessPhoneRecord {
+                serial: phone.serial.clone(),
+                guid: guid.as_str().to_string(),
+                addr: addr.clone(),
+                paired_ms: now_ms(),
+            })
+            .await
+            .map_err(|_| refuse(ErrorCode::InternalError, "could not store the paired phone"))?;
+        {
+            let _gate = self.writes.lock().await;
+            self.bind_phone(channel_id, &phone.serial, &phone.model)
+                .await?;
+        }
+        // From now on the phone is watched like a configured direct phone.
+        self.lifecycle.spawn(inventory::run_direct_watch(
+            self.inventory.clone(),
+            addr,
+            key_file,
+            self.lifecycle.shutdown().clone(),
+        ));
+        Ok(())
+    }
+}

@@ -1,0 +1,232 @@
+//! Flow `adb_pair_code` end to end: a simulated phone with wireless debugging (`sim --wireless`,
+//! its pairing dialog opened through the control API as "the user chose Pair device with
+//! pairing code"), the connector binary, and an xAgent client over WebSocket. A wrong code is
+//! `auth_failed` in words a person understands; the right code pairs, connects over `STLS`,
+//! binds the channel (`connected` descriptor) and `android_device_status` runs over TLS. The
+//! code never reaches the log, the acks or the card. A restart keeps the binding and watches the
+//! phone again; the `pair --code` CLI pairs the same way.
+
+mod common;
+
+use serde_json::{json, Value};
+
+use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::schemas::assert_packet;
+use common::xagent::{connect, http_get};
+use common::API_KEY;
+
+/// `POST` to the sim's control API; the JSON answer.
+fn control(sim: &SimPhone, path: &str, body: Value) -> Value {
+    let url = format!("{}{path}", sim.control.as_ref().unwrap());
+    let text = ureq::post(&url)
+        .header("Content-Type", "application/json")
+        .send(body.to_string().as_bytes())
+        .expect("control post")
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn pair_input(ports: &Value, code: &str) -> Value {
+    json!({
+        "host": "127.0.0.1",
+        "port": ports["pairing_port"],
+        "code": code,
+        "connect_port": ports["connect_port"].to_string(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
+    let dir = TempDir::new("pair-code");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        "SIMPAIRCODE01",
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
+    let card: Value = serde_json::from_slice(&card).unwrap();
+    common::schemas::assert_card(&card);
+    let flow = card["auth_flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "adb_pair_code")
+        .expect("adb_pair_code in the card")
+        .clone();
+    assert_eq!(flow["type"], "form");
+    let code_field = flow["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "code")
+        .unwrap()
+        .clone();
+    assert_eq!(code_field["secret"], true);
+
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ch, _) = x.open(None).await;
+
+    // Wrong code: the phone's dialog stays for the right one.
+    let right = "271828";
+    let wrong = "999111";
+    let ports = control(&sim, "/v1/pair", json!({ "code": right }));
+    let e = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, wrong)}),
+        )
+        .await;
+    assert_packet(&e);
+    assert_eq!(e["error"]["code"], "auth_failed", "{e}");
+    assert!(e.to_string().contains("pairing code was wrong"), "{e}");
+    assert!(!e.to_string().contains(wrong));
+
+    // Nothing listens on this port: a reason, not a hang.
+    let gone = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": {"host": "127.0.0.1", "port": 1, "code": right, "connect_port": 2}}),
+        )
+        .await;
+    assert_eq!(gone["error"]["code"], "auth_failed", "{gone}");
+    assert!(gone.to_string().contains("cannot reach"), "{gone}");
+
+    let ports = control(&sim, "/v1/pair", json!({ "code": right }));
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, right)}),
+        )
+        .await;
+    assert_packet(&ok);
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    assert_eq!(
+        ok["payload"]["connection_descriptor"]["connection"]["status"], "connected",
+        "{ok}"
+    );
+    assert!(!ok.to_string().contains(right));
+    let session = ok["payload"]["auth_session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let st = x
+        .request(
+            "auth.status",
+            Some(&ch),
+            json!({"auth_session_id": session, "flow_id": "adb_pair_code"}),
+        )
+        .await;
+    assert_packet(&st);
+    assert_eq!(st["payload"]["status"], "authenticated", "{st}");
+
+    let status = x.tool(&ch, "android_device_status", json!({})).await;
+    assert_packet(&status);
+    assert!(status.get("error").is_none(), "{status}");
+    assert!(
+        status.to_string().contains("SIMPAIRCODE01") || status["payload"].is_object(),
+        "{status}"
+    );
+
+    // A second channel cannot take the phone by pairing again.
+    let (other, _) = x.open(None).await;
+    let ports = control(&sim, "/v1/pair", json!({ "code": right }));
+    let taken = x
+        .request(
+            "auth.start",
+            Some(&other),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, right)}),
+        )
+        .await;
+    assert_eq!(taken["error"]["code"], "auth_failed", "{taken}");
+    assert!(taken.to_string().contains("already bound"), "{taken}");
+    x.close().await;
+
+    // kill -9 and restart: the binding is kept and the phone watched again over TLS.
+    conn.restart();
+    let mut z = connect(&conn.addr).await;
+    z.hello(&id).await;
+    let (again, _) = z.open(Some(&ch)).await;
+    assert_eq!(again, ch);
+    let mut status = String::new();
+    for _ in 0..75 {
+        let d = z
+            .request("connection.descriptor.get", Some(&ch), json!({}))
+            .await;
+        status = d["payload"]["connection_descriptor"]["connection"]["status"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        if status == "connected" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(status, "connected");
+    let st = z.tool(&ch, "android_device_status", json!({})).await;
+    assert!(st.get("error").is_none(), "{st}");
+
+    let logs = conn.logs();
+    assert!(logs.contains("phone paired"), "the log is captured");
+    for secret in [right, wrong, API_KEY] {
+        assert!(!logs.contains(secret), "log leaks a secret: {secret}");
+    }
+    let key = std::fs::read_to_string(dir.path().join("adbkey")).unwrap();
+    let key_body = key.lines().nth(1).unwrap();
+    assert!(!logs.contains(key_body), "log leaks the adb key");
+}
+
+#[test]
+fn pair_cli_pairs_and_prints_the_serial() {
+    let dir = TempDir::new("pair-cli");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        "SIMPAIRCLI01",
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let run = |ports: &Value, code: &str| {
+        std::process::Command::new(common::procs::bin())
+            .args([
+                "pair",
+                "--code",
+                &format!("127.0.0.1:{}", ports["pairing_port"]),
+                code,
+                "--connect",
+                &format!("127.0.0.1:{}", ports["connect_port"]),
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let ports = control(&sim, "/v1/pair", json!({"code": "161803"}));
+    let wrong = run(&ports, "000000");
+    assert!(!wrong.status.success());
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(err.contains("wrong pairing code"), "{err}");
+    assert!(!err.contains("000000"), "{err}");
+
+    let ports = control(&sim, "/v1/pair", json!({"code": "161803"}));
+    let ok = run(&ports, "161803");
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out} {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(
+        out.contains(&format!("paired with {}", ports["guid"].as_str().unwrap())),
+        "{out}"
+    );
+    assert!(out.contains("serial SIMPAIRCLI01"), "{out}");
+    assert!(!out.contains("161803"));
+}
