@@ -38,38 +38,7 @@ enum Command {
     },
     /// Run one simulated Android phone (device side of the ADB transport over TCP).
     #[cfg(feature = "sim")]
-    Sim {
-        /// ADB transport listen address.
-        #[arg(long)]
-        listen: SocketAddr,
-        /// The phone's ro.serialno.
-        #[arg(long)]
-        serial: String,
-        /// ro.product.model.
-        #[arg(long, default_value = "Pixel 8")]
-        model: String,
-        /// Persona (device data file).
-        #[arg(long, default_value = "pixel-android14")]
-        persona: String,
-        /// Control API listen address (loopback only).
-        #[arg(long)]
-        control: Option<SocketAddr>,
-        /// Demand ADB RSA authentication; accept keys with the control API (POST /v1/auth).
-        #[arg(long)]
-        require_auth: bool,
-        /// Directory where accepted keys persist (adb_keys; with --wireless also the paired
-        /// keys and the GUID).
-        #[arg(long)]
-        state_dir: Option<std::path::PathBuf>,
-        /// Wireless debugging: an STLS connect port, pairing through the control API
-        /// (POST /v1/pair).
-        #[arg(long)]
-        wireless: bool,
-        /// Announce the wireless services over mDNS on this interface (repeatable); none = no
-        /// mDNS.
-        #[arg(long = "mdns-interface", value_name = "NAME", requires = "wireless")]
-        mdns_interface: Vec<String>,
-    },
+    Sim(SimArgs),
     /// Two simulated phones and the connector on them, for a first try.
     #[cfg(feature = "sim")]
     Demo {
@@ -99,6 +68,60 @@ enum Command {
     PrintDefaultConfig,
     /// Read a claim code on stdin and print its `sha256:` form for the config file.
     HashClaimCode,
+}
+
+/// Flags of `sim`.
+#[cfg(feature = "sim")]
+#[derive(clap::Args)]
+struct SimArgs {
+    /// ADB transport listen address.
+    #[arg(long)]
+    listen: SocketAddr,
+    /// The phone's ro.serialno.
+    #[arg(long)]
+    serial: String,
+    /// ro.product.model.
+    #[arg(long, default_value = "Pixel 8")]
+    model: String,
+    /// Persona (device data file).
+    #[arg(long, default_value = "pixel-android14")]
+    persona: String,
+    /// Control API listen address (loopback only).
+    #[arg(long)]
+    control: Option<SocketAddr>,
+    /// Demand ADB RSA authentication; accept keys with the control API (POST /v1/auth).
+    #[arg(long)]
+    require_auth: bool,
+    /// Directory where accepted keys persist (adb_keys; with --wireless also the paired
+    /// keys and the GUID).
+    #[arg(long)]
+    state_dir: Option<std::path::PathBuf>,
+    /// Wireless debugging: an STLS connect port, pairing through the control API
+    /// (POST /v1/pair).
+    #[arg(long)]
+    wireless: bool,
+    /// Announce the wireless services over mDNS on this interface (repeatable); none = no
+    /// mDNS.
+    #[arg(long = "mdns-interface", value_name = "NAME", requires = "wireless")]
+    mdns_interface: Vec<String>,
+}
+
+#[cfg(feature = "sim")]
+impl SimArgs {
+    /// The simulated phone's options.
+    fn options(self) -> sim::SimOptions {
+        sim::SimOptions {
+            listen: self.listen,
+            serial: self.serial,
+            model: self.model,
+            persona: self.persona,
+            control: self.control,
+            require_auth: self.require_auth,
+            state_dir: self.state_dir,
+            wireless: self.wireless,
+            mdns_interfaces: self.mdns_interface,
+        }
+    }
 }
 
 fn main() {
@@ -147,32 +170,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             block_on(|shutdown| daemon::serve(cfg, shutdown))
         }
         #[cfg(feature = "sim")]
-        Command::Sim {
-            listen,
-            serial,
-            model,
-            persona,
-            control,
-            require_auth,
-            state_dir,
-            wireless,
-            mdns_interface,
-        } => block_on(|shutdown| async move {
-            let handle = sim::start(
-                sim::SimOptions {
-                    listen,
-                    serial,
-                    model,
-                    persona,
-                    control,
-                    require_auth,
-                    state_dir,
-                    wireless,
-                    mdns_interfaces: mdns_interface,
-                },
-                shutdown.clone(),
-            )
-            .await?;
+        Command::Sim(args) => block_on(|shutdown| async move {
+            let handle = sim::start(args.options(), shutdown.clone()).await?;
             println!("simulated phone listening on tcp:{}", handle.adb_addr);
             if let Some(c) = handle.connect_addr {
                 println!("wireless debugging connect port on tcp:{c}");

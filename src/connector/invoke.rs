@@ -5,10 +5,12 @@
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-use super::{lock, Connector};
+use std::future::Future;
+
+use super::{lock, CallKey, Connector};
 use crate::device::error::state_refusal;
 use crate::device::policy::PhoneFacts;
-use crate::device::tools::{registry, RegisteredTool, SideEffect, ToolCtx, ToolError};
+use crate::device::tools::{registry, SideEffect, ToolCtx, ToolError};
 use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{now_ms, ErrorCode};
 use crate::store::JournalEntry;
@@ -91,8 +93,10 @@ impl Connector {
             .and_then(|c| c.tool_call_id.as_deref())
         {
             Some(call_id) if !call_id.is_empty() => {
-                self.run_journaled(channel_id, call_id, tool, &args, &ctx)
-                    .await
+                let key = (channel_id.to_string(), call_id.to_string());
+                // Not polled unless the journal says this is a new call.
+                let run = tool.run_json(&args, &ctx);
+                self.run_journaled(key, tool.id(), run).await
             }
             // No tool_call_id: treated as a new call every time.
             _ => tool.run_json(&args, &ctx).await,
@@ -104,13 +108,10 @@ impl Connector {
     /// interrupted by a restart is refused with `tool_call_interrupted`.
     async fn run_journaled(
         &self,
-        channel_id: &str,
-        call_id: &str,
-        tool: &RegisteredTool,
-        args: &Value,
-        ctx: &ToolCtx<'_>,
+        key: CallKey,
+        tool_id: &'static str,
+        run: impl Future<Output = Result<Value, ToolError>>,
     ) -> Result<Value, ToolError> {
-        let key = (channel_id.to_string(), call_id.to_string());
         let waiter = {
             let mut inflight = lock(&self.inflight);
             match inflight.get(&key) {
@@ -135,39 +136,37 @@ impl Connector {
                 )),
             };
         }
-        let result = self
-            .begin_and_run(channel_id, call_id, tool, args, ctx)
-            .await;
+        let result = self.begin_and_run(&key, tool_id, run).await;
         if let Some(tx) = lock(&self.inflight).remove(&key) {
             tx.send_replace(Some(outcome_to_json(&result)));
         }
         result
     }
 
+    /// Begins the journal entry of `key`; runs `run` only for a new call and records its
+    /// outcome.
     async fn begin_and_run(
         &self,
-        channel_id: &str,
-        call_id: &str,
-        tool: &RegisteredTool,
-        args: &Value,
-        ctx: &ToolCtx<'_>,
+        (channel_id, call_id): &CallKey,
+        tool_id: &'static str,
+        run: impl Future<Output = Result<Value, ToolError>>,
     ) -> Result<Value, ToolError> {
         let storage = |_| ToolError::new(ErrorCode::InternalError, "tool journal unavailable");
         let entry = self
             .store
             .journal_begin(
-                channel_id.into(),
-                call_id.into(),
-                tool.id().into(),
+                channel_id.clone(),
+                call_id.clone(),
+                tool_id.into(),
                 now_ms(),
             )
             .await
             .map_err(storage)?;
         match entry {
             JournalEntry::New => {
-                let result = tool.run_json(args, ctx).await;
+                let result = run.await;
                 self.store
-                    .journal_finish(channel_id.into(), call_id.into(), outcome_to_json(&result))
+                    .journal_finish(channel_id.clone(), call_id.clone(), outcome_to_json(&result))
                     .map_err(storage)?;
                 result
             }

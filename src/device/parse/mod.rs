@@ -8,6 +8,18 @@
 //! Feed raw device bytes through [`text::decode_output`] first: captures come as UTF-8, UTF-16LE
 //! with BOM (Windows PowerShell), with CRLF or `\r\r\n` line ends (PTY + Windows).
 
+/// A text capture under `tests/fixtures/` (path relative to it), for the parsers' unit tests.
+#[cfg(test)]
+macro_rules! fixture {
+    ($path:literal) => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/",
+            $path
+        ))
+    };
+}
+
 pub mod battery;
 pub mod devices;
 pub mod getprop;
@@ -26,7 +38,7 @@ mod tests {
     //! return (a value, `None` or an error) without panicking.
     use super::*;
 
-    macro_rules! fixture {
+    macro_rules! fixture_bytes {
         ($path:literal) => {
             include_bytes!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
@@ -57,15 +69,15 @@ mod tests {
     #[test]
     fn no_parser_panics_on_captures_or_their_truncations() {
         let captures: [&[u8]; 9] = [
-            fixture!("power/samsung-dumpsys-power-head-mixed-separators-PARTIAL.txt"),
-            fixture!("battery/samsung-s24-oneui-extended.txt"),
-            fixture!("getprop/asus-tf201-transformer-prime-ics-4.0.txt"),
-            fixture!("window/avc-dumpsys-window-windows-jb-emulator.txt"),
-            fixture!("devices/huawei-mate10-devices-l-usb-transport-id.txt"),
-            fixture!("wm/samsung-s24-wm-size.txt"),
-            fixture!("packages/appium-adb-pm-list-packages-show-versioncode.txt"),
-            fixture!("uiautomator/huawei-launcher-minidom-pretty-naf.xml"),
-            fixture!("screencap/phone-720x1612-files-app-srgb-sbit.png"),
+            fixture_bytes!("power/samsung-dumpsys-power-head-mixed-separators-PARTIAL.txt"),
+            fixture_bytes!("battery/samsung-s24-oneui-extended.txt"),
+            fixture_bytes!("getprop/asus-tf201-transformer-prime-ics-4.0.txt"),
+            fixture_bytes!("window/avc-dumpsys-window-windows-jb-emulator.txt"),
+            fixture_bytes!("devices/huawei-mate10-devices-l-usb-transport-id.txt"),
+            fixture_bytes!("wm/samsung-s24-wm-size.txt"),
+            fixture_bytes!("packages/appium-adb-pm-list-packages-show-versioncode.txt"),
+            fixture_bytes!("uiautomator/huawei-launcher-minidom-pretty-naf.xml"),
+            fixture_bytes!("screencap/phone-720x1612-files-app-srgb-sbit.png"),
         ];
         let mut total_hits = 0;
         for bytes in captures {

@@ -3,16 +3,6 @@
 
 use super::*;
 
-macro_rules! fixture {
-    ($path:literal) => {
-        include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/",
-            $path
-        ))
-    };
-}
-
 fn parse(text: &str) -> UiDump {
     match parse_uiautomator_dump(text) {
         Ok(dump) => dump,

@@ -187,16 +187,6 @@ pub fn parse_resumed_activity(text: &str) -> Option<(String, String)> {
 mod tests {
     use super::*;
 
-    macro_rules! fixture {
-        ($path:literal) => {
-            include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/",
-                $path
-            ))
-        };
-    }
-
     #[test]
     fn jelly_bean_window_dump_old_title_form() {
         let w = parse_current_focus(fixture!(

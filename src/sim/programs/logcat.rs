@@ -146,14 +146,23 @@ pub fn pidof(phone: &Phone, args: &[String]) -> Output {
     }
 }
 
+impl Rec {
+    /// A record at `ms` since the epoch.
+    fn at(ms: u64, pid: u32, level: char, tag: &str, msg: String) -> Rec {
+        Rec {
+            ms,
+            pid,
+            level,
+            tag: tag.into(),
+            msg,
+        }
+    }
+}
+
 /// The fixed boot-time records (offsets in ms from boot).
 fn boot_records(boot: u64, ui: u32, launcher: &str) -> Vec<Rec> {
-    let rec = |off: u64, pid: u32, level: char, tag: &str, msg: String| Rec {
-        ms: boot + off,
-        pid,
-        level,
-        tag: tag.into(),
-        msg,
+    let rec = |off: u64, pid: u32, level: char, tag: &str, msg: String| {
+        Rec::at(boot + off, pid, level, tag, msg)
     };
     vec![
         rec(100, 1, 'I', "init", "starting service 'zygote'...".into()),
@@ -215,12 +224,8 @@ fn records(s: &PhoneState) -> Vec<Rec> {
     let boot = u64::from(s.vfs.stat("/system").map(|e| e.mtime).unwrap_or(0)) * 1000;
     let ui = pid_of(s, "com.android.systemui").unwrap_or(0);
     let launcher = s.persona.launcher_package.clone();
-    let rec = |off: u64, pid: u32, level: char, tag: &str, msg: String| Rec {
-        ms: boot + off,
-        pid,
-        level,
-        tag: tag.into(),
-        msg,
+    let rec = |off: u64, pid: u32, level: char, tag: &str, msg: String| {
+        Rec::at(boot + off, pid, level, tag, msg)
     };
     let mut v = boot_records(boot, ui, &launcher);
     let apps = s.ui.stack.iter().filter(|(p, _)| *p != launcher);
