@@ -105,9 +105,11 @@ impl Settings {
         let adb_server = self
             .adb_server
             .unwrap_or_else(|| DEFAULT_ADB_SERVER.to_string());
+        // An empty item (e.g. `XAGENT_ADB_DEVICE=`) means no phone, not a malformed one.
         let direct_devices = self
             .devices
             .iter()
+            .filter(|spec| !spec.trim().is_empty())
             .map(|spec| parse_device_spec(spec))
             .collect::<Result<_, _>>()?;
         let claim_codes = self
@@ -115,6 +117,15 @@ impl Settings {
             .iter()
             .map(|(serial, code)| Ok((serial.clone(), parse_claim_code(serial, code)?)))
             .collect::<Result<_, ConfigError>>()?;
+        for (name, value) in [
+            ("--file-ttl-secs", self.file_ttl_secs),
+            ("--upload-max-bytes", self.upload_max_bytes),
+            ("--file-cache-max-bytes", self.file_cache_max_bytes),
+        ] {
+            if value == Some(0) {
+                return Err(ConfigError::Invalid(format!("{name} must be above 0")));
+            }
+        }
         Ok(ServeConfig {
             listen: self
                 .listen
@@ -386,6 +397,38 @@ mod tests {
         assert_eq!(cfg.adb_server.as_deref(), Some(DEFAULT_ADB_SERVER));
         assert_eq!(cfg.claim_policy, ClaimPolicy::Code);
         assert_eq!(cfg.file_ttl, DEFAULT_FILE_TTL);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn zero_limits_are_refused_and_empty_device_items_ignored() {
+        let dir = std::env::temp_dir().join(format!("xagent-config-zero-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("key");
+        std::fs::write(&key, "0123456789abcdef0123\n").unwrap();
+        let base = || Settings {
+            data_dir: Some(dir.clone()),
+            api_key_file: Some(key.clone()),
+            ..Default::default()
+        };
+        let err = Settings {
+            upload_max_bytes: Some(0),
+            ..base()
+        }
+        .resolve()
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("--upload-max-bytes must be above 0"),
+            "{err}"
+        );
+        let cfg = Settings {
+            devices: vec![String::new()],
+            ..base()
+        }
+        .resolve()
+        .unwrap();
+        assert!(cfg.direct_devices.is_empty());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -437,6 +437,24 @@ async fn claim_code_guessing_is_throttled() {
     x.hello("").await;
     let (ch, _) = x.open(None).await;
     let claim = |code: &'static str| json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": code}});
+    // A missing code is named as missing and is not counted as a guess.
+    for _ in 0..6 {
+        let e = x
+            .request(
+                "auth.start",
+                Some(&ch),
+                json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial}}),
+            )
+            .await;
+        assert_eq!(code(&e), "auth_failed", "{e}");
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`claim_code` is required"),
+            "{e}"
+        );
+    }
     for _ in 0..5 {
         let e = x
             .request("auth.start", Some(&ch), claim("guess-00000"))

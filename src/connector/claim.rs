@@ -148,6 +148,13 @@ impl Connector {
                 .get("claim_code")
                 .and_then(Value::as_str)
                 .unwrap_or("");
+            // A missing code is a form error, not a guess: it does not count toward the pause.
+            if code.is_empty() {
+                return Err(refuse(
+                    ErrorCode::AuthFailed,
+                    "field `claim_code` is required: this connector binds a phone only with the code the administrator issued for it",
+                ));
+            }
             let ok = self
                 .claim_codes
                 .get(serial)
