@@ -140,6 +140,7 @@ pub fn process(
     max_dim: Option<u32>,
     quality: u8,
 ) -> Result<Processed, DeviceError> {
+    fixed_mmap_threshold();
     let resize = max_dim.filter(|m| *m < size.0.max(size.1));
     if format == Format::Png && resize.is_none() {
         let blank = is_blank_png(&png);
@@ -212,6 +213,24 @@ fn encode(img: &Rgba, format: Format, quality: u8) -> Result<Vec<u8>, DeviceErro
         }
     }
     Ok(out)
+}
+
+/// Buffers from this size up are mapped on their own and unmapped on `free`.
+const MMAP_THRESHOLD: usize = 512 * 1024;
+
+/// Fixes glibc's mmap threshold (process-wide, once): frames, their PNGs and the downscaled
+/// copy are then their own mappings and go back to the OS on `free`, whichever thread frees
+/// them. Left dynamic, glibc raises the threshold to the largest freed mapping (up to 32 MB),
+/// and later frames land in per-thread heap arenas that stay resident.
+fn fixed_mmap_threshold() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only sets a glibc tunable; it takes the allocator's own lock.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD as libc::c_int);
+        }
+    });
 }
 
 /// Hands the pages of freed image buffers back to the OS. A 1080x2400 frame is a 10 MB buffer;
