@@ -208,7 +208,10 @@ fn encode(img: &Rgba, format: Format, quality: u8) -> Result<Vec<u8>, DeviceErro
             enc.set_color(png::ColorType::Rgb);
             enc.set_depth(png::BitDepth::Eight);
             enc.write_header()
-                .and_then(|mut w| w.write_image_data(&rgb))
+                .and_then(|mut w| {
+                    w.write_image_data(&rgb)?;
+                    w.finish()
+                })
                 .map_err(|e| failed(&e))?;
         }
     }
@@ -256,8 +259,9 @@ mod tests {
         enc.set_color(png::ColorType::Rgba);
         enc.set_depth(png::BitDepth::Eight);
         let data: Vec<u8> = (0..width * height).flat_map(|_| px).collect();
-        enc.write_header().unwrap().write_image_data(&data).unwrap();
-        drop(enc);
+        let mut w = enc.write_header().unwrap();
+        w.write_image_data(&data).unwrap();
+        w.finish().unwrap();
         out
     }
 
