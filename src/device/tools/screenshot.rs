@@ -264,7 +264,7 @@ async fn capture(
     if let Some(d) = display_id {
         argv.extend(["-d", d]);
     }
-    let bytes = ctx
+    let mut bytes = ctx
         .link
         .exec(&command_line(&argv), SCREENSHOT_DEADLINE, SCREENSHOT_LIMIT)
         .await?;
@@ -276,7 +276,9 @@ async fn capture(
     let warned = bytes[..offset]
         .windows(MULTI_DISPLAY_WARNING.len())
         .any(|w| w == MULTI_DISPLAY_WARNING);
-    Ok((warned, bytes[offset..].to_vec()))
+    // In place: no second copy of the frame (nothing precedes the PNG on a single-display phone).
+    bytes.drain(..offset);
+    Ok((warned, bytes))
 }
 
 async fn focused_secure(ctx: &ToolCtx<'_>) -> Option<bool> {
