@@ -10,6 +10,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod figures;
 
 use std::time::{Duration, Instant};
 
@@ -18,39 +19,8 @@ use serde_json::json;
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::connect;
+use figures::{pct, rss_kb, summary};
 use xagent_adb_connector::adb::DeviceLink;
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
-fn summary(name: &str, mut ms: Vec<f64>) -> f64 {
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let med = pct(&ms, 0.5);
-    println!(
-        "{name:<44} n={:<5} p50={med:>8.3} ms  p95={:>8.3} ms  p99={:>8.3} ms",
-        ms.len(),
-        pct(&ms, 0.95),
-        pct(&ms, 0.99)
-    );
-    med
-}
-
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 async fn overhead(n: usize) {
     println!("== 1. tool call vs the same ADB operation (direct transport, one simulated phone)");

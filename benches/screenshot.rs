@@ -12,6 +12,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod figures;
 
 use std::time::{Duration, Instant};
 
@@ -20,38 +21,7 @@ use serde_json::{json, Value};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::connect;
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i]
-}
-
-fn summary(name: &str, mut ms: Vec<f64>) -> f64 {
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let med = pct(&ms, 0.5);
-    println!(
-        "{name:<40} n={:<4} p50={med:>8.3} ms  p99={:>8.3} ms",
-        ms.len(),
-        pct(&ms, 0.99)
-    );
-    med
-}
-
-/// Resident set of a process, kB (`VmRSS`).
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
+use figures::{rss_kb, summary};
 
 /// CPU time a process has used (user + system), ms: fields 14 and 15 of `/proc/<pid>/stat`,
 /// counted after the `)` that ends the command name.
