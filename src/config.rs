@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub mod env_error;
+
 pub use crate::connector::claim_policy::ClaimPolicy;
 #[cfg(test)]
 use crate::secret::to_hex;
@@ -32,10 +34,13 @@ pub struct Settings {
     /// File whose first line is the system API key, at least 16 characters (required).
     #[arg(long, env = "XAGENT_ADB_API_KEY_FILE")]
     pub api_key_file: Option<PathBuf>,
-    /// adb server HOST:PORT to follow with `host:track-devices` [default: 127.0.0.1:5037];
-    /// an empty value disables it.
-    #[arg(long, env = "XAGENT_ADB_ADB_SERVER")]
-    pub adb_server: Option<String>,
+    /// adb server to follow with `host:track-devices`, `HOST:PORT` or `NAME=HOST:PORT` (the
+    /// name shows in descriptors and `devices`) [default: 127.0.0.1:5037]. Repeatable (a list
+    /// in the file, comma-separated in the environment); a later stage replaces an earlier
+    /// one's list; an empty value disables the adb server.
+    #[arg(long, env = "XAGENT_ADB_ADB_SERVER", value_delimiter = ',')]
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub adb_server: Vec<String>,
     /// A phone reached by the direct transport, `tcp:HOST:PORT` (repeatable; comma-separated
     /// in the environment). The file's list and these add up.
     #[arg(long = "device", env = "XAGENT_ADB_DEVICE", value_delimiter = ',')]
@@ -67,6 +72,13 @@ pub struct Settings {
     /// built-in default.toml].
     #[arg(long, env = "XAGENT_ADB_DEVICE_PROFILES")]
     pub device_profiles: Option<PathBuf>,
+    /// PEM certificate chain (leaf first): serve HTTPS/WSS instead of plain HTTP; needs
+    /// --tls-key. Reloaded on SIGHUP.
+    #[arg(long, env = "XAGENT_ADB_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "XAGENT_ADB_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Settings {
@@ -81,7 +93,11 @@ impl Settings {
             listen: over.listen.or(self.listen),
             data_dir: over.data_dir.or(self.data_dir),
             api_key_file: over.api_key_file.or(self.api_key_file),
-            adb_server: over.adb_server.or(self.adb_server),
+            adb_server: if over.adb_server.is_empty() {
+                self.adb_server
+            } else {
+                over.adb_server
+            },
             devices,
             claim_policy: over.claim_policy.or(self.claim_policy),
             claim_codes,
@@ -90,6 +106,8 @@ impl Settings {
             upload_max_bytes: over.upload_max_bytes.or(self.upload_max_bytes),
             file_cache_max_bytes: over.file_cache_max_bytes.or(self.file_cache_max_bytes),
             device_profiles: over.device_profiles.or(self.device_profiles),
+            tls_cert: over.tls_cert.or(self.tls_cert),
+            tls_key: over.tls_key.or(self.tls_key),
         }
     }
 
@@ -102,9 +120,23 @@ impl Settings {
         let data_dir = self
             .data_dir
             .ok_or(ConfigError::Missing("--data-dir is required"))?;
-        let adb_server = self
-            .adb_server
-            .unwrap_or_else(|| DEFAULT_ADB_SERVER.to_string());
+        let adb_servers = if self.adb_server.is_empty() {
+            vec![parse_adb_server(DEFAULT_ADB_SERVER)?]
+        } else {
+            // `""` (alone or as an item) means none, not a malformed server.
+            let mut list = Vec::new();
+            for item in self.adb_server.iter().filter(|s| !s.trim().is_empty()) {
+                let server = parse_adb_server(item)?;
+                if list.iter().any(|s: &AdbServerSpec| s.name == server.name) {
+                    return Err(ConfigError::Invalid(format!(
+                        "--adb-server {:?} is listed twice",
+                        server.name
+                    )));
+                }
+                list.push(server);
+            }
+            list
+        };
         // An empty item (e.g. `XAGENT_ADB_DEVICE=`) means no phone, not a malformed one.
         let direct_devices = self
             .devices
@@ -126,13 +158,28 @@ impl Settings {
                 return Err(ConfigError::Invalid(format!("{name} must be above 0")));
             }
         }
+        let tls = match (self.tls_cert, self.tls_key) {
+            (Some(cert), Some(key)) => {
+                let files = crate::server::tls::TlsFiles { cert, key };
+                // Validated now, so `check` and a SIGHUP report a bad pair before it is used.
+                crate::server::tls::server_config(&files)?;
+                Some(files)
+            }
+            (None, None) => None,
+            _ => {
+                return Err(ConfigError::Invalid(
+                    "--tls-cert and --tls-key go together".into(),
+                ))
+            }
+        };
         Ok(ServeConfig {
+            tls,
             listen: self
                 .listen
                 .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default")),
             data_dir,
             api_key: read_api_key(&key_file)?,
-            adb_server: (!adb_server.is_empty()).then_some(adb_server),
+            adb_servers,
             direct_devices,
             claim_policy: self.claim_policy.unwrap_or(ClaimPolicy::Code),
             claim_codes,
@@ -177,8 +224,9 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// System API key (Bearer) shared with xAgent's backend.
     pub api_key: Secret,
-    /// adb server to track devices on, if any.
-    pub adb_server: Option<String>,
+    /// adb servers to track devices on, in config order (the first is preferred when one
+    /// serial shows on several).
+    pub adb_servers: Vec<AdbServerSpec>,
     /// Direct-transport phones (`HOST:PORT`).
     pub direct_devices: Vec<String>,
     /// Claim policy.
@@ -195,6 +243,63 @@ pub struct ServeConfig {
     pub file_cache_max_bytes: u64,
     /// Device policy profiles (`device-profiles/`).
     pub profiles: crate::device::policy::Profiles,
+    /// TLS certificate and key of the listener; `None`: plain HTTP.
+    pub tls: Option<crate::server::tls::TlsFiles>,
+}
+
+impl ServeConfig {
+    /// The adb servers' labels, in config order (none when disabled).
+    pub fn adb_servers(&self) -> Vec<String> {
+        self.adb_servers.iter().map(|s| s.name.clone()).collect()
+    }
+}
+
+/// One configured adb server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdbServerSpec {
+    /// Its label: the `NAME=` given, else `addr`.
+    pub name: String,
+    /// `host:port` of the server.
+    pub addr: String,
+}
+
+/// Parses `HOST:PORT` or `NAME=HOST:PORT`. Errors: no port, or a bad name.
+pub fn parse_adb_server(text: &str) -> Result<AdbServerSpec, ConfigError> {
+    let text = text.trim();
+    let (name, addr) = match text.split_once('=') {
+        Some((name, addr)) => (name.trim(), addr.trim()),
+        None => (text, text),
+    };
+    let bad = || {
+        ConfigError::Invalid(format!(
+            "--adb-server must look like HOST:PORT or NAME=HOST:PORT, got {text:?}"
+        ))
+    };
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {}
+        _ => return Err(bad()),
+    }
+    if name.is_empty() || name.chars().any(|c| c.is_control()) {
+        return Err(bad());
+    }
+    Ok(AdbServerSpec {
+        name: name.to_string(),
+        addr: addr.to_string(),
+    })
+}
+
+/// A TOML value that is one string or a list of strings.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    })
 }
 
 /// Default listen address.
@@ -321,7 +426,8 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # listen = "127.0.0.1:8787"
 # data_dir = "/var/lib/xagent-adb-connector"
 # api_key_file = "/etc/xagent-adb-connector/api_key"
-# adb_server = "127.0.0.1:5037"      # "" disables the adb server
+# adb_server = "127.0.0.1:5037"      # "" disables the adb server; a list for several boxes:
+# adb_server = ["127.0.0.1:5037", "box-b=10.8.0.2:5037"]   # NAME=HOST:PORT names a box
 # devices = ["tcp:192.168.1.20:5555"] # phones reached by the direct transport
 # claim_policy = "code"               # or "open"
 # file_ttl_secs = 900
@@ -329,6 +435,8 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # file_cache_max_bytes = 536870912    # 512 MiB, oldest files evicted first
 # device_profiles = "/etc/xagent-adb-connector/device-profiles"
 # lease_grace = "1h"                  # channels are removed after this long with no xAgent connected
+# tls_cert = "/etc/xagent-adb-connector/tls/cert.pem" # serve https/wss (reloaded on SIGHUP)
+# tls_key = "/etc/xagent-adb-connector/tls/key.pem"
 #
 # [claim_codes]                       # serial = code; prefer the hashed form:
 # R58N12ABCDEF = "sha256:<64 hex digits>"   # from `xagent-adb-connector hash-claim-code`
@@ -394,7 +502,7 @@ mod tests {
         .resolve()
         .unwrap();
         assert_eq!(cfg.listen.to_string(), DEFAULT_LISTEN);
-        assert_eq!(cfg.adb_server.as_deref(), Some(DEFAULT_ADB_SERVER));
+        assert_eq!(cfg.adb_servers(), [DEFAULT_ADB_SERVER]);
         assert_eq!(cfg.claim_policy, ClaimPolicy::Code);
         assert_eq!(cfg.file_ttl, DEFAULT_FILE_TTL);
         let _ = std::fs::remove_dir_all(&dir);

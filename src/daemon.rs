@@ -6,6 +6,8 @@
 //! then are abandoned (journaled `running` → `tool_call_interrupted` on a repeat), the store
 //! drains its queue and closes SQLite, and `serve` returns `Ok` (exit status 0).
 
+pub mod reload;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +27,8 @@ use crate::store::Store;
 pub const JOURNAL_KEEP: Duration = Duration::from_secs(24 * 3600);
 /// The connector's adb key in the data dir (PKCS#8 PEM, 0600; see [`crate::adb::host_key`]).
 pub const ADB_KEY_FILE: &str = "adbkey";
+/// The SQLite database in the data dir.
+pub const DB_FILE: &str = "connector.sqlite3";
 /// How often expired files and journal entries are removed.
 pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
 
@@ -32,6 +36,23 @@ pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
 /// `listening on http://ADDR` to stdout once bound (tests and the demo read it). Errors:
 /// start-up failures (listen address, data dir, store).
 pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::Result<()> {
+    serve_with_reload(config, None, shutdown).await
+}
+
+/// [`serve`], reloading the API key, claim codes, device profiles and TLS certificate through
+/// `reloader` on each SIGHUP ([`reload`]). With `config.tls` the listener serves HTTPS/WSS and
+/// prints `listening on https://ADDR`; a plain listener on a non-loopback address logs a
+/// warning (the API key would cross the network in clear).
+pub async fn serve_with_reload(
+    config: ServeConfig,
+    reloader: Option<reload::Reloader>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let tls = config
+        .tls
+        .as_ref()
+        .map(crate::server::tls::TlsSlot::load)
+        .transpose()?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -39,11 +60,24 @@ pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::
     let lifecycle = Lifecycle::new(shutdown);
     let state = build_state(&config, &lifecycle).await?;
     let store = state.connector.store().clone();
-    println!("listening on http://{addr}");
-    tracing::info!(%addr, "connector listening");
+    if let Some(reloader) = reloader {
+        let targets = reload::Targets {
+            connector: Arc::clone(&state.connector),
+            api_key: state.api_key.clone(),
+            tls: tls.clone(),
+        };
+        reload::spawn(&lifecycle, reloader, &config, targets)
+            .context("cannot install the SIGHUP handler")?;
+    }
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    println!("listening on {scheme}://{addr}");
+    tracing::info!(%addr, tls = tls.is_some(), "connector listening");
+    if tls.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(%addr, "plain HTTP on a non-loopback address: the API key and all traffic cross the network in clear; serve TLS with --tls-cert/--tls-key, or put the box behind a VPN");
+    }
     let app = router(state);
     let (_, drained) = tokio::join!(
-        crate::server::listen::serve(listener, app, &lifecycle),
+        crate::server::listen::serve_with_tls(listener, app, &lifecycle, tls),
         lifecycle.drain(DRAIN_DEADLINE),
     );
     tracing::info!(drained, "tasks stopped; closing the store");
@@ -63,11 +97,16 @@ fn spawn_background(
     host_key: &HostKeyFile,
 ) {
     let shutdown = lifecycle.shutdown();
-    if let Some(server) = &config.adb_server {
-        let client = AdbServerClient::new(server.clone());
-        lifecycle.spawn(inventory::run_adb_tracker(
+    for (rank, server) in config.adb_servers.iter().enumerate() {
+        let client = AdbServerClient::new(server.addr.clone());
+        let source = inventory::Source {
+            label: server.name.clone(),
+            rank,
+        };
+        lifecycle.spawn(inventory::run_adb_tracker_from(
             inventory.clone(),
             client,
+            source,
             shutdown.clone(),
         ));
     }
@@ -104,7 +143,7 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     private_dir(&config.data_dir)
         .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
     let lock = lock_data_dir(&config.data_dir)?;
-    let db = config.data_dir.join("connector.sqlite3");
+    let db = config.data_dir.join(DB_FILE);
     let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
     let files = FileCache::open(
         store.clone(),
@@ -149,6 +188,8 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     .await?
     .with_host_key(key_for_pairing);
     let connector = Arc::new(connector);
+    crate::operator::bindings::spawn(&config.data_dir, Arc::clone(&connector), lifecycle)
+        .context("cannot open the operator socket in the data dir")?;
     // The lock lives as long as the process (one connector per data dir).
     std::mem::forget(lock);
     if connector.has_channels() {
@@ -174,7 +215,8 @@ pub(crate) fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 }
 
 /// Takes an exclusive lock on `DIR/lock` so two processes never share one database.
-fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
+/// Errors: another process holds it, or the file cannot be opened.
+pub(crate) fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
     let path = dir.join("lock");
     let file = std::fs::OpenOptions::new()
         .create(true)

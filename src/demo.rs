@@ -57,7 +57,7 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
         listen: Some(opts.listen),
         data_dir: Some(opts.data_dir.clone()),
         api_key_file: Some(key_path.clone()),
-        adb_server: Some(String::new()),
+        adb_server: vec![String::new()],
         devices,
         claim_policy: Some(ClaimPolicy::Open),
         ..Default::default()

@@ -139,6 +139,11 @@ impl FileCache {
         (file_id, path)
     }
 
+    /// Bytes held by the cache now (the recorded sizes of its files). Errors: the store's.
+    pub async fn total_bytes(&self) -> Result<u64, StoreError> {
+        self.store.file_total_bytes().await
+    }
+
     /// Records a written file and returns its signed reference.
     pub async fn commit(
         &self,

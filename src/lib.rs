@@ -51,6 +51,8 @@ pub mod demo;
 pub mod device;
 pub mod file_cache;
 pub mod lifecycle;
+pub mod logging;
+pub mod operator;
 pub mod protocol;
 pub mod secret;
 pub mod server;

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 use xagent_adb_connector::config;
 use xagent_adb_connector::daemon;
+use xagent_adb_connector::logging::LogFormat;
 #[cfg(feature = "sim")]
 use xagent_adb_sim as sim;
 
@@ -19,6 +20,16 @@ use xagent_adb_sim as sim;
     about = "xAgent connector for Android phones over ADB"
 )]
 struct Cli {
+    /// Log line format on stderr: `text` (colour only on a terminal) or `json` (one object
+    /// per line, for journald/Loki).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t = LogFormat::Text,
+        env = "XAGENT_ADB_LOG_FORMAT"
+    )]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -33,6 +44,28 @@ enum Command {
         /// TOML config file (`print-default-config` prints a commented one).
         #[arg(long, env = "XAGENT_ADB_CONFIG")]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        settings: config::Settings,
+    },
+    /// Check the config, each adb server (reachable, protocol version) and each phone's state,
+    /// with the fix for every problem. Exit status 1 when anything needs attention. Takes the
+    /// same config file, environment and flags as `serve`.
+    Check {
+        /// TOML config file (as for `serve`).
+        #[arg(long, env = "XAGENT_ADB_CONFIG")]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        settings: config::Settings,
+    },
+    /// List the phones: serial, model, state, transport, adb server, bound channel. Takes the
+    /// same config file, environment and flags as `serve`.
+    Devices {
+        /// TOML config file (as for `serve`).
+        #[arg(long, env = "XAGENT_ADB_CONFIG")]
+        config: Option<PathBuf>,
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         settings: config::Settings,
     },
@@ -125,19 +158,26 @@ impl SimArgs {
 }
 
 fn main() {
-    let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        // No colour codes in journald or log files.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let cli = parse_cli();
+    xagent_adb_connector::logging::init(cli.log_format);
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
+    }
+}
+
+/// Parses the arguments; a bad value read from an `XAGENT_ADB_*` variable is reported under
+/// that variable's name ([`config::env_error`]). Usage errors exit 2, `--help` 0 (clap's codes).
+fn parse_cli() -> Cli {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            use clap::CommandFactory;
+            eprint!("{}", config::env_error::explain(&e, &Cli::command(), &args));
+            std::process::exit(e.exit_code());
+        }
+        Err(e) => e.exit(),
     }
 }
 
@@ -166,9 +206,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             data_dir,
         } => block_on(|_| pair(code, connect, data_dir)),
         Command::Serve { config, settings } => {
-            let cfg = config::load(config.as_deref(), settings)?;
-            block_on(|shutdown| daemon::serve(cfg, shutdown))
+            let cfg = config::load(config.as_deref(), settings.clone())?;
+            // SIGHUP loads the same stages again (the environment as read at start).
+            let reloader: daemon::reload::Reloader =
+                std::sync::Arc::new(move || config::load(config.as_deref(), settings.clone()));
+            block_on(|shutdown| daemon::serve_with_reload(cfg, Some(reloader), shutdown))
         }
+        Command::Check { config, settings } => block_on(|_| async move {
+            xagent_adb_connector::operator::run_check(config.as_deref(), settings).await
+        }),
+        Command::Devices {
+            config,
+            json,
+            settings,
+        } => block_on(|_| async move {
+            xagent_adb_connector::operator::run_devices(config.as_deref(), settings, json).await
+        }),
         #[cfg(feature = "sim")]
         Command::Sim(args) => block_on(|shutdown| async move {
             let handle = sim::start(args.options(), shutdown.clone()).await?;

@@ -120,3 +120,45 @@ fn help_names_every_environment_variable_and_missing_settings_are_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--api-key-file is required"), "{err}");
 }
+
+/// A bad value in `XAGENT_ADB_*` is reported under the variable's name (the operator never
+/// typed the flag); the same bad value typed as a flag is reported under the flag.
+#[test]
+fn environment_parse_errors_name_the_variable() {
+    let serve = |env: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve").args(args);
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+            cmd.env_remove(k);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("serve");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    for (var, value) in [
+        ("XAGENT_ADB_LISTEN", "not-an-address"),
+        ("XAGENT_ADB_FILE_TTL_SECS", "ten"),
+        ("XAGENT_ADB_CLAIM_POLICY", "everyone"),
+        ("XAGENT_ADB_LOG_FORMAT", "xml"),
+    ] {
+        let (status, err) = serve(&[(var, value)], &[]);
+        assert_eq!(status, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("environment variable {var}")),
+            "{err}"
+        );
+        assert!(err.contains(value), "{err}");
+    }
+    let (status, err) = serve(
+        &[("XAGENT_ADB_LISTEN", "127.0.0.1:1")],
+        &["--listen", "not-an-address"],
+    );
+    assert_eq!(status, Some(2), "{err}");
+    assert!(err.contains("'--listen <LISTEN>'"), "{err}");
+    assert!(!err.contains("XAGENT_ADB_LISTEN"), "{err}");
+}

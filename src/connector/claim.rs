@@ -4,7 +4,6 @@
 //! bound to at most one channel (SQLite UNIQUE). The claim code is never logged or echoed.
 
 use serde_json::Value;
-use subtle::ConstantTimeEq;
 
 use super::claim_policy::ClaimPolicy;
 use super::state::BindRefusal;
@@ -13,7 +12,6 @@ use crate::device::error::state_refusal;
 use crate::protocol::card::CLAIM_FLOW_ID;
 use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, random_id, ErrorCode};
-use crate::secret::hash_claim_code;
 use crate::store::BindingRecord;
 
 /// Status of an auth session (spec §8.8 / §8.10).
@@ -155,10 +153,7 @@ impl Connector {
                     "field `claim_code` is required: this connector binds a phone only with the code the administrator issued for it",
                 ));
             }
-            let ok = self
-                .claim_codes
-                .get(serial)
-                .is_some_and(|h| bool::from(h.ct_eq(&hash_claim_code(code))));
+            let ok = self.claim_code_matches(serial, code);
             if !ok {
                 self.claim_guard.failed(serial);
                 return Err(refuse(

@@ -19,10 +19,74 @@ use serde_json::{json, Value};
 /// Highest recorded value (µs): 60 s; longer waits are clamped to it.
 const MAX_US: u64 = 60_000_000;
 
-/// The two histograms; cheap to record into from any task.
+/// The two histograms; cheap to record into from any task. Beside them, the Prometheus series
+/// of `GET /metrics` ([`Series`]).
 pub struct DispatchStats {
     control: Mutex<Histogram<u64>>,
     tool: Mutex<Histogram<u64>>,
+    series: Series,
+}
+
+/// Labels of a finished tool call: the tool id (`other` for ids not in the registry, so a
+/// client cannot grow the series without bound) and `ok` or the error code.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+pub struct CallLabels {
+    /// Tool id.
+    pub tool: String,
+    /// `ok` or the `error.code` of the ack.
+    pub outcome: String,
+}
+
+/// Label of a per-tool or per-kind histogram.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+pub struct KindLabel {
+    /// Tool id, or the dispatch kind (`control`, `tool`).
+    pub kind: String,
+}
+
+type SecondsFamily = prometheus_client::metrics::family::Family<
+    KindLabel,
+    prometheus_client::metrics::histogram::Histogram,
+    fn() -> prometheus_client::metrics::histogram::Histogram,
+>;
+
+/// Prometheus series recorded as calls happen (prometheus-client; encoded by
+/// [`crate::server::metrics`]). Clones share the values.
+#[derive(Clone)]
+pub struct Series {
+    /// Finished tool calls by tool and outcome.
+    pub tool_calls: prometheus_client::metrics::family::Family<
+        CallLabels,
+        prometheus_client::metrics::counter::Counter,
+    >,
+    /// Tool call duration (s) by tool, from the call's start to its ack.
+    pub tool_seconds: SecondsFamily,
+    /// Dispatch latency (s) by kind, as the hdr histograms above.
+    pub dispatch_seconds: SecondsFamily,
+}
+
+/// Buckets of tool call durations: 5 ms … ~82 s, doubling.
+fn tool_buckets() -> prometheus_client::metrics::histogram::Histogram {
+    prometheus_client::metrics::histogram::Histogram::new(
+        prometheus_client::metrics::histogram::exponential_buckets(0.005, 2.0, 15),
+    )
+}
+
+/// Buckets of dispatch latency: 50 µs … ~0.8 s, doubling (budget p99 ≤ 2 ms).
+fn dispatch_buckets() -> prometheus_client::metrics::histogram::Histogram {
+    prometheus_client::metrics::histogram::Histogram::new(
+        prometheus_client::metrics::histogram::exponential_buckets(0.000_05, 2.0, 15),
+    )
+}
+
+impl Series {
+    fn new() -> Series {
+        Series {
+            tool_calls: Default::default(),
+            tool_seconds: SecondsFamily::new_with_constructor(tool_buckets),
+            dispatch_seconds: SecondsFamily::new_with_constructor(dispatch_buckets),
+        }
+    }
 }
 
 impl Default for DispatchStats {
@@ -59,17 +123,55 @@ impl DispatchStats {
         DispatchStats {
             control: Mutex::new(histogram()),
             tool: Mutex::new(histogram()),
+            series: Series::new(),
         }
+    }
+
+    /// The Prometheus series.
+    pub fn series(&self) -> &Series {
+        &self.series
+    }
+
+    /// Records a finished tool call of `tool_id` (known to the registry, else counted as
+    /// `other`) with `outcome` (`ok` or an error code) that took `elapsed`.
+    pub fn record_call(&self, tool_id: &str, outcome: &str, elapsed: Duration) {
+        let tool = match crate::device::tools::registry().get(tool_id) {
+            Some(t) => t.id().to_string(),
+            None => "other".to_string(),
+        };
+        self.series
+            .tool_calls
+            .get_or_create(&CallLabels {
+                tool: tool.clone(),
+                outcome: outcome.to_string(),
+            })
+            .inc();
+        self.series
+            .tool_seconds
+            .get_or_create(&KindLabel { kind: tool })
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Records a session-answered packet: arrival → reply written.
     pub fn record_control(&self, elapsed: Duration) {
         record(&self.control, elapsed);
+        self.series
+            .dispatch_seconds
+            .get_or_create(&KindLabel {
+                kind: "control".into(),
+            })
+            .observe(elapsed.as_secs_f64());
     }
 
     /// Records a tool call: arrival → tool task running.
     pub fn record_tool(&self, elapsed: Duration) {
         record(&self.tool, elapsed);
+        self.series
+            .dispatch_seconds
+            .get_or_create(&KindLabel {
+                kind: "tool".into(),
+            })
+            .observe(elapsed.as_secs_f64());
     }
 
     /// `{"control": S, "tool": S}` with S = `{"count", "p50_us", "p99_us", "max_us"}` (µs since

@@ -77,8 +77,10 @@ pub struct Connector {
     files: FileCache,
     inventory: Inventory,
     claim_policy: ClaimPolicy,
-    claim_codes: HashMap<String, CodeHash>,
-    profiles: Profiles,
+    /// Replaced as a whole on SIGHUP ([`Connector::reload`]).
+    claim_codes: std::sync::RwLock<HashMap<String, CodeHash>>,
+    /// Replaced as a whole on SIGHUP ([`Connector::reload`]).
+    profiles: std::sync::RwLock<Profiles>,
     card_tools: Vec<&'static str>,
     claim_guard: claim::ClaimGuard,
     /// Cache of resolved policies (not connector state: derived from the profiles alone).
@@ -120,11 +122,11 @@ impl Connector {
             files,
             inventory,
             claim_policy: config.claim_policy,
-            claim_codes: config.claim_codes,
+            claim_codes: std::sync::RwLock::new(config.claim_codes),
             card_tools: card_tools_for(&profiles.card_policy()),
             claim_guard: claim::ClaimGuard::default(),
             policies: Mutex::default(),
-            profiles,
+            profiles: std::sync::RwLock::new(profiles),
             inflight: Mutex::default(),
             dispatch_stats: dispatch_stats::DispatchStats::new(),
             lifecycle,
@@ -178,14 +180,43 @@ impl Connector {
         if let Some(p) = lock(&self.policies).get(&key) {
             return Ok(Arc::clone(p));
         }
-        let policy = Arc::new(self.profiles.for_phone(&facts)?);
+        let policy = Arc::new(
+            self.profiles
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .for_phone(&facts)?,
+        );
         lock(&self.policies).insert(key, Arc::clone(&policy));
         Ok(policy)
     }
 
-    /// The loaded device profiles.
-    pub fn profiles(&self) -> &Profiles {
-        &self.profiles
+    /// The device profiles in force.
+    pub fn profiles(&self) -> Profiles {
+        self.profiles
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether `code` is the claim code of `serial` (SHA-256 compared in constant time).
+    pub(crate) fn claim_code_matches(&self, serial: &str, code: &str) -> bool {
+        use subtle::ConstantTimeEq;
+        let hash = crate::secret::hash_claim_code(code);
+        self.claim_codes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(serial)
+            .is_some_and(|h| bool::from(h.ct_eq(&hash)))
+    }
+
+    /// Replaces the claim codes and the device profiles (SIGHUP, [`crate::daemon::reload`]).
+    /// Channels, bindings, sockets and calls in flight are untouched; policies are resolved
+    /// again from the new profiles on each phone's next call. The card's tool list stays as
+    /// built at start (xAgent caches the card; a changed list needs a restart).
+    pub fn reload(&self, claim_codes: HashMap<String, CodeHash>, profiles: Profiles) {
+        *self.claim_codes.write().unwrap_or_else(|e| e.into_inner()) = claim_codes;
+        *self.profiles.write().unwrap_or_else(|e| e.into_inner()) = profiles;
+        lock(&self.policies).clear();
     }
 
     /// The file cache.

@@ -37,6 +37,13 @@ pub async fn invoke(
     let result =
         tracing::Instrument::instrument(connector.invoke_tool(channel, p, &progress), span).await;
     tracing::debug!(tool = %p.tool_id, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "tool call finished");
+    let outcome = match &result {
+        Ok(_) => "ok",
+        Err(e) => e.code.as_str(),
+    };
+    connector
+        .dispatch_stats()
+        .record_call(&p.tool_id, outcome, started.elapsed());
     match result {
         Ok(v) => Ok(Reply::ToolInvokeAck(ack(p, Some(v)))),
         Err(e) => Err(DataPlaneError::failed_with(

@@ -1,6 +1,13 @@
 //! The inventory of attached phones, keyed by `ro.serialno`, kept current without polling the
 //! adb server: `host:track-devices` pushes every change; direct-transport phones are re-probed
 //! every [`DIRECT_PROBE_PERIOD`]. Subscribers get a tick on every change (descriptor pushes).
+//!
+//! Several adb servers (boxes) feed one inventory. A phone is keyed by `ro.serialno`; each way
+//! to reach it is a *route* (adb server + adb serial, or a direct `tcp:` transport). When one
+//! serial has several routes (the same phone seen by two servers, or two phones sharing a
+//! serial), the route used is chosen deterministically: an online (`device`) route first, then
+//! the lower rank (adb servers in config order, then direct phones); the others stay as
+//! fallbacks and take over when the chosen one goes away. The log says so once per serial.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -42,13 +49,64 @@ pub struct AttachedPhone {
     pub link: DeviceLink,
     /// adb serial (`R58N…`, `127.0.0.1:5555`) or `tcp:HOST:PORT` for direct phones.
     pub transport: String,
+    /// The adb server (its configured name, else `host:port`) carrying it; `None` for a
+    /// direct-transport phone.
+    pub adb_server: Option<String>,
+    /// Preference among routes to one serial: lower wins (see the module doc).
+    pub rank: usize,
 }
+
+impl AttachedPhone {
+    /// Whether `self` and `other` are the same route (server and transport).
+    fn same_route(&self, other: &AttachedPhone) -> bool {
+        self.adb_server == other.adb_server && self.transport == other.transport
+    }
+
+    /// Sort key of route preference: online first, then rank, then the names (stable).
+    fn preference(&self) -> (bool, usize, Option<&str>, &str) {
+        (
+            self.state != DeviceState::Device,
+            self.rank,
+            self.adb_server.as_deref(),
+            &self.transport,
+        )
+    }
+}
+
+/// Rank of direct-transport phones: after every adb server.
+pub const DIRECT_RANK: usize = 1 << 16;
+
+/// Where a tracker's phones come from: an adb server's label and its rank.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// Configured name of the server, else its `host:port`.
+    pub label: String,
+    /// Config order of the server (0 first).
+    pub rank: usize,
+}
+
+/// Routes of every serial.
+type Routes = HashMap<String, Vec<AttachedPhone>>;
 
 /// Shared inventory; cheap to clone.
 #[derive(Clone)]
 pub struct Inventory {
-    phones: Arc<RwLock<HashMap<String, AttachedPhone>>>,
+    phones: Arc<RwLock<Routes>>,
     changes: Arc<watch::Sender<u64>>,
+}
+
+/// The preferred route of one serial.
+fn best(routes: &[AttachedPhone]) -> Option<&AttachedPhone> {
+    routes
+        .iter()
+        .min_by(|a, b| a.preference().cmp(&b.preference()))
+}
+
+/// What subscribers see of a serial: its preferred route's state and place.
+fn visible(routes: Option<&Vec<AttachedPhone>>) -> Option<(DeviceState, String, Option<String>)> {
+    routes
+        .and_then(|r| best(r))
+        .map(|p| (p.state.clone(), p.transport.clone(), p.adb_server.clone()))
 }
 
 impl Default for Inventory {
@@ -61,14 +119,23 @@ impl Default for Inventory {
 }
 
 impl Inventory {
-    /// The phone with `ro.serialno == serial`.
+    /// The phone with `ro.serialno == serial`, through its preferred route.
     pub fn get(&self, serial: &str) -> Option<AttachedPhone> {
-        self.read().get(serial).cloned()
+        self.read().get(serial).and_then(|r| best(r)).cloned()
     }
 
-    /// Every known phone.
+    /// Every known phone, each through its preferred route.
     pub fn list(&self) -> Vec<AttachedPhone> {
-        self.read().values().cloned().collect()
+        self.read()
+            .values()
+            .filter_map(|r| best(r))
+            .cloned()
+            .collect()
+    }
+
+    /// Every route of every phone (fallbacks included).
+    pub fn routes(&self) -> Vec<AttachedPhone> {
+        self.read().values().flatten().cloned().collect()
     }
 
     /// A receiver ticking on every change.
@@ -76,40 +143,65 @@ impl Inventory {
         self.changes.subscribe()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, AttachedPhone>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Routes> {
         self.phones.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, AttachedPhone>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Routes> {
         self.phones.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Inserts or replaces a phone; ticks when anything visible changed.
+    /// Inserts or replaces a route of a phone; ticks when anything visible changed.
     fn upsert(&self, phone: AttachedPhone) {
-        let changed = {
+        // The serial is an identifier the logs never carry whole (see `mask_serial`).
+        let masked = crate::protocol::descriptor::mask_serial(&phone.serial);
+        let (changed, duplicate) = {
             let mut map = self.write();
-            let before = map
-                .get(&phone.serial)
-                .map(|p| (p.state.clone(), p.transport.clone()));
-            let after = (phone.state.clone(), phone.transport.clone());
-            map.insert(phone.serial.clone(), phone);
-            before != Some(after)
+            let routes = map.entry(phone.serial.clone()).or_default();
+            let before = visible(Some(routes));
+            let was = routes.len();
+            match routes.iter_mut().find(|r| r.same_route(&phone)) {
+                Some(r) => *r = phone,
+                None => routes.push(phone),
+            }
+            let dup = (was == 1 && routes.len() == 2).then(|| {
+                let mut sorted: Vec<&AttachedPhone> = routes.iter().collect();
+                sorted.sort_by(|a, b| a.preference().cmp(&b.preference()));
+                sorted
+                    .iter()
+                    .map(|r| r.adb_server.clone().unwrap_or_else(|| r.transport.clone()))
+                    .collect::<Vec<_>>()
+            });
+            (before != visible(Some(routes)), dup)
         };
+        if let Some(places) = duplicate {
+            tracing::warn!(
+                serial = %masked,
+                used = %places[0],
+                fallback = %places[1],
+                "one serial is reachable through two routes: the first is used, the other is the fallback"
+            );
+        }
         if changed {
             self.changes.send_modify(|n| *n += 1);
         }
     }
 
-    /// Marks every phone reached through `transport` as `state` (kept, so bindings survive).
-    fn set_state_by_transport(&self, transport: &str, state: DeviceState) {
+    /// Marks every route through `transport` of `server` (`None`: direct) as `state` (kept,
+    /// so bindings survive).
+    fn set_state_by_transport(&self, server: Option<&str>, transport: &str, state: DeviceState) {
         let changed = {
             let mut map = self.write();
             let mut changed = false;
-            for p in map.values_mut().filter(|p| p.transport == transport) {
-                if p.state != state {
+            for routes in map.values_mut() {
+                let before = visible(Some(routes));
+                for p in routes
+                    .iter_mut()
+                    .filter(|p| p.transport == transport && p.adb_server.as_deref() == server)
+                {
                     p.state = state.clone();
-                    changed = true;
                 }
+                changed |= before != visible(Some(routes));
             }
             changed
         };
@@ -163,6 +255,20 @@ async fn probe(link: &DeviceLink) -> Result<Identity, AdbError> {
 
 /// Follows `host:track-devices` of one adb server until `shutdown`, reconnecting with back-off.
 pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: CancellationToken) {
+    let source = Source {
+        label: client.addr().to_string(),
+        rank: 0,
+    };
+    run_adb_tracker_from(inv, client, source, shutdown).await
+}
+
+/// [`run_adb_tracker`] for one of several servers: its phones carry `source`'s label and rank.
+pub async fn run_adb_tracker_from(
+    inv: Inventory,
+    client: AdbServerClient,
+    source: Source,
+    shutdown: CancellationToken,
+) {
     // adb serial → ro.serialno learned while online.
     let mut known: HashMap<String, String> = HashMap::new();
     let mut warned = false;
@@ -178,18 +284,22 @@ pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: 
                     l = tracker.next_list() => l,
                 };
                 let Ok(list) = list else { break };
-                reconcile(&inv, &client, &mut known, &list).await;
+                reconcile(&inv, &client, &source, &mut known, &list).await;
             },
             Err(e) if !warned => {
                 warned = true;
-                tracing::warn!(error = %e, "adb server not reachable (start it with `adb start-server`, or pass --adb-server \"\" to use only --device phones); retrying every 2 s");
+                tracing::warn!(server = %source.label, error = %e, "adb server not reachable (start it with `adb start-server`, or pass --adb-server \"\" to use only --device phones); retrying every 2 s");
             }
             Err(e) => tracing::debug!(error = %e, "adb server still not reachable"),
         }
         // Server gone: everything it carried is unreachable until it returns — told apart from
         // a phone's own absence (`adb_server_unavailable`, field bug 34).
         for adb_serial in known.keys() {
-            inv.set_state_by_transport(adb_serial, DeviceState::ServerUnavailable);
+            inv.set_state_by_transport(
+                Some(&source.label),
+                adb_serial,
+                DeviceState::ServerUnavailable,
+            );
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -201,6 +311,7 @@ pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: 
 async fn reconcile(
     inv: &Inventory,
     client: &AdbServerClient,
+    source: &Source,
     known: &mut HashMap<String, String>,
     list: &str,
 ) {
@@ -224,12 +335,14 @@ async fn reconcile(
                         state: DeviceState::Device,
                         link,
                         transport: e.serial.clone(),
+                        adb_server: Some(source.label.clone()),
+                        rank: source.rank,
                     });
                 }
                 Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
             }
         } else if known.contains_key(&e.serial) {
-            inv.set_state_by_transport(&e.serial, e.state.clone());
+            inv.set_state_by_transport(Some(&source.label), &e.serial, e.state.clone());
         } else {
             // Never online: its adb serial is the best name we have (USB serials equal ro.serialno).
             inv.upsert(AttachedPhone {
@@ -240,12 +353,14 @@ async fn reconcile(
                 state: e.state.clone(),
                 link,
                 transport: e.serial.clone(),
+                adb_server: Some(source.label.clone()),
+                rank: source.rank,
             });
         }
     }
     let present: Vec<&str> = entries.iter().map(|e| e.serial.as_str()).collect();
     for adb_serial in known.keys().filter(|s| !present.contains(&s.as_str())) {
-        inv.set_state_by_transport(adb_serial, DeviceState::Offline);
+        inv.set_state_by_transport(Some(&source.label), adb_serial, DeviceState::Offline);
     }
 }
 
@@ -290,6 +405,8 @@ pub async fn attach_direct(
         state: DeviceState::Device,
         link: link.clone(),
         transport: transport.to_string(),
+        adb_server: None,
+        rank: DIRECT_RANK,
     };
     inv.upsert(phone.clone());
     Ok(phone)
@@ -313,14 +430,14 @@ pub async fn run_direct_watch(
             match attach_direct(&inv, &link, &transport).await {
                 Ok(_) => true,
                 Err(AdbError::DeviceUnauthorized) => {
-                    inv.set_state_by_transport(&transport, DeviceState::Unauthorized);
+                    inv.set_state_by_transport(None, &transport, DeviceState::Unauthorized);
                     false
                 }
                 Err(_) => false,
             }
         };
         if online && !ok {
-            inv.set_state_by_transport(&transport, DeviceState::Offline);
+            inv.set_state_by_transport(None, &transport, DeviceState::Offline);
         }
         online = ok;
         tokio::select! {
@@ -328,4 +445,13 @@ pub async fn run_direct_watch(
             _ = tokio::time::sleep(DIRECT_PROBE_PERIOD) => {}
         }
     }
+}
+
+/// Records in `inv` what one `host:devices-l` (or `host:devices`) answer `list` of `client`
+/// shows, as the tracker does: online phones are probed for their identity (a failed probe
+/// leaves the phone out), the others kept under their adb serial. For the operator commands,
+/// which look once instead of tracking.
+pub async fn refresh_once(inv: &Inventory, client: &AdbServerClient, source: &Source, list: &str) {
+    let mut known = HashMap::new();
+    reconcile(inv, client, source, &mut known, list).await;
 }

@@ -7,6 +7,29 @@ use subtle::ConstantTimeEq;
 use super::error::HttpError;
 use crate::secret::{hash_claim_code, Secret};
 
+/// The system API key in force, shared by every handler and replaced in place on SIGHUP
+/// ([`crate::daemon::reload`]): a request is checked against the key current when it arrives,
+/// so after a rotation the old key is refused at once while open sockets stay up.
+#[derive(Clone)]
+pub struct ApiKey(std::sync::Arc<std::sync::RwLock<Secret>>);
+
+impl ApiKey {
+    /// Holds `key`.
+    pub fn new(key: Secret) -> ApiKey {
+        ApiKey(std::sync::Arc::new(std::sync::RwLock::new(key)))
+    }
+
+    /// The key in force now.
+    pub fn current(&self) -> Secret {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the key.
+    pub fn replace(&self, key: Secret) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = key;
+    }
+}
+
 /// Whether `headers` carry the right Bearer key.
 pub fn bearer_ok(headers: &HeaderMap, key: &Secret) -> bool {
     let Some(value) = headers

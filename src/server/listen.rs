@@ -8,6 +8,10 @@
 //!   a first request or the next one on a kept-alive connection — is closed (hyper
 //!   `http1::Builder::header_read_timeout`, which starts when hyper waits for a head).
 //!
+//! With TLS ([`super::tls`]), each connection's handshake runs in its own task under the same
+//! [`HEADER_READ_TIMEOUT`]; a client speaking plain HTTP to a TLS port fails the handshake and
+//! is closed.
+//!
 //! Upgraded WebSockets leave this accounting when the upgrade completes; they have their own
 //! cap ([`super::MAX_SOCKETS`]). On shutdown, accepting stops and each connection finishes its
 //! request in flight (hyper graceful shutdown).
@@ -38,8 +42,19 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// Errors: none once listening (a failed `accept`, e.g. out of file descriptors, is logged and
 /// retried after 100 ms).
 pub async fn serve(listener: TcpListener, router: Router, lifecycle: &Lifecycle) {
+    serve_with_tls(listener, router, lifecycle, None).await
+}
+
+/// [`serve`], with TLS on every connection when `tls` is set (the acceptor in force when the
+/// connection arrives: a SIGHUP reload takes effect for the next connections).
+pub async fn serve_with_tls(
+    listener: TcpListener,
+    router: Router,
+    lifecycle: &Lifecycle,
+    tls: Option<super::tls::TlsSlot>,
+) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    accept_until_shutdown(&listener, &router, &slots, lifecycle).await;
+    accept_until_shutdown(&listener, &router, &slots, lifecycle, tls.as_ref()).await;
     drop(listener);
     // Every connection task holds a slot until it ends: all slots back = all requests done.
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, slots.acquire_many(MAX_CONNECTIONS as u32)).await;
@@ -50,6 +65,7 @@ async fn accept_until_shutdown(
     router: &Router,
     slots: &Arc<Semaphore>,
     lifecycle: &Lifecycle,
+    tls: Option<&super::tls::TlsSlot>,
 ) {
     let shutdown: &CancellationToken = lifecycle.shutdown();
     loop {
@@ -73,21 +89,43 @@ async fn accept_until_shutdown(
         };
         let service = TowerToHyperService::new(router.clone());
         let shutdown = shutdown.clone();
+        let acceptor = tls.map(|t| t.acceptor());
         lifecycle.spawn(async move {
-            let conn = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service)
-                .with_upgrades();
-            tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = shutdown.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+            match acceptor {
+                None => serve_connection(stream, service, &shutdown).await,
+                Some(acceptor) => {
+                    match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => serve_connection(tls, service, &shutdown).await,
+                        Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!("TLS handshake timed out"),
+                    }
                 }
             }
             drop(permit);
         });
+    }
+}
+
+/// Serves HTTP/1 (with upgrades) on one connection until it ends or shutdown, then finishes
+/// the request in flight.
+async fn serve_connection<IO>(
+    io: IO,
+    service: TowerToHyperService<Router>,
+    shutdown: &CancellationToken,
+) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .serve_connection(TokioIo::new(io), service)
+        .with_upgrades();
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = shutdown.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! | `GET /connector-card.json` | public | §4.1 |
 //! | `GET /skill.md` | public | §4.2 |
 //! | `GET /health` | Bearer | §4.3 |
+//! | `GET /metrics` | Bearer | Prometheus text; `?format=json` ([`metrics`]) |
 //! | `GET /ws` | Bearer + subprotocol `xagent.connector.packet.v1` | §6 |
 //! | `GET /files/refs/{file_ref}` | the signed ref itself | §5.2 |
 //! | `POST /files/uploads` | Bearer + `X-XAgent-Connector-Channel-ID` | §5.1 |
@@ -13,6 +14,8 @@ pub mod auth;
 pub mod error;
 pub mod file_refs;
 pub mod listen;
+pub mod metrics;
+pub mod tls;
 pub mod upload;
 
 use std::sync::Arc;
@@ -45,8 +48,8 @@ pub const MAX_SOCKETS: usize = 64;
 pub struct AppState {
     /// The connector core.
     pub connector: Arc<Connector>,
-    /// System API key.
-    pub api_key: Secret,
+    /// System API key (replaced on SIGHUP).
+    pub api_key: auth::ApiKey,
     /// The card, built once.
     pub card: Arc<Value>,
     /// Largest accepted upload (bytes).
@@ -62,7 +65,7 @@ impl AppState {
         let card = Arc::new(build_card(&BUILD, &card_decls(&connector)));
         Self {
             connector,
-            api_key,
+            api_key: auth::ApiKey::new(api_key),
             card,
             upload_max_bytes,
             sockets: Arc::new(tokio::sync::Semaphore::new(MAX_SOCKETS)),
@@ -85,7 +88,7 @@ pub fn router(state: AppState) -> Router {
         .route("/connector-card.json", get(card))
         .route("/skill.md", get(skill))
         .route("/health", get(health))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics::metrics))
         .route("/ws", get(ws))
         .route("/files/refs/{file_ref}", get(file_refs::download))
         .route(
@@ -110,7 +113,7 @@ async fn skill() -> Response {
 }
 
 async fn health(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, HttpError> {
-    auth::require_bearer(&headers, &st.api_key)?;
+    auth::require_bearer(&headers, &st.api_key.current())?;
     Ok(Json(json!({
         "status": "ok",
         "connector_card_id": CARD_ID,
@@ -121,21 +124,13 @@ async fn health(State(st): State<AppState>, headers: HeaderMap) -> Result<Respon
     .into_response())
 }
 
-/// `GET /metrics` (Bearer): data-plane dispatch latency since start,
-/// `{"dispatch": {"control": S, "tool": S}}`, S = `{"count", "p50_us", "p99_us", "max_us"}`
-/// (µs; see [`crate::connector::dispatch_stats`]). 401 without the key.
-async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, HttpError> {
-    auth::require_bearer(&headers, &st.api_key)?;
-    Ok(Json(json!({"dispatch": st.connector.dispatch_stats().snapshot()})).into_response())
-}
-
 async fn ws(
     State(st): State<AppState>,
     headers: HeaderMap,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, HttpError> {
     // The key is checked before anything else, then the upgrade itself (JSON errors both).
-    auth::require_bearer(&headers, &st.api_key)?;
+    auth::require_bearer(&headers, &st.api_key.current())?;
     let upgrade = upgrade.map_err(|e| HttpError::WebSocketUpgradeRequired(e.to_string()))?;
     let offered = headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)

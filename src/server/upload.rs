@@ -63,7 +63,7 @@ pub async fn upload(
     headers: HeaderMap,
     form: Result<Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> Result<Json<Uploaded>, HttpError> {
-    auth::require_bearer(&headers, &st.api_key)?;
+    auth::require_bearer(&headers, &st.api_key.current())?;
     let channel = headers
         .get(CHANNEL_HEADER)
         .and_then(|v| v.to_str().ok())

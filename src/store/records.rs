@@ -253,6 +253,16 @@ impl Store {
         .await
     }
 
+    /// Bytes of every cached file (`SUM(byte_size)` of the file refs), for `GET /metrics`.
+    pub async fn file_total_bytes(&self) -> Result<u64, StoreError> {
+        self.run(|c| {
+            c.prepare_cached(sql::FILE_TOTAL_BYTES)?
+                .query_row([], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+        })
+        .await
+    }
+
     /// Looks up a file by id.
     pub async fn file_get(&self, file_id: String) -> Result<Option<FileRecord>, StoreError> {
         self.run(move |c| {

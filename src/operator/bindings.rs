@@ -1,0 +1,140 @@
+//! Bound channels by phone serial, for `devices`.
+//!
+//! The store is SQLite in `locking_mode=EXCLUSIVE` ([`crate::store`]): while `serve` runs, no
+//! other process can read it. So a running connector answers on a Unix socket in its data dir
+//! ([`SOCKET_FILE`], mode 0600 inside the 0700 data dir: only the service user, or root, may
+//! ask), and when no connector holds the data dir lock, the store is read directly.
+//! The socket speaks one message: on connect, the connector writes
+//! `{"bindings":[{"connector_channel_id":…,"serial":…},…]}` and closes.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::connector::Connector;
+
+/// The socket's file name in the data dir.
+pub const SOCKET_FILE: &str = "operator.sock";
+/// Deadline of one exchange on the socket (either side).
+pub const SOCKET_DEADLINE: Duration = Duration::from_secs(5);
+/// Largest answer read from the socket (bytes): 4096 channels × ~100 bytes fit.
+const MAX_ANSWER: u64 = 1024 * 1024;
+
+/// One binding on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Binding {
+    connector_channel_id: String,
+    serial: String,
+}
+
+/// The socket's message.
+#[derive(Debug, Serialize, Deserialize)]
+struct Answer {
+    bindings: Vec<Binding>,
+}
+
+/// Errors reading the bindings.
+#[derive(Debug, thiserror::Error)]
+pub enum BindingsError {
+    /// The socket or the store failed.
+    #[error("cannot read the bound channels: {0}")]
+    Read(String),
+}
+
+/// Binds [`SOCKET_FILE`] in `data_dir` (a stale file from a killed process is replaced: the
+/// caller holds the data dir lock) and answers until `shutdown`. Errors: the bind failed.
+pub fn spawn(
+    data_dir: &Path,
+    connector: Arc<Connector>,
+    lifecycle: &crate::lifecycle::Lifecycle,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = data_dir.join(SOCKET_FILE);
+    let _ = std::fs::remove_file(&path);
+    let listener = tokio::net::UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    let shutdown: CancellationToken = lifecycle.shutdown().clone();
+    lifecycle.spawn(async move {
+        loop {
+            let mut stream = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                r = listener.accept() => match r {
+                    Ok((s, _)) => s,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "operator socket accept failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+            };
+            let mut bindings: Vec<Binding> = connector
+                .inspect(|s| s.binding_pairs())
+                .into_iter()
+                .map(|(connector_channel_id, serial)| Binding {
+                    connector_channel_id,
+                    serial,
+                })
+                .collect();
+            bindings.sort_by(|a, b| a.serial.cmp(&b.serial));
+            let body = serde_json::to_vec(&Answer { bindings }).unwrap_or_default();
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(SOCKET_DEADLINE, stream.write_all(&body)).await;
+            });
+        }
+        let _ = std::fs::remove_file(&path);
+    });
+    Ok(())
+}
+
+/// serial → bound channel id, from the running connector's socket, else from the store in
+/// `data_dir` (none when it does not exist yet). Errors: a connector holds the store but its
+/// socket does not answer, or the store cannot be read.
+pub async fn read(data_dir: &Path) -> Result<HashMap<String, String>, BindingsError> {
+    let err = |e: &dyn std::fmt::Display| BindingsError::Read(e.to_string());
+    let socket = data_dir.join(SOCKET_FILE);
+    if let Ok(Ok(stream)) =
+        tokio::time::timeout(SOCKET_DEADLINE, tokio::net::UnixStream::connect(&socket)).await
+    {
+        let mut body = Vec::new();
+        tokio::time::timeout(
+            SOCKET_DEADLINE,
+            stream.take(MAX_ANSWER).read_to_end(&mut body),
+        )
+        .await
+        .map_err(|e| err(&e))?
+        .map_err(|e| err(&e))?;
+        let answer: Answer = serde_json::from_slice(&body).map_err(|e| err(&e))?;
+        return Ok(answer
+            .bindings
+            .into_iter()
+            .map(|b| (b.serial, b.connector_channel_id))
+            .collect());
+    }
+    let db = data_dir.join(crate::daemon::DB_FILE);
+    if !db.exists() {
+        return Ok(HashMap::new());
+    }
+    // No socket answered: take the data dir lock so a connector starting now waits for it,
+    // then read the store (blocking SQLite, on the blocking pool).
+    let dir = data_dir.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let _lock = crate::daemon::lock_data_dir(&dir).map_err(|e| err(&e))?;
+        // Read-write open: a WAL database left by a killed connector needs recovery first.
+        let conn = rusqlite::Connection::open(&db).map_err(|e| err(&e))?;
+        let mut st = conn
+            .prepare(crate::store::sql::BINDING_ALL)
+            .map_err(|e| err(&e))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(0)?)))
+            .map_err(|e| err(&e))?;
+        rows.collect::<Result<HashMap<_, _>, _>>()
+            .map_err(|e| err(&e))
+    })
+    .await
+    .map_err(|e| err(&e))?
+}

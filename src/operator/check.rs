@@ -1,0 +1,133 @@
+//! `check`: the box's health as an operator reads it, one line per item, each problem with
+//! its fix. Exit status 0 when all is well, 1 when anything needs the operator.
+
+use std::fmt::Write as _;
+
+use crate::config::{ConfigError, ServeConfig};
+use crate::device::parse::devices::DeviceState;
+
+use super::{survey, Survey};
+
+/// Where the package installs the udev rule granting the service's group the ADB USB
+/// interface (class ff, subclass 42, protocol 01).
+pub const UDEV_RULE_PATH: &str = "/lib/udev/rules.d/60-xagent-adb-connector.rules";
+
+/// The fix for a phone in `state`, or `None` when it is usable.
+/// Sources: adb's own hints (AOSP `packages/modules/adb/transport.cpp`,
+/// `UsbNoPermissionsShortHelpText`), Android's "Run apps on a hardware device" guide.
+pub fn fix_for(state: &DeviceState, transport: &str) -> Option<String> {
+    let wireless = transport.contains(':');
+    Some(match state {
+        DeviceState::Device => return None,
+        DeviceState::Unauthorized => {
+            "on the phone, accept the \"Allow USB debugging?\" RSA key prompt \
+             (tick \"Always allow from this computer\"); no prompt: unplug and re-plug, or revoke \
+             USB debugging authorisations in Developer options"
+                .into()
+        }
+        DeviceState::NoPermissions { .. } => format!(
+            "this user cannot open the USB device: install the udev rule {UDEV_RULE_PATH} \
+             (shipped in the .deb; README \"USB permissions\"), make sure the adb server runs \
+             in its group, then re-plug the phone"
+        ),
+        DeviceState::Offline if wireless => "the phone does not answer: wireless debugging is \
+             probably off or the phone left the network — turn Developer options → Wireless \
+             debugging on and connect again"
+            .into(),
+        DeviceState::Offline => "the phone does not answer: re-plug the cable, or toggle USB \
+             debugging off and on in Developer options"
+            .into(),
+        DeviceState::Authorizing | DeviceState::Connecting => {
+            "the transport is still coming up: check again in a few seconds".into()
+        }
+        DeviceState::Bootloader | DeviceState::Recovery | DeviceState::Sideload => {
+            "the phone is not running Android: reboot it into the system".into()
+        }
+        DeviceState::ServerUnavailable => "its adb server stopped answering: restart it".into(),
+        DeviceState::Host | DeviceState::Unknown(_) => {
+            "not a phone state the connector can use: reboot the phone".into()
+        }
+    })
+}
+
+/// The report of `check` for a loaded configuration (or its error) and what the survey saw;
+/// returns (text, all fine).
+pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) -> (String, bool) {
+    let mut out = String::new();
+    let mut ok = true;
+    let config = match config {
+        Ok(c) => {
+            let _ = writeln!(out, "ok       config valid (listen {})", c.listen);
+            c
+        }
+        Err(e) => {
+            let _ = writeln!(out, "PROBLEM  config: {e}");
+            return (out, false);
+        }
+    };
+    let seen = seen.cloned().unwrap_or_default();
+    if config.adb_servers().is_empty() && config.direct_devices.is_empty() {
+        ok = false;
+        let _ = writeln!(
+            out,
+            "PROBLEM  no adb server and no --device phone configured: the connector sees no phone"
+        );
+    }
+    for server in &seen.servers {
+        match &server.version {
+            Ok(v) => {
+                let _ = writeln!(
+                    out,
+                    "ok       adb server {} reachable, protocol version {v}",
+                    server.addr
+                );
+            }
+            Err(e) => {
+                ok = false;
+                let _ = writeln!(
+                    out,
+                    "PROBLEM  adb server {}: {e}\n         fix: start it (`adb -P PORT start-server`, \
+                     or the adb-server service), or correct --adb-server",
+                    server.addr
+                );
+            }
+        }
+    }
+    for p in &seen.phones {
+        let via = match &p.adb_server {
+            Some(s) => format!("{} via adb server {s}", p.transport),
+            None => p.transport.clone(),
+        };
+        match fix_for(&p.state, &p.transport) {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "ok       phone {} ({}) {via}: device",
+                    p.serial, p.model
+                );
+            }
+            Some(fix) => {
+                ok = false;
+                let _ = writeln!(
+                    out,
+                    "PROBLEM  phone {} {via}: {}\n         fix: {fix}",
+                    p.serial,
+                    p.state.as_str()
+                );
+            }
+        }
+    }
+    if ok && seen.phones.is_empty() {
+        let _ = writeln!(out, "note     no phone attached yet");
+    }
+    (out, ok)
+}
+
+/// Runs `check` on a loaded configuration; returns (text, all fine).
+pub async fn run(config: Result<ServeConfig, ConfigError>) -> (String, bool) {
+    let seen = match &config {
+        Ok(c) => Some(survey(c).await),
+        Err(_) => None,
+    };
+    report(&config, seen.as_ref())
+}

@@ -1,0 +1,71 @@
+//! `devices`: the phones with their bound channel, as a table or as JSON (`--json`).
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use super::PhoneRow;
+
+/// The JSON form: an array of `{"serial", "model", "state", "transport", "adb_server",
+/// "connector_channel_id"}` (`adb_server` and `connector_channel_id` null when none).
+pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
+    Value::Array(
+        phones
+            .iter()
+            .map(|p| {
+                json!({
+                    "serial": p.serial,
+                    "model": p.model,
+                    "state": p.state.as_str(),
+                    "transport": p.transport,
+                    "adb_server": p.adb_server,
+                    "connector_channel_id": bound.get(&p.serial),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The table form: a header and one line per phone, columns padded to their widest cell;
+/// `-` for no value.
+pub fn to_table(phones: &[PhoneRow], bound: &HashMap<String, String>) -> String {
+    let mut rows = vec![[
+        "SERIAL".to_string(),
+        "MODEL".into(),
+        "STATE".into(),
+        "TRANSPORT".into(),
+        "ADB SERVER".into(),
+        "CHANNEL".into(),
+    ]];
+    let or_dash = |s: &str| {
+        if s.is_empty() {
+            "-".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    for p in phones {
+        rows.push([
+            p.serial.clone(),
+            or_dash(&p.model),
+            p.state.as_str().to_string(),
+            p.transport.clone(),
+            or_dash(p.adb_server.as_deref().unwrap_or("")),
+            or_dash(bound.get(&p.serial).map(String::as_str).unwrap_or("")),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

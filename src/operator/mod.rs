@@ -1,0 +1,201 @@
+//! Operator subcommands run beside (or instead of) `serve`, with the same configuration
+//! (file, `XAGENT_ADB_*` environment, flags; [`crate::config::load`]):
+//!
+//! * [`check`]: is the config valid, is each adb server reachable (and its protocol
+//!   version), is each phone usable — and, when not, the fix (exit status 1 on any problem);
+//! * [`devices`]: the phones as a table or JSON, each with its bound channel.
+//!
+//! Both look at the phones themselves ([`survey`]: the adb servers' `host:devices-l`, an
+//! identity probe of online phones, the direct-transport phones), and [`bindings`] reads the
+//! bound channels from the store, or from the running connector when it holds the store.
+
+pub mod bindings;
+pub mod check;
+pub mod devices;
+
+use std::time::Duration;
+
+use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
+use crate::config::ServeConfig;
+use crate::device::inventory::{self, Inventory};
+use crate::device::parse::devices::{parse_devices_l, DeviceState};
+
+/// Deadline of one adb server's answers in a survey (version, device list, probes).
+pub const SURVEY_DEADLINE: Duration = Duration::from_secs(10);
+
+/// What one adb server answered.
+#[derive(Debug, Clone)]
+pub struct ServerReport {
+    /// The server's label (`NAME` or `host:port`, as configured).
+    pub addr: String,
+    /// `host:version` (41 for current servers), or why the server could not be asked.
+    pub version: Result<u32, String>,
+}
+
+/// One phone as the operator sees it.
+#[derive(Debug, Clone)]
+pub struct PhoneRow {
+    /// `ro.serialno` when the phone answered, else the adb serial.
+    pub serial: String,
+    /// `ro.product.model` (from the probe or adb's `model:` field; may be empty).
+    pub model: String,
+    /// Transport state.
+    pub state: DeviceState,
+    /// adb serial (`R58N…`, `127.0.0.1:5555`) or `tcp:HOST:PORT` for direct phones.
+    pub transport: String,
+    /// The adb server (label) carrying it; `None` for direct-transport phones.
+    pub adb_server: Option<String>,
+}
+
+/// Everything the configured adb servers and direct phones show now.
+#[derive(Debug, Clone, Default)]
+pub struct Survey {
+    /// One report per configured adb server, in config order.
+    pub servers: Vec<ServerReport>,
+    /// Every phone seen, sorted by serial then adb server.
+    pub phones: Vec<PhoneRow>,
+}
+
+/// Asks every adb server of `config` and probes every direct phone, each under
+/// [`SURVEY_DEADLINE`]. Never fails: an unreachable server is a [`ServerReport`] with an error.
+pub async fn survey(config: &ServeConfig) -> Survey {
+    let mut out = Survey::default();
+    for (rank, spec) in config.adb_servers.iter().enumerate() {
+        let addr = spec.name.clone();
+        let source = inventory::Source {
+            label: spec.name.clone(),
+            rank,
+        };
+        let client = AdbServerClient::new(spec.addr.clone());
+        let version = match client.version().await {
+            Ok(v) => Ok(v),
+            Err(e) => Err(e.to_string()),
+        };
+        if version.is_ok() {
+            match tokio::time::timeout(SURVEY_DEADLINE, server_phones(&client, &source)).await {
+                Ok(Ok(rows)) => out.phones.extend(rows),
+                Ok(Err(e)) => tracing::warn!(server = %addr, error = %e, "device list failed"),
+                Err(_) => tracing::warn!(server = %addr, "device list timed out"),
+            }
+        }
+        out.servers.push(ServerReport { addr, version });
+    }
+    let key = HostKeyFile::new(config.data_dir.join(crate::daemon::ADB_KEY_FILE));
+    for addr in &config.direct_devices {
+        out.phones.push(direct_phone(addr, &key).await);
+    }
+    out.phones
+        .sort_by(|a, b| (&a.serial, &a.adb_server).cmp(&(&b.serial, &b.adb_server)));
+    out
+}
+
+/// The phones of one server: online ones probed for `ro.serialno`/model (as the connector's
+/// tracker does), the others as adb lists them.
+async fn server_phones(
+    client: &AdbServerClient,
+    source: &inventory::Source,
+) -> Result<Vec<PhoneRow>, AdbError> {
+    let list = client.devices_l().await?;
+    let inv = Inventory::default();
+    inventory::refresh_once(&inv, client, source, &list).await;
+    let probed = inv.routes();
+    Ok(parse_devices_l(&list)
+        .into_iter()
+        .map(|e| {
+            match probed
+                .iter()
+                .find(|p| p.transport == e.serial && p.state == DeviceState::Device)
+            {
+                Some(p) => PhoneRow {
+                    serial: p.serial.clone(),
+                    model: p.model.clone(),
+                    state: e.state,
+                    transport: e.serial,
+                    adb_server: Some(source.label.clone()),
+                },
+                None => PhoneRow {
+                    serial: e.serial.clone(),
+                    model: e.model.unwrap_or_default(),
+                    state: e.state,
+                    transport: e.serial,
+                    adb_server: Some(source.label.clone()),
+                },
+            }
+        })
+        .collect())
+}
+
+/// A direct-transport phone: identity when it answers; `unauthorized` when it refuses the
+/// connector's key; `offline` otherwise. The connector's adb key is used only if it exists
+/// (a survey never creates it).
+async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
+    let transport = format!("tcp:{addr}");
+    let link = if key.exists() {
+        DeviceLink::direct_with_key(addr, key.clone())
+    } else {
+        DeviceLink::direct(addr)
+    };
+    let inv = Inventory::default();
+    let state = match tokio::time::timeout(
+        SURVEY_DEADLINE,
+        inventory::attach_direct(&inv, &link, &transport),
+    )
+    .await
+    {
+        Ok(Ok(p)) => {
+            return PhoneRow {
+                serial: p.serial,
+                model: p.model,
+                state: DeviceState::Device,
+                transport,
+                adb_server: None,
+            }
+        }
+        Ok(Err(AdbError::DeviceUnauthorized | AdbError::NotPaired)) => DeviceState::Unauthorized,
+        _ => DeviceState::Offline,
+    };
+    PhoneRow {
+        serial: transport.clone(),
+        model: String::new(),
+        state,
+        transport,
+        adb_server: None,
+    }
+}
+
+/// `check` with the staged configuration (`config_file`, then `settings`): prints the report
+/// on stdout. Errors: anything needs the operator (exit status 1).
+pub async fn run_check(
+    config_file: Option<&std::path::Path>,
+    settings: crate::config::Settings,
+) -> anyhow::Result<()> {
+    let (text, ok) = check::run(crate::config::load(config_file, settings)).await;
+    print!("{text}");
+    if !ok {
+        anyhow::bail!("check found problems (see the lines marked PROBLEM)");
+    }
+    Ok(())
+}
+
+/// `devices [--json]` with the staged configuration: prints the phones and their bound
+/// channels on stdout. Errors: the config is invalid, or the bound channels cannot be read.
+pub async fn run_devices(
+    config_file: Option<&std::path::Path>,
+    settings: crate::config::Settings,
+    as_json: bool,
+) -> anyhow::Result<()> {
+    let config = crate::config::load(config_file, settings)?;
+    let seen = survey(&config).await;
+    for s in &seen.servers {
+        if let Err(e) = &s.version {
+            tracing::warn!(server = %s.addr, error = %e, "adb server not reachable; its phones are not listed");
+        }
+    }
+    let bound = bindings::read(&config.data_dir).await?;
+    if as_json {
+        println!("{:#}", devices::to_json(&seen.phones, &bound));
+    } else {
+        print!("{}", devices::to_table(&seen.phones, &bound));
+    }
+    Ok(())
+}
