@@ -4,11 +4,98 @@
 
 mod common;
 
+use std::io::{Read, Write};
+use std::process::Command;
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
-use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::adb_server::{AdbFlavor, AdbServer};
+use common::procs::{bin, ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::claim_when_visible;
 use common::xagent::{connect, http_get};
 use common::API_KEY;
+
+/// Runs the binary with `args` and no inherited `XAGENT_ADB_*`; (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().expect("run binary");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `--data-dir D --api-key-file D/api_key.txt` (the file the test connector also uses).
+fn base_flags(dir: &std::path::Path) -> Vec<String> {
+    let key = dir.join("api_key.txt");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    vec![
+        "--data-dir".into(),
+        dir.display().to_string(),
+        "--api-key-file".into(),
+        key.display().to_string(),
+    ]
+}
+
+/// `adb connect TARGET` (adb exits 0 whatever happens) and waits until `adb devices` shows
+/// TARGET in `state`.
+fn connect_until(adb: &AdbServer, target: &str, state: &str) {
+    let _ = adb.run(&["connect", target]);
+    for _ in 0..100 {
+        let out = adb.run(&["devices"]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        if text
+            .lines()
+            .any(|l| l.starts_with(target) && l.split_whitespace().nth(1) == Some(state))
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{target} never became {state}");
+}
+
+/// A fake adb server on 127.0.0.1 (host protocol smart sockets, AOSP `docs/dev/protocol.md`):
+/// answers `host:version` with 41 and `host:devices-l` with `list`; one thread per connection.
+/// Returns its `host:port`.
+fn fake_adb_server(list: &'static str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut s = stream;
+                let mut len = [0u8; 4];
+                if s.read_exact(&mut len).is_err() {
+                    return;
+                }
+                let n = usize::from_str_radix(std::str::from_utf8(&len).unwrap_or("0"), 16)
+                    .unwrap_or(0);
+                let mut service = vec![0u8; n];
+                if s.read_exact(&mut service).is_err() {
+                    return;
+                }
+                let answer = match &service[..] {
+                    b"host:version" => "0029".to_string(),
+                    b"host:devices-l" | b"host:devices" => list.to_string(),
+                    _ => {
+                        let msg = "unknown host service";
+                        let _ = write!(s, "FAIL{:04x}{msg}", msg.len());
+                        return;
+                    }
+                };
+                let _ = write!(s, "OKAY{:04x}{answer}", answer.len());
+            });
+        }
+    });
+    addr
+}
 
 fn code(p: &Value) -> &str {
     p["error"]["code"].as_str().unwrap_or("")
@@ -77,4 +164,164 @@ async fn json_and_text_logs_carry_no_secrets() {
             }
         }
     }
+}
+
+/// `check` and `devices` through the real binary against a real adb server (Google adb 34)
+/// with simulated phones (`device`, then `unauthorized`), a fake adb server for the states a sim
+/// cannot take (`no permissions`, `offline`), and the bound channel read from the running
+/// connector and, once it is stopped, from its store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_devices_report_every_state_with_its_fix() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let ok_phone = SimPhone::start("SIMCHECK00001");
+    adb.connect(&ok_phone.addr);
+    let dir = TempDir::new("check");
+    let mut flags = base_flags(dir.path());
+    flags.extend(["--adb-server".into(), adb.addr()]);
+    let with = |cmd: &str, extra: &[&str]| {
+        let mut a: Vec<&str> = vec![cmd];
+        a.extend(flags.iter().map(String::as_str));
+        a.extend(extra);
+        run(&a)
+    };
+
+    // All fine: exit 0, the server's protocol version and the phone.
+    let (code, out, err) = with("check", &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "adb server {} reachable, protocol version 41",
+            adb.addr()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("phone SIMCHECK00001 (Pixel 8)"), "{out}");
+    assert!(!out.contains("PROBLEM"), "{out}");
+
+    // A phone that has not accepted the key: exit 1 and the RSA prompt named.
+    let locked = SimPhone::start_with_control("SIMCHECK00002", &["--require-auth"]);
+    connect_until(&adb, &locked.addr, "unauthorized");
+    let (code, out, _) = with("check", &[]);
+    assert_eq!(code, Some(1), "{out}");
+    let line = out
+        .lines()
+        .skip_while(|l| !l.contains(&locked.addr))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        line.starts_with("PROBLEM") && line.contains("unauthorized"),
+        "{out}"
+    );
+    assert!(line.contains("RSA key prompt"), "{out}");
+
+    // `devices`: table and JSON, serial (ro.serialno once online), model, state, transport.
+    let (code, table, err) = with("devices", &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let header = table.lines().next().unwrap_or("");
+    for col in [
+        "SERIAL",
+        "MODEL",
+        "STATE",
+        "TRANSPORT",
+        "ADB SERVER",
+        "CHANNEL",
+    ] {
+        assert!(header.contains(col), "{table}");
+    }
+    let (_, json_out, _) = with("devices", &["--json"]);
+    let rows: Vec<Value> = serde_json::from_str(&json_out).expect("devices --json");
+    let row = |transport: &str| {
+        rows.iter()
+            .find(|r| r["transport"] == transport)
+            .cloned()
+            .unwrap_or_else(|| panic!("{transport} not listed: {json_out}"))
+    };
+    let online = row(&ok_phone.addr);
+    assert_eq!(online["serial"], "SIMCHECK00001");
+    assert_eq!(online["model"], "Pixel 8");
+    assert_eq!(online["state"], "device");
+    assert_eq!(online["adb_server"], json!(adb.addr()));
+    assert_eq!(online["connector_channel_id"], Value::Null);
+    assert_eq!(row(&locked.addr)["state"], "unauthorized");
+
+    // Bound channel: from the running connector (it holds the store), then from the store.
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMCHECK00001").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (code, json_out, err) = with("devices", &["--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        json_out.contains(&format!("\"connector_channel_id\": \"{ch}\"")),
+        "{json_out}"
+    );
+    let (_, table, _) = with("devices", &[]);
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("SIMCHECK00001"))
+        .unwrap_or("");
+    assert!(line.contains(&ch) && line.contains("device"), "{table}");
+    x.close().await;
+    drop(conn);
+    let (code, json_out, err) = with("devices", &["--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        json_out.contains(&format!("\"connector_channel_id\": \"{ch}\"")),
+        "from the store: {json_out}"
+    );
+
+    // States a sim cannot take, from a fake adb server speaking the host protocol.
+    let fake = fake_adb_server(
+        "FAKEUSB0001            no permissions (missing udev rules? user is in the plugdev group); see [http://developer.android.com/tools/device.html] usb:1-1 transport_id:1\n\
+         FAKEUSB0002            offline usb:1-2 transport_id:2\n\
+         10.0.0.9:5555          offline transport_id:3\n",
+    );
+    let mut a: Vec<String> = vec!["check".into()];
+    a.extend(base_flags(dir.path()));
+    a.extend(["--adb-server".into(), fake.clone()]);
+    let (code, out, _) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(1), "{out}");
+    let fix_of = |serial: &str| {
+        out.lines()
+            .skip_while(|l| !l.contains(serial))
+            .nth(1)
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        out.contains("phone FAKEUSB0001") && out.contains("no permissions"),
+        "{out}"
+    );
+    assert!(
+        fix_of("FAKEUSB0001").contains("/lib/udev/rules.d/"),
+        "{out}"
+    );
+    assert!(fix_of("FAKEUSB0002").contains("re-plug the cable"), "{out}");
+    assert!(
+        fix_of("10.0.0.9:5555").contains("wireless debugging"),
+        "{out}"
+    );
+
+    // An unreachable adb server and an invalid config are problems too.
+    let mut a: Vec<String> = vec!["check".into()];
+    a.extend(base_flags(dir.path()));
+    a.extend(["--adb-server".into(), "127.0.0.1:1".into()]);
+    let (code, out, _) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("PROBLEM  adb server 127.0.0.1:1"), "{out}");
+    let (code, out, _) = run(&[
+        "check",
+        "--data-dir",
+        "/tmp",
+        "--api-key-file",
+        "/nonexistent/key",
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with("PROBLEM  config: cannot read /nonexistent/key"),
+        "{out}"
+    );
 }
