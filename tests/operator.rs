@@ -325,3 +325,129 @@ async fn check_and_devices_report_every_state_with_its_fix() {
         "{out}"
     );
 }
+
+/// Sends SIGHUP to `pid`.
+fn hangup(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -HUP failed");
+}
+
+/// Waits (≤ 10 s) until the connector's log holds `needle` `n` times.
+fn wait_log(conn: &ConnectorProc, needle: &str, n: usize) {
+    for _ in 0..100 {
+        if conn.logs().matches(needle).count() >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("log never said {needle:?} {n} times:\n{}", conn.logs());
+}
+
+/// SIGHUP rotates the API key (old refused, new accepted, the open socket and its bound phone
+/// untouched), replaces the claim codes and the device profiles; a bad new configuration is
+/// refused as a whole, logged, and the running one stays. No key or code reaches the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
+    let bound = SimPhone::start("SIMHUP000001");
+    let second = SimPhone::start("SIMHUP000002");
+    let dir = TempDir::new("sighup");
+    let profiles = dir.path().join("profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    let default_profile = include_str!("../device-profiles/default.toml");
+    std::fs::write(profiles.join("default.toml"), default_profile).unwrap();
+    let codes = dir.path().join("codes.toml");
+    let (code_1, code_2) = ("first-CODE-112233", "second-CODE-445566");
+    let write_codes = |text: String| std::fs::write(&codes, text).unwrap();
+    write_codes(format!("[claim_codes]\n{} = \"{code_1}\"\n", bound.serial));
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![bound.addr.clone(), second.addr.clone()]),
+        &[
+            "--claim-policy",
+            "code",
+            "--config",
+            codes.to_str().unwrap(),
+            "--device-profiles",
+            profiles.to_str().unwrap(),
+        ],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let claim = |serial: &str, code: &str| json!({"flow_id": "adb_device_claim", "input": {"serial": serial, "claim_code": code}});
+    let mut ack = Value::Null;
+    for _ in 0..75 {
+        ack = x
+            .request("auth.start", Some(&ch), claim(&bound.serial, code_1))
+            .await;
+        if ack["payload"]["status"] == "authenticated" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let url = "https://example.com/hup";
+    let opened = x.tool(&ch, "android_open_url", json!({"url": url})).await;
+    assert!(opened.get("error").is_none(), "{opened}");
+    let (ch2, _) = x.open(None).await;
+    let e = x
+        .request("auth.start", Some(&ch2), claim(&second.serial, code_2))
+        .await;
+    assert_eq!(
+        code(&e),
+        "auth_failed",
+        "no code for the second phone yet: {e}"
+    );
+
+    // Rotate: new key file, a code for the second phone, a profile without https.
+    let new_key = "rotated-key-0123456789abcdef";
+    std::fs::write(dir.path().join("api_key.txt"), format!("{new_key}\n")).unwrap();
+    write_codes(format!(
+        "[claim_codes]\n{} = \"{code_1}\"\n{} = \"{code_2}\"\n",
+        bound.serial, second.serial
+    ));
+    std::fs::write(
+        profiles.join("default.toml"),
+        default_profile.replace("schemes = [\"http\", \"https\"]", "schemes = [\"http\"]"),
+    )
+    .unwrap();
+    hangup(conn.pid());
+    wait_log(&conn, "configuration reloaded", 1);
+    let health = |key: &str| http_get(&format!("{}/health", conn.base), Some(key)).0;
+    assert_eq!(health(API_KEY), 401, "the old key is refused");
+    assert_eq!(health(new_key), 200, "the new key is accepted");
+    // The socket opened with the old key and its bound phone carry on.
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    assert!(shot.get("error").is_none(), "{shot}");
+    let denied = x.tool(&ch, "android_open_url", json!({"url": url})).await;
+    assert_eq!(
+        code(&denied),
+        "policy_denied",
+        "new profile in force: {denied}"
+    );
+    let ok = x
+        .request("auth.start", Some(&ch2), claim(&second.serial, code_2))
+        .await;
+    assert_eq!(
+        ok["payload"]["status"], "authenticated",
+        "new code in force: {ok}"
+    );
+
+    // A bad configuration (key too short) is refused whole: the running one stays.
+    std::fs::write(dir.path().join("api_key.txt"), "short\n").unwrap();
+    hangup(conn.pid());
+    wait_log(&conn, "keeping the running one", 1);
+    assert_eq!(health(new_key), 200, "the running key stays");
+    assert_eq!(health("short"), 401);
+    let logs = conn.logs();
+    assert!(
+        logs.contains("must be at least 16 characters"),
+        "the log says why: {logs}"
+    );
+    for secret in [API_KEY, new_key, code_1, code_2] {
+        assert!(!logs.contains(secret), "log leaks {secret}");
+    }
+}
