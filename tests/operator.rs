@@ -451,3 +451,252 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
         assert!(!logs.contains(secret), "log leaks {secret}");
     }
 }
+
+/// A test CA and a leaf certificate for `localhost` and 127.0.0.1 signed by it, written as
+/// `cert.pem` / `key.pem` under `dir`; returns the CA certificate (DER) for the client.
+fn issue_cert(dir: &std::path::Path, ca_name: &str) -> rustls::pki_types::CertificateDer<'static> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, ca_name);
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf_key = KeyPair::generate().unwrap();
+    let mut leaf = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    leaf.subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let leaf_cert = leaf.signed_by(&leaf_key, &issuer).unwrap();
+    std::fs::write(dir.join("cert.pem"), leaf_cert.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), leaf_key.serialize_pem()).unwrap();
+    ca_cert.der().clone()
+}
+
+/// A TLS client trusting only `ca` (rustls, ring), connected to `addr`.
+async fn tls_connect(
+    addr: &str,
+    ca: &rustls::pki_types::CertificateDer<'static>,
+) -> std::io::Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.clone()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(addr).await?;
+    tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(
+            rustls::pki_types::ServerName::try_from("localhost").unwrap(),
+            tcp,
+        )
+        .await
+}
+
+/// `GET path` over a TLS stream (HTTP/1.1, `Connection: close`); (status, body).
+async fn https_get(
+    addr: &str,
+    ca: &rustls::pki_types::CertificateDer<'static>,
+    path: &str,
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tls = tls_connect(addr, ca).await.expect("TLS handshake");
+    tls.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = tls.read_to_end(&mut raw).await;
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// TLS on the listener: the card over https, the data plane over wss (claim, tool call),
+/// plain HTTP refused on that port; SIGHUP swaps the certificate for new connections while
+/// the open wss socket carries on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_listener_serves_https_and_wss_and_reloads_its_certificate() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let sim = SimPhone::start("SIMTLS000001");
+    let dir = TempDir::new("tls");
+    let tls_dir = dir.path().join("tls");
+    std::fs::create_dir_all(&tls_dir).unwrap();
+    let ca_1 = issue_cert(&tls_dir, "test CA one");
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.arg("serve")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--adb-server",
+            "",
+            "--claim-policy",
+            "open",
+        ])
+        .args(["--device", &format!("tcp:{}", sim.addr)])
+        .args(base_flags(&dir.path().join("data")))
+        .arg("--tls-cert")
+        .arg(tls_dir.join("cert.pem"))
+        .arg("--tls-key")
+        .arg(tls_dir.join("key.pem"))
+        .stderr(std::process::Stdio::from(
+            std::fs::File::create(dir.path().join("log")).unwrap(),
+        ));
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    let (child, addr) = common::procs::spawn_and_wait(cmd, "listening on https://");
+    let child = KillOnDrop(child);
+
+    let (status, body) = https_get(&addr, &ca_1, "/connector-card.json").await;
+    assert_eq!(status, 200, "{body}");
+    let card: Value = serde_json::from_str(&body).expect("card JSON");
+    assert_eq!(card["connector_card_id"], "device.adb", "{card}");
+
+    // Plain HTTP to the TLS port gets no HTTP answer.
+    let mut plain = std::net::TcpStream::connect(&addr).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    plain
+        .write_all(b"GET /connector-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = plain.read_to_end(&mut answer);
+    assert!(
+        !answer.starts_with(b"HTTP/"),
+        "plain HTTP was served on the TLS port"
+    );
+
+    // The data plane over wss.
+    let tls = tls_connect(&addr, &ca_1).await.expect("TLS handshake");
+    let mut req = format!("wss://localhost:{}/ws", addr.rsplit(':').next().unwrap())
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "Authorization",
+        format!("Bearer {API_KEY}").parse().unwrap(),
+    );
+    req.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "xagent.connector.packet.v1".parse().unwrap(),
+    );
+    let (mut ws, _) = tokio_tungstenite::client_async(req, tls)
+        .await
+        .expect("wss upgrade");
+    let mut n = 0;
+    let mut ask = |kind: &str, channel: Option<&str>, payload: Value| {
+        n += 1;
+        common::xagent::packet(kind, channel, payload, n)
+    };
+    async fn reply<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>, p: Value) -> Value
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        ws.send(Message::Text(p.to_string().into())).await.unwrap();
+        loop {
+            let m = tokio::time::timeout(Duration::from_secs(20), ws.next())
+                .await
+                .expect("reply in time")
+                .expect("socket open")
+                .expect("frame");
+            if let Message::Text(t) = m {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                if v["request_id"] == p["request_id"] {
+                    return v;
+                }
+            }
+        }
+    }
+    let hello = reply(&mut ws, ask("connector.hello", None, json!({"connector_card_id": "device.adb", "connector_id": "", "protocol_version": "3.0", "supported_profiles": ["xagent.device.v1"]}))).await;
+    assert_eq!(hello["type"], "connector.hello.ack", "{hello}");
+    let open = reply(&mut ws, ask("channel.open", None, json!({}))).await;
+    let ch = open["payload"]["connector_channel_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut claimed = Value::Null;
+    for _ in 0..75 {
+        claimed = reply(
+            &mut ws,
+            ask(
+                "auth.start",
+                Some(&ch),
+                json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial}}),
+            ),
+        )
+        .await;
+        if claimed["payload"]["status"] == "authenticated" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(claimed["payload"]["status"], "authenticated", "{claimed}");
+    let tap = |n: u64| {
+        common::xagent::packet(
+            "tool.invoke",
+            Some(&ch),
+            json!({"tool_id": "android_tap", "arguments": {"x": 10, "y": 20, "connector_channel_id": ch}, "context": {"session_id": "s", "tool_call_id": format!("tls_{n}")}}),
+            100 + n,
+        )
+    };
+    let ack = reply(&mut ws, tap(1)).await;
+    assert_eq!(ack["type"], "tool.invoke.ack", "{ack}");
+    assert!(ack.get("error").is_none(), "{ack}");
+
+    // New certificate from another CA; SIGHUP.
+    let ca_2 = issue_cert(&tls_dir, "test CA two");
+    let status = Command::new("kill")
+        .args(["-HUP", &child.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut reloaded = false;
+    for _ in 0..100 {
+        let log = std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
+        if log.contains("configuration reloaded") {
+            reloaded = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(reloaded, "no reload logged");
+    assert!(
+        tls_connect(&addr, &ca_1).await.is_err(),
+        "new connections must get the new certificate"
+    );
+    let (status, _) = https_get(&addr, &ca_2, "/connector-card.json").await;
+    assert_eq!(status, 200);
+    let ack = reply(&mut ws, tap(2)).await;
+    assert!(
+        ack.get("error").is_none(),
+        "the open wss socket carries on: {ack}"
+    );
+}
+
+/// A child process killed when the test ends, passing or not.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
