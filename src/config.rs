@@ -466,6 +466,30 @@ mod tests {
     }
 
     #[test]
+    fn adb_servers_one_or_many_named_or_not() {
+        let one: Settings = toml::from_str("adb_server = \"127.0.0.1:5037\"\n").unwrap();
+        assert_eq!(one.adb_server, ["127.0.0.1:5037"]);
+        let many: Settings =
+            toml::from_str("adb_server = [\"127.0.0.1:5037\", \"box-b=10.8.0.2:5037\"]\n").unwrap();
+        let spec = parse_adb_server(&many.adb_server[1]).unwrap();
+        assert_eq!(
+            (spec.name.as_str(), spec.addr.as_str()),
+            ("box-b", "10.8.0.2:5037")
+        );
+        let plain = parse_adb_server("10.0.0.1:5037").unwrap();
+        assert_eq!(plain.name, plain.addr);
+        for bad in ["nohost", "box=", "=h:1", "h:notaport"] {
+            assert!(parse_adb_server(bad).is_err(), "{bad}");
+        }
+        // A later stage's list replaces the earlier one's.
+        let merged = many.overlay(Settings {
+            adb_server: vec!["h:1".into()],
+            ..Default::default()
+        });
+        assert_eq!(merged.adb_server, ["h:1"]);
+    }
+
+    #[test]
     fn layers_stack_later_wins_and_lists_add_up() {
         let file: Settings = toml::from_str(
             "listen = \"127.0.0.1:1\"\nclaim_policy = \"open\"\ndevices = [\"tcp:h:1\"]\nlease_grace = \"5s\"\n",

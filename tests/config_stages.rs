@@ -162,3 +162,44 @@ fn environment_parse_errors_name_the_variable() {
     assert!(err.contains("'--listen <LISTEN>'"), "{err}");
     assert!(!err.contains("XAGENT_ADB_LISTEN"), "{err}");
 }
+
+/// `XAGENT_ADB_ADB_SERVER` takes a comma-separated list (as `--adb-server` repeated); a bad
+/// item is named.
+#[test]
+fn adb_servers_from_the_environment_as_a_list() {
+    let dir = TempDir::new("stages-servers");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let base = [
+        (
+            "XAGENT_ADB_DATA_DIR",
+            dir.path().join("d").display().to_string(),
+        ),
+        ("XAGENT_ADB_API_KEY_FILE", key.display().to_string()),
+    ];
+    let mut env = base.to_vec();
+    env.push((
+        "XAGENT_ADB_ADB_SERVER",
+        "box-a=127.0.0.1:1,127.0.0.1:2".into(),
+    ));
+    let mut cmd = Command::new(bin());
+    cmd.arg("check");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    let out = cmd.output().expect("check");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("PROBLEM  adb server box-a:"), "{text}");
+    assert!(text.contains("PROBLEM  adb server 127.0.0.1:2:"), "{text}");
+    let mut cmd = Command::new(bin());
+    cmd.arg("check");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    cmd.envs(base.iter().map(|(k, v)| (k, v)));
+    cmd.env("XAGENT_ADB_ADB_SERVER", "127.0.0.1:1,nonsense");
+    let out = cmd.output().expect("check");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"nonsense\""), "{text}");
+}

@@ -700,3 +700,138 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The descriptor's `target` of `ch`.
+async fn target_of(x: &mut common::xagent::XAgent, ch: &str) -> (String, Value) {
+    let d = x
+        .request("connection.descriptor.get", Some(ch), json!({}))
+        .await;
+    let desc = &d["payload"]["connection_descriptor"];
+    (
+        desc["connection"]["status"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+        desc["target"]["location"].clone(),
+    )
+}
+
+/// Waits (≤ 20 s) until `ch`'s descriptor says `status` (and `location`, when given).
+async fn wait_target(
+    x: &mut common::xagent::XAgent,
+    ch: &str,
+    status: &str,
+    location: Option<&str>,
+) {
+    let mut seen = (String::new(), Value::Null);
+    for _ in 0..100 {
+        seen = target_of(x, ch).await;
+        if seen.0 == status && location.is_none_or(|l| seen.1 == l) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("{ch} never became {status} at {location:?}: {seen:?}");
+}
+
+/// Two adb servers (Google adb 34, Debian adb 29), one connector: every phone listed and
+/// usable, descriptors name the box; one phone on both servers is served by the first listed
+/// with the other as fallback; a killed server takes only its own phones offline, and they
+/// come back with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_adb_servers_one_connector() {
+    let box_a = AdbServer::start(AdbFlavor::Debian29);
+    let box_b = AdbServer::start(AdbFlavor::Google34);
+    let b_port = box_b.port;
+    let both = SimPhone::start("SIMMULTI0001");
+    let a_only = SimPhone::start("SIMMULTI0002");
+    let b_1 = SimPhone::start("SIMMULTI0003");
+    let b_2 = SimPhone::start("SIMMULTI0004");
+    box_a.connect(&both.addr);
+    box_a.connect(&a_only.addr);
+    box_b.connect(&both.addr);
+    box_b.connect(&b_1.addr);
+    box_b.connect(&b_2.addr);
+    let dir = TempDir::new("multi");
+    let a_flag = format!("box-a={}", box_a.addr());
+    let b_flag = format!("box-b={}", box_b.addr());
+    // box-b is listed first, so it serves the phone both boxes see.
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(a_flag.clone()),
+        &["--claim-policy", "open", "--adb-server", &b_flag],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let mut channels = Vec::new();
+    for (sim, place) in [
+        (&both, "box-b"),
+        (&a_only, "box-a"),
+        (&b_1, "box-b"),
+        (&b_2, "box-b"),
+    ] {
+        let (ch, _) = x.open(None).await;
+        let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+        assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+        wait_target(&mut x, &ch, "connected", Some(place)).await;
+        let tap = x.tool(&ch, "android_tap", json!({"x": 5, "y": 5})).await;
+        assert!(tap.get("error").is_none(), "{tap}");
+        channels.push(ch);
+    }
+    wait_log(&conn, "reachable through two routes", 1);
+
+    // `devices` with the same flags lists all four (five routes: one phone on both boxes).
+    let mut args = vec![
+        "devices",
+        "--json",
+        "--adb-server",
+        &b_flag,
+        "--adb-server",
+        &a_flag,
+    ];
+    let flags = base_flags(dir.path());
+    args.extend(flags.iter().map(String::as_str));
+    let (status, out, err) = run(&args);
+    assert_eq!(status, Some(0), "{err}");
+    let rows: Vec<Value> = serde_json::from_str(&out).unwrap();
+    for (serial, place) in [
+        ("SIMMULTI0001", "box-a"),
+        ("SIMMULTI0001", "box-b"),
+        ("SIMMULTI0002", "box-a"),
+        ("SIMMULTI0003", "box-b"),
+        ("SIMMULTI0004", "box-b"),
+    ] {
+        assert!(
+            rows.iter().any(|r| r["serial"] == serial
+                && r["adb_server"] == place
+                && r["state"] == "device"),
+            "{serial} on {place}: {out}"
+        );
+    }
+
+    // box-b goes away: its own phones go offline, the shared one falls back to box-a.
+    drop(box_b);
+    wait_target(&mut x, &channels[2], "offline", None).await;
+    wait_target(&mut x, &channels[3], "offline", None).await;
+    wait_target(&mut x, &channels[0], "connected", Some("box-a")).await;
+    for ch in &channels[..2] {
+        let tap = x.tool(ch, "android_tap", json!({"x": 6, "y": 6})).await;
+        assert!(tap.get("error").is_none(), "{tap}");
+    }
+    let tap = x
+        .tool(&channels[2], "android_tap", json!({"x": 6, "y": 6}))
+        .await;
+    assert_eq!(code(&tap), "adb_server_unavailable", "{tap}");
+
+    // box-b back on its port: its phones return.
+    let box_b = AdbServer::start_on(AdbFlavor::Google34, b_port);
+    box_b.connect(&b_1.addr);
+    box_b.connect(&b_2.addr);
+    box_b.connect(&both.addr);
+    for ch in &channels[2..] {
+        wait_target(&mut x, ch, "connected", Some("box-b")).await;
+        let tap = x.tool(ch, "android_tap", json!({"x": 7, "y": 7})).await;
+        assert!(tap.get("error").is_none(), "{tap}");
+    }
+    wait_target(&mut x, &channels[0], "connected", Some("box-b")).await;
+}

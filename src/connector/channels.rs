@@ -129,6 +129,7 @@ impl Connector {
         let view = binding.as_ref().map(|b| BoundPhoneView {
             model: b.model.clone(),
             serial_hint: mask_serial(&b.serial),
+            location: self.inventory.get(&b.serial).and_then(|p| p.adb_server),
         });
         let ids: &[&str] = &self.card_tools;
         Descriptor::project(

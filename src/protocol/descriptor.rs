@@ -88,6 +88,12 @@ pub struct DescriptorTarget {
     /// Masked serial, e.g. `EMU…0042`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_hint: Option<String>,
+    /// Which box the phone hangs off when the connector follows adb servers: the server's
+    /// configured name (`--adb-server NAME=HOST:PORT`), else its `HOST:PORT`; absent for a
+    /// direct-transport phone or while the phone is not attached. An extension field: the
+    /// descriptor schema (`xagent.connection.v2`) leaves `target` open to more properties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 /// One `tools[]` entry.
@@ -124,6 +130,8 @@ pub struct BoundPhoneView {
     pub model: String,
     /// Masked serial hint.
     pub serial_hint: String,
+    /// The adb server (box) carrying it now, if any ([`DescriptorTarget::location`]).
+    pub location: Option<String>,
 }
 
 impl Descriptor {
@@ -167,12 +175,14 @@ impl Descriptor {
                 label: "Android Device".into(),
                 display_name: format!("{} ({})", p.model, p.serial_hint),
                 account_hint: Some(p.serial_hint.clone()),
+                location: p.location.clone(),
             },
             None => DescriptorTarget {
                 provider: PROVIDER.into(),
                 label: "Android Device".into(),
                 display_name: "No phone bound".into(),
                 account_hint: None,
+                location: None,
             },
         };
         Descriptor {

@@ -60,7 +60,12 @@ pub fn free_port() -> u16 {
 impl AdbServer {
     /// Starts `adb -P <port> start-server` with a temporary HOME.
     pub fn start(flavor: AdbFlavor) -> Self {
-        let port = free_port();
+        Self::start_on(flavor, free_port())
+    }
+
+    /// Starts `adb -P <port> start-server` on a given port (to bring a stopped server back
+    /// where it was).
+    pub fn start_on(flavor: AdbFlavor, port: u16) -> Self {
         let home =
             std::env::temp_dir().join(format!("xagent-adb-home-{}-{}", std::process::id(), port));
         std::fs::create_dir_all(&home).expect("adb home");
