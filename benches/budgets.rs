@@ -161,8 +161,10 @@ async fn dispatch(channels: usize, secs: u64, phones_niced: bool) -> (f64, f64, 
     println!("   tool calls completed meanwhile: {calls}");
     // The connector's own figures (GET /metrics): frame arrival → reply written (control) and
     // frame arrival → tool task running (tool); no client or load-generator scheduling in them.
-    let (_, _, body) =
-        common::xagent::http_get(&format!("{}/metrics", conn.base), Some(common::API_KEY));
+    let (_, _, body) = common::xagent::http_get(
+        &format!("{}/metrics?format=json", conn.base),
+        Some(common::API_KEY),
+    );
     let m: serde_json::Value = serde_json::from_slice(&body).unwrap();
     let ms = |kind: &str, q: &str| m["dispatch"][kind][q].as_f64().unwrap_or(f64::NAN) / 1e3;
     println!(

@@ -482,7 +482,7 @@ async fn metrics_count_dispatched_packets() {
     let sim = SimPhone::start("SIMMETRICS0001");
     let dir = TempDir::new("metrics");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let url = format!("{}/metrics", conn.base);
+    let url = format!("{}/metrics?format=json", conn.base);
     assert_eq!(http_get(&url, None).0, 401);
     let mut x = connect(&conn.addr).await;
     x.hello("").await;

@@ -835,3 +835,171 @@ async fn two_adb_servers_one_connector() {
     }
     wait_target(&mut x, &channels[0], "connected", Some("box-b")).await;
 }
+
+/// One sample of the text exposition format: name, labels, value.
+type Sample = (String, std::collections::BTreeMap<String, String>, f64);
+
+/// Parses the Prometheus / OpenMetrics text format (samples only; `#` lines skipped): each
+/// line `name{k="v",…} value` or `name value`. Panics on a malformed line.
+fn parse_exposition(text: &str) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (head, value) = line.rsplit_once(' ').expect("sample has a value");
+        let value: f64 = match value {
+            "+Inf" => f64::INFINITY,
+            v => v.parse().unwrap_or_else(|_| panic!("bad value in {line}")),
+        };
+        let (name, labels) = match head.split_once('{') {
+            None => (head.to_string(), Default::default()),
+            Some((name, rest)) => {
+                let body = rest.strip_suffix('}').expect("closing brace");
+                let mut labels = std::collections::BTreeMap::new();
+                let mut chars = body.chars().peekable();
+                while chars.peek().is_some() {
+                    let key: String = chars.by_ref().take_while(|c| *c != '=').collect();
+                    assert_eq!(chars.next(), Some('"'), "quoted label in {line}");
+                    let mut val = String::new();
+                    while let Some(c) = chars.next() {
+                        match c {
+                            '\\' => val.push(chars.next().expect("escape")),
+                            '"' => break,
+                            c => val.push(c),
+                        }
+                    }
+                    if chars.peek() == Some(&',') {
+                        chars.next();
+                    }
+                    labels.insert(key.trim().to_string(), val);
+                }
+                (name.to_string(), labels)
+            }
+        };
+        out.push((name, labels, value));
+    }
+    out
+}
+
+/// The value of `name` with exactly these labels (among possibly more).
+fn sample(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|(n, l, _)| {
+            n == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| l.get(*k).map(String::as_str) == Some(v))
+        })
+        .map(|s| s.2)
+}
+
+/// `GET /metrics`: the key is required; the text format carries phones by state, tool calls
+/// by tool and outcome, latency histograms and the file cache size; `?format=json` keeps the
+/// JSON summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_in_the_prometheus_text_format() {
+    let sim = SimPhone::start("SIMMETRIC001");
+    let dir = TempDir::new("metrics");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    for _ in 0..2 {
+        let ok = x.tool(&ch, "android_tap", json!({"x": 1, "y": 2})).await;
+        assert!(ok.get("error").is_none(), "{ok}");
+    }
+    let bad = x.tool(&ch, "android_tap", json!({"x": "left"})).await;
+    assert_eq!(code(&bad), "invalid_arguments", "{bad}");
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    assert!(shot.get("error").is_none(), "{shot}");
+
+    let url = format!("{}/metrics", conn.base);
+    assert_eq!(http_get(&url, None).0, 401);
+    assert_eq!(http_get(&url, Some("not-the-key-000000000")).0, 401);
+    let (st, ctype, body) = http_get(&url, Some(API_KEY));
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/openmetrics-text"), "{ctype}");
+    let text = String::from_utf8(body).unwrap();
+    assert_eq!(text.lines().last(), Some("# EOF"), "{text}");
+    let s = parse_exposition(&text);
+    assert_eq!(
+        sample(&s, "xagent_adb_phones", &[("state", "device")]),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&s, "xagent_adb_phones", &[("state", "offline")]),
+        Some(0.0),
+        "{text}"
+    );
+    let calls = |tool: &str, outcome: &str| {
+        sample(
+            &s,
+            "xagent_adb_tool_calls_total",
+            &[("tool", tool), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(calls("android_tap", "ok"), Some(2.0), "{text}");
+    assert_eq!(
+        calls("android_tap", "invalid_arguments"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(calls("android_screenshot", "ok"), Some(1.0), "{text}");
+    let tap_count = sample(
+        &s,
+        "xagent_adb_tool_call_seconds_count",
+        &[("kind", "android_tap")],
+    );
+    assert_eq!(tap_count, Some(3.0), "{text}");
+    // Buckets are cumulative and end with +Inf = count.
+    let buckets: Vec<f64> = s
+        .iter()
+        .filter(|(n, l, _)| {
+            n == "xagent_adb_tool_call_seconds_bucket"
+                && l.get("kind").map(String::as_str) == Some("android_tap")
+        })
+        .map(|x| x.2)
+        .collect();
+    assert!(buckets.len() > 5, "{text}");
+    assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+    assert_eq!(buckets.last(), Some(&3.0));
+    assert!(
+        sample(
+            &s,
+            "xagent_adb_tool_call_seconds_sum",
+            &[("kind", "android_tap")]
+        )
+        .unwrap()
+            > 0.0
+    );
+    assert!(sample(&s, "xagent_adb_dispatch_seconds_count", &[("kind", "tool")]).unwrap() >= 4.0);
+    assert!(
+        sample(
+            &s,
+            "xagent_adb_dispatch_seconds_count",
+            &[("kind", "control")]
+        )
+        .unwrap()
+            >= 1.0
+    );
+    assert!(
+        sample(&s, "xagent_adb_file_cache_bytes", &[]).unwrap() > 0.0,
+        "the screenshot is cached: {text}"
+    );
+    assert_eq!(sample(&s, "xagent_adb_channels", &[]), Some(1.0));
+    assert!(
+        !text.contains(API_KEY) && !text.contains(&sim.serial),
+        "{text}"
+    );
+
+    let (st, ctype, body) = http_get(&format!("{url}?format=json"), Some(API_KEY));
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/json"), "{ctype}");
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert!(v["dispatch"]["tool"]["count"].as_u64().unwrap() >= 4, "{v}");
+}
