@@ -1003,3 +1003,46 @@ async fn metrics_in_the_prometheus_text_format() {
     let v: Value = serde_json::from_slice(&body).unwrap();
     assert!(v["dispatch"]["tool"]["count"].as_u64().unwrap() >= 4, "{v}");
 }
+
+/// A plain listener on a non-loopback address logs a warning (the API key would cross the
+/// network in clear); on loopback it does not. The wildcard address is bound for a moment and
+/// nothing connects to it.
+#[test]
+fn plain_listener_off_loopback_warns() {
+    for (listen, warns) in [("0.0.0.0:0", true), ("127.0.0.1:0", false)] {
+        let dir = TempDir::new("warn");
+        let log = dir.path().join("log");
+        let mut cmd = Command::new(bin());
+        cmd.args(["serve", "--listen", listen, "--adb-server", ""])
+            .args(base_flags(dir.path()))
+            .stderr(std::process::Stdio::from(
+                std::fs::File::create(&log).unwrap(),
+            ));
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+            cmd.env_remove(k);
+        }
+        let (child, _) = common::procs::spawn_and_wait(cmd, "listening on http://");
+        let child = KillOnDrop(child);
+        // The warning follows the "connector listening" event in the same function: wait for
+        // the warning where it is due, else for that event and a margin.
+        let mut text = String::new();
+        for _ in 0..100 {
+            text = std::fs::read_to_string(&log).unwrap_or_default();
+            if text.contains("plain HTTP on a non-loopback address") {
+                break;
+            }
+            if !warns && text.contains("connector listening") {
+                std::thread::sleep(Duration::from_millis(300));
+                text = std::fs::read_to_string(&log).unwrap_or_default();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(child);
+        assert_eq!(
+            text.contains("plain HTTP on a non-loopback address"),
+            warns,
+            "{listen}: {text}"
+        );
+    }
+}
