@@ -3,8 +3,9 @@
 //!
 //! # Map
 //! - [`server`]: axum routes — card, skill, health, metrics, `/ws`, `/files/refs/{file_ref}`
-//!   ([`server::file_refs`]), uploads; [`server::error::HttpError`] is the one mapping of HTTP
-//!   errors to responses; [`server::listen`] is the capped accept loop.
+//!   ([`server::file_refs`]), uploads, Prometheus [`server::metrics`];
+//!   [`server::error::HttpError`] is the one mapping of HTTP errors to responses;
+//!   [`server::listen`] is the capped accept loop, with TLS from [`server::tls`].
 //! - [`data_plane`]: one WebSocket — [`data_plane::socket`] (frames, deadlines, close, bounded
 //!   [`data_plane::outbox`]), [`data_plane::session`] (hello gate, routing),
 //!   [`data_plane::request::Request`] (decoded once), one handler file per packet family,
@@ -21,7 +22,8 @@
 //!   [`file_cache`]: the signed file cache.
 //! - [`secret`]: the API key and claim-code hashing.
 //! - [`config`]: configuration in stages; [`daemon`]: process assembly of `serve` and its
-//!   shutdown; [`demo`] (feature `sim`): simulated phones and the connector; [`lifecycle`]:
+//!   shutdown, SIGHUP reload ([`daemon::reload`]); [`operator`]: the `check` and `devices`
+//!   subcommands; [`logging`]: text or JSON log lines; [`demo`] (feature `sim`): simulated phones and the connector; [`lifecycle`]:
 //!   the task tracker and cancellation tokens every task hangs off.
 //!
 //! The simulated phone is its own crate, `xagent-adb-sim` (`src/sim/`), which depends on the
