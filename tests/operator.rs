@@ -953,7 +953,7 @@ async fn metrics_in_the_prometheus_text_format() {
     let tap_count = sample(
         &s,
         "xagent_adb_tool_call_seconds_count",
-        &[("kind", "android_tap")],
+        &[("tool", "android_tap")],
     );
     assert_eq!(tap_count, Some(3.0), "{text}");
     // Buckets are cumulative and end with +Inf = count.
@@ -961,7 +961,7 @@ async fn metrics_in_the_prometheus_text_format() {
         .iter()
         .filter(|(n, l, _)| {
             n == "xagent_adb_tool_call_seconds_bucket"
-                && l.get("kind").map(String::as_str) == Some("android_tap")
+                && l.get("tool").map(String::as_str) == Some("android_tap")
         })
         .map(|x| x.2)
         .collect();
@@ -972,7 +972,7 @@ async fn metrics_in_the_prometheus_text_format() {
         sample(
             &s,
             "xagent_adb_tool_call_seconds_sum",
-            &[("kind", "android_tap")]
+            &[("tool", "android_tap")]
         )
         .unwrap()
             > 0.0

@@ -37,15 +37,23 @@ pub struct CallLabels {
     pub outcome: String,
 }
 
-/// Label of a per-tool or per-kind histogram.
+/// Label of the dispatch histogram.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
 pub struct KindLabel {
-    /// Tool id, or the dispatch kind (`control`, `tool`).
+    /// The dispatch kind (`control`, `tool`).
     pub kind: String,
 }
 
-type SecondsFamily = prometheus_client::metrics::family::Family<
-    KindLabel,
+/// Label of the tool-call duration histogram.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+pub struct ToolLabel {
+    /// Tool id (`other` for ids not in the registry).
+    pub tool: String,
+}
+
+/// A histogram family with its bucket constructor.
+type SecondsFamily<L> = prometheus_client::metrics::family::Family<
+    L,
     prometheus_client::metrics::histogram::Histogram,
     fn() -> prometheus_client::metrics::histogram::Histogram,
 >;
@@ -60,9 +68,9 @@ pub struct Series {
         prometheus_client::metrics::counter::Counter,
     >,
     /// Tool call duration (s) by tool, from the call's start to its ack.
-    pub tool_seconds: SecondsFamily,
+    pub tool_seconds: SecondsFamily<ToolLabel>,
     /// Dispatch latency (s) by kind, as the hdr histograms above.
-    pub dispatch_seconds: SecondsFamily,
+    pub dispatch_seconds: SecondsFamily<KindLabel>,
 }
 
 /// Buckets of tool call durations: 5 ms … ~82 s, doubling.
@@ -148,7 +156,7 @@ impl DispatchStats {
             .inc();
         self.series
             .tool_seconds
-            .get_or_create(&KindLabel { kind: tool })
+            .get_or_create(&ToolLabel { tool })
             .observe(elapsed.as_secs_f64());
     }
 

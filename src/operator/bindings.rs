@@ -59,6 +59,7 @@ pub fn spawn(
     let listener = tokio::net::UnixListener::bind(&path)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     let shutdown: CancellationToken = lifecycle.shutdown().clone();
+    let tasks = lifecycle.clone();
     lifecycle.spawn(async move {
         loop {
             let mut stream = tokio::select! {
@@ -82,7 +83,7 @@ pub fn spawn(
                 .collect();
             bindings.sort_by(|a, b| a.serial.cmp(&b.serial));
             let body = serde_json::to_vec(&Answer { bindings }).unwrap_or_default();
-            tokio::spawn(async move {
+            tasks.spawn(async move {
                 let _ = tokio::time::timeout(SOCKET_DEADLINE, stream.write_all(&body)).await;
             });
         }

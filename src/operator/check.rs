@@ -79,7 +79,7 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
                 let _ = writeln!(
                     out,
                     "ok       adb server {} reachable, protocol version {v}",
-                    server.addr
+                    server.name
                 );
             }
             Err(e) => {
@@ -88,7 +88,7 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
                     out,
                     "PROBLEM  adb server {}: {e}\n         fix: start it (`adb -P PORT start-server`, \
                      or the adb-server service), or correct --adb-server",
-                    server.addr
+                    server.name
                 );
             }
         }

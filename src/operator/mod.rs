@@ -27,7 +27,7 @@ pub const SURVEY_DEADLINE: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct ServerReport {
     /// The server's label (`NAME` or `host:port`, as configured).
-    pub addr: String,
+    pub name: String,
     /// `host:version` (41 for current servers), or why the server could not be asked.
     pub version: Result<u32, String>,
 }
@@ -61,7 +61,6 @@ pub struct Survey {
 pub async fn survey(config: &ServeConfig) -> Survey {
     let mut out = Survey::default();
     for (rank, spec) in config.adb_servers.iter().enumerate() {
-        let addr = spec.name.clone();
         let source = inventory::Source {
             label: spec.name.clone(),
             rank,
@@ -74,11 +73,14 @@ pub async fn survey(config: &ServeConfig) -> Survey {
         if version.is_ok() {
             match tokio::time::timeout(SURVEY_DEADLINE, server_phones(&client, &source)).await {
                 Ok(Ok(rows)) => out.phones.extend(rows),
-                Ok(Err(e)) => tracing::warn!(server = %addr, error = %e, "device list failed"),
-                Err(_) => tracing::warn!(server = %addr, "device list timed out"),
+                Ok(Err(e)) => tracing::warn!(server = %spec.name, error = %e, "device list failed"),
+                Err(_) => tracing::warn!(server = %spec.name, "device list timed out"),
             }
         }
-        out.servers.push(ServerReport { addr, version });
+        out.servers.push(ServerReport {
+            name: spec.name.clone(),
+            version,
+        });
     }
     let key = HostKeyFile::new(config.data_dir.join(crate::daemon::ADB_KEY_FILE));
     for addr in &config.direct_devices {
@@ -188,7 +190,7 @@ pub async fn run_devices(
     let seen = survey(&config).await;
     for s in &seen.servers {
         if let Err(e) = &s.version {
-            tracing::warn!(server = %s.addr, error = %e, "adb server not reachable; its phones are not listed");
+            tracing::warn!(server = %s.name, error = %e, "adb server not reachable; its phones are not listed");
         }
     }
     let bound = bindings::read(&config.data_dir).await?;

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `xagent_adb_phones` | gauge | `state` (adb's word: `device`, `offline`, `unauthorized`, `no permissions`, …; `server unavailable`) |
 //! | `xagent_adb_tool_calls_total` | counter | `tool`, `outcome` (`ok` or the error code) |
-//! | `xagent_adb_tool_call_seconds` | histogram | `kind` = tool id |
+//! | `xagent_adb_tool_call_seconds` | histogram | `tool` |
 //! | `xagent_adb_dispatch_seconds` | histogram | `kind` = `control` / `tool` ([`crate::connector::dispatch_stats`]) |
 //! | `xagent_adb_file_cache_bytes` | gauge | — |
 //! | `xagent_adb_channels` | gauge | — (channels known, bound or not) |
