@@ -57,7 +57,12 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
     let mut ok = true;
     let config = match config {
         Ok(c) => {
-            let _ = writeln!(out, "ok       config valid (listen {})", c.listen);
+            let scheme = if c.tls.is_some() { "https" } else { "http" };
+            let _ = writeln!(
+                out,
+                "ok       config valid (listen {scheme}://{})",
+                c.listen
+            );
             c
         }
         Err(e) => {
@@ -67,10 +72,10 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
     };
     let seen = seen.cloned().unwrap_or_default();
     if config.adb_servers().is_empty() && config.direct_devices.is_empty() {
-        ok = false;
+        // Not a problem by itself: phones paired over Wi-Fi (`adb_pair_code`) need neither.
         let _ = writeln!(
             out,
-            "PROBLEM  no adb server and no --device phone configured: the connector sees no phone"
+            "note     no adb server and no --device phone configured: only phones paired over Wi-Fi will show"
         );
     }
     for server in &seen.servers {
