@@ -67,6 +67,18 @@ pub struct Settings {
     /// built-in default.toml].
     #[arg(long, env = "XAGENT_ADB_DEVICE_PROFILES")]
     pub device_profiles: Option<PathBuf>,
+    /// Network interface to browse mDNS on for QR pairing (repeatable; comma-separated in the
+    /// environment) [default: every interface of the box]. The file's list and these add up.
+    #[arg(
+        long = "mdns-interface",
+        env = "XAGENT_ADB_MDNS_INTERFACE",
+        value_delimiter = ','
+    )]
+    #[serde(default)]
+    pub mdns_interfaces: Vec<String>,
+    /// How long a QR pairing code is valid, seconds [default: 180].
+    #[arg(long, env = "XAGENT_ADB_QR_TTL_SECS")]
+    pub qr_ttl_secs: Option<u64>,
 }
 
 impl Settings {
@@ -77,6 +89,8 @@ impl Settings {
         devices.extend(over.devices);
         let mut claim_codes = self.claim_codes;
         claim_codes.extend(over.claim_codes);
+        let mut mdns_interfaces = self.mdns_interfaces;
+        mdns_interfaces.extend(over.mdns_interfaces);
         Settings {
             listen: over.listen.or(self.listen),
             data_dir: over.data_dir.or(self.data_dir),
@@ -90,6 +104,8 @@ impl Settings {
             upload_max_bytes: over.upload_max_bytes.or(self.upload_max_bytes),
             file_cache_max_bytes: over.file_cache_max_bytes.or(self.file_cache_max_bytes),
             device_profiles: over.device_profiles.or(self.device_profiles),
+            mdns_interfaces,
+            qr_ttl_secs: over.qr_ttl_secs.or(self.qr_ttl_secs),
         }
     }
 
@@ -121,6 +137,7 @@ impl Settings {
             ("--file-ttl-secs", self.file_ttl_secs),
             ("--upload-max-bytes", self.upload_max_bytes),
             ("--file-cache-max-bytes", self.file_cache_max_bytes),
+            ("--qr-ttl-secs", self.qr_ttl_secs),
         ] {
             if value == Some(0) {
                 return Err(ConfigError::Invalid(format!("{name} must be above 0")));
@@ -150,6 +167,17 @@ impl Settings {
             file_cache_max_bytes: self
                 .file_cache_max_bytes
                 .unwrap_or(crate::file_cache::DEFAULT_CAPACITY_BYTES),
+            // An empty item (e.g. `XAGENT_ADB_MDNS_INTERFACE=`) names no interface.
+            mdns_interfaces: self
+                .mdns_interfaces
+                .iter()
+                .map(|name| name.trim().to_string())
+                .filter(|name| !name.is_empty())
+                .collect(),
+            qr_ttl: self
+                .qr_ttl_secs
+                .map(Duration::from_secs)
+                .unwrap_or(crate::connector::qr_pairing::DEFAULT_QR_TTL),
             profiles: match self.device_profiles {
                 Some(dir) => crate::device::policy::Profiles::load_dir(&dir)?,
                 None => crate::device::policy::Profiles::builtin(),
@@ -195,6 +223,10 @@ pub struct ServeConfig {
     pub file_cache_max_bytes: u64,
     /// Device policy profiles (`device-profiles/`).
     pub profiles: crate::device::policy::Profiles,
+    /// Interfaces the QR pairing flow browses mDNS on; empty: every interface.
+    pub mdns_interfaces: Vec<String>,
+    /// How long a QR pairing code is valid.
+    pub qr_ttl: Duration,
 }
 
 /// Default listen address.

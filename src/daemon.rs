@@ -147,7 +147,12 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         lifecycle.clone(),
     )
     .await?
-    .with_host_key(key_for_pairing);
+    .with_host_key(key_for_pairing)
+    .with_qr_pairing(crate::connector::qr_pairing::QrPairingConfig {
+        mdns_interfaces: config.mdns_interfaces.clone(),
+        qr_ttl: config.qr_ttl,
+        adb_server: config.adb_server.clone(),
+    });
     let connector = Arc::new(connector);
     // The lock lives as long as the process (one connector per data dir).
     std::mem::forget(lock);

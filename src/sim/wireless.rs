@@ -153,7 +153,7 @@ impl Wireless {
         let identity = DeviceIdentity::generate().map_err(std::io::Error::other)?;
         let listener = TcpListener::bind((ip, 0)).await?;
         let connect_port = listener.local_addr()?.port();
-        let mdns = Advertiser::start(mdns_interfaces, &serial)?;
+        let mdns = Advertiser::start(mdns_interfaces, &serial, ip)?;
         if let Some(m) = &mdns {
             let txt = [("v", "1"), ("name", model.as_str()), ("api", sdk.as_str())];
             m.register(CONNECT_SERVICE, &guid, connect_port, &txt)?;
