@@ -123,14 +123,16 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     if host_key.exists() {
         host_key.ready();
     }
-    // Phones paired over Wi-Fi earlier are watched again at their last address.
+    // Phones paired over Wi-Fi earlier are followed again (last address, then by GUID).
     for phone in store.wireless_phone_all().await? {
         if !config.direct_devices.contains(&phone.addr) {
-            lifecycle.spawn(inventory::run_direct_watch(
+            lifecycle.spawn(crate::connector::pairing_watch::follow(
                 inventory.clone(),
-                phone.addr,
+                store.clone(),
+                phone,
                 host_key.clone(),
-                lifecycle.shutdown().clone(),
+                config.mdns_interfaces.clone(),
+                lifecycle.clone(),
             ));
         }
     }

@@ -380,8 +380,57 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         let st = z.tool(&ch, "android_device_status", json!({})).await;
         assert!(st.get("error").is_none(), "{st}");
 
+        // The phone's Wi-Fi toggles: its connect port moves. The descriptor reads `offline`
+        // until the connector finds the phone again by its GUID, then `connected`.
+        let before = sim.state()["wireless"]["connect_port"].clone();
+        let moved = control(&sim, "/v1/wireless/move", json!({}));
+        assert_ne!(moved["connect_port"], before, "{moved}");
+        let mut seen: Vec<String> = Vec::new();
+        for _ in 0..150 {
+            let status = descriptor_status(&mut z, &ch).await;
+            if seen.last() != Some(&status) {
+                seen.push(status.clone());
+            }
+            if status == "connected" && seen.len() > 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(
+            seen,
+            ["connected", "offline", "connected"],
+            "descriptor path"
+        );
+        let st = z.tool(&ch, "android_device_status", json!({})).await;
+        assert!(st.get("error").is_none(), "{st}");
+        z.close().await;
+
+        // The new address was stored: the next start reaches the phone there at once.
+        assert!(conn
+            .logs()
+            .contains("wireless phone found at a new address"));
+        let mark = conn.logs().len();
+        conn.restart();
+        let mut z = connect(&conn.addr).await;
+        z.hello(&id).await;
+        z.open(Some(&ch)).await;
+        let mut status = String::new();
+        for _ in 0..100 {
+            status = descriptor_status(&mut z, &ch).await;
+            if status == "connected" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(status, "connected");
         let logs = conn.logs();
+        assert!(
+            !logs[mark..].contains("wireless phone found at a new address"),
+            "found at the stored address, not by a lookup"
+        );
         assert!(logs.contains("QR pairing offered"), "the log is captured");
+
+        assert!(logs.contains("phone bound") || !logs.is_empty());
         for secret in [password.as_str(), pw2.as_str(), API_KEY] {
             assert!(!logs.contains(secret), "log leaks a secret");
         }

@@ -89,15 +89,8 @@ impl Browser {
                         if found.fullname.to_ascii_lowercase() != wanted {
                             continue;
                         }
-                        let ips: Vec<IpAddr> =
-                            found.addresses.iter().map(|a| a.to_ip_addr()).collect();
-                        let ip = ips
-                            .iter()
-                            .find(|ip| ip.is_ipv4())
-                            .or_else(|| ips.first())
-                            .copied();
-                        if let Some(ip) = ip {
-                            let _ = tx.blocking_send(SocketAddr::new(ip, found.port));
+                        if let Some(addr) = address(&found) {
+                            let _ = tx.blocking_send(addr);
                             return;
                         }
                     }
@@ -122,6 +115,61 @@ impl Browser {
         let _ = self.daemon.stop_browse(service_type);
         found
     }
+}
+
+impl Browser {
+    /// Starts a lasting browse of `service_type`: announcements (a phone re-announcing its
+    /// connect port after a Wi-Fi toggle) and answers to the browse's own queries are read
+    /// with [`ServiceWatch::latest`]. Errors: the daemon stopped.
+    pub fn watch(&self, service_type: &'static str) -> Result<ServiceWatch, MdnsError> {
+        let events = self
+            .daemon
+            .browse(service_type)
+            .map_err(|e| MdnsError(e.to_string()))?;
+        Ok(ServiceWatch {
+            events,
+            service_type,
+        })
+    }
+}
+
+/// A lasting browse of one service type (see [`Browser::watch`]).
+pub struct ServiceWatch {
+    events: mdns_sd::Receiver<ServiceEvent>,
+    service_type: &'static str,
+}
+
+impl std::fmt::Debug for ServiceWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ServiceWatch({})", self.service_type)
+    }
+}
+
+impl ServiceWatch {
+    /// The newest address resolved for `instance` among the events received since the last
+    /// call (never waits). `None`: nothing new for it.
+    pub fn latest(&self, instance: &str) -> Option<SocketAddr> {
+        let wanted = format!("{instance}.{}", self.service_type).to_ascii_lowercase();
+        let mut newest = None;
+        while let Ok(event) = self.events.try_recv() {
+            tracing::trace!(event = ?event, "mDNS event");
+            if let ServiceEvent::ServiceResolved(found) = event {
+                if found.fullname.to_ascii_lowercase() == wanted {
+                    newest = address(&found).or(newest);
+                }
+            }
+        }
+        newest
+    }
+}
+
+/// The service's address, IPv4 preferred (a phone announces both; hosts reach IPv4 first).
+fn address(found: &mdns_sd::ResolvedService) -> Option<SocketAddr> {
+    let ips: Vec<IpAddr> = found.addresses.iter().map(|a| a.to_ip_addr()).collect();
+    ips.iter()
+        .find(|ip| ip.is_ipv4())
+        .or_else(|| ips.first())
+        .map(|ip| SocketAddr::new(*ip, found.port))
 }
 
 impl Drop for Browser {

@@ -22,6 +22,7 @@ pub mod dispatch_stats;
 pub mod invoke;
 pub mod lease;
 pub mod pairing;
+pub mod pairing_watch;
 pub mod qr_pairing;
 pub mod runtime;
 pub mod state;

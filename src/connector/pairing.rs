@@ -221,14 +221,15 @@ impl Connector {
         let phone = inventory::attach_direct(&self.inventory, &link, &transport)
             .await
             .map_err(|e| connect_refusal(&e, &addr))?;
-        // Remembered before the bind: a restart watches the phone again whatever the bind says.
+        // Remembered before the bind: a restart follows the phone again whatever the bind says.
+        let record = WirelessPhoneRecord {
+            serial: phone.serial.clone(),
+            guid: guid.to_string(),
+            addr: addr.clone(),
+            paired_ms: now_ms(),
+        };
         self.store
-            .wireless_phone_upsert(WirelessPhoneRecord {
-                serial: phone.serial.clone(),
-                guid: guid.to_string(),
-                addr: addr.clone(),
-                paired_ms: now_ms(),
-            })
+            .wireless_phone_upsert(record.clone())
             .await
             .map_err(|_| refuse(ErrorCode::InternalError, "could not store the paired phone"))?;
         {
@@ -236,12 +237,14 @@ impl Connector {
             self.bind_phone(channel_id, &phone.serial, &phone.model)
                 .await?;
         }
-        // From now on the phone is watched like a configured direct phone.
-        self.lifecycle.spawn(inventory::run_direct_watch(
+        // From now on the phone is followed: watched, re-found by GUID, second to USB.
+        self.lifecycle.spawn(super::pairing_watch::follow(
             self.inventory.clone(),
-            addr,
+            self.store.clone(),
+            record,
             key_file,
-            self.lifecycle.shutdown().clone(),
+            self.qr_config.mdns_interfaces.clone(),
+            self.lifecycle.clone(),
         ));
         Ok(phone.serial)
     }
