@@ -44,6 +44,8 @@ const MAX_PAIRING_ATTEMPTS: usize = 20;
 const PAIRING_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound on each step of the `STLS` handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// First byte of a TLS handshake record (RFC 8446 §5.1, `ContentType.handshake`).
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 /// File in `state_dir` that keeps the GUID.
 const GUID_FILE: &str = "adb_wifi_guid";
 
@@ -371,10 +373,23 @@ async fn stls_connection(
     if stls.write_to(&mut sock).await.is_err() {
         return;
     }
-    let Ok(Ok(_)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, read_until(&mut sock, A_STLS)).await
-    else {
+    // The host's `STLS` answer and its TLS ClientHello race each other in adb's host (its
+    // write thread sends the packet while a second thread starts the handshake on the same
+    // socket, under the lock the write thread needs: `BlockingConnectionAdapter::DoTlsHandshake`
+    // in AOSP `transport.cpp`), so the ClientHello often comes first and the `STLS` packet later,
+    // inside TLS, where the transport ignores it. A TLS record (first byte 0x16, never the
+    // first byte of an adb command) starts the handshake at once.
+    let mut first = [0u8; 1];
+    let Ok(Ok(1)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, sock.peek(&mut first)).await else {
         return;
     };
+    if first[0] != TLS_HANDSHAKE_RECORD {
+        let Ok(Ok(_)) =
+            tokio::time::timeout(HANDSHAKE_TIMEOUT, read_until(&mut sock, A_STLS)).await
+        else {
+            return;
+        };
+    }
     let keys = phone.with(|s| s.paired.keys());
     let Ok(config) = tls::device_stls_config(&identity, &keys) else {
         return;
