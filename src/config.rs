@@ -361,6 +361,8 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # file_cache_max_bytes = 536870912    # 512 MiB, oldest files evicted first
 # device_profiles = "/etc/xagent-adb-connector/device-profiles"
 # lease_grace = "1h"                  # channels are removed after this long with no xAgent connected
+# mdns_interfaces = ["wlan0"]         # QR pairing browses mDNS here; default: every interface
+# qr_ttl_secs = 180                   # how long a QR pairing code is valid
 #
 # [claim_codes]                       # serial = code; prefer the hashed form:
 # R58N12ABCDEF = "sha256:<64 hex digits>"   # from `xagent-adb-connector hash-claim-code`
