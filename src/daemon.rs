@@ -123,19 +123,7 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     if host_key.exists() {
         host_key.ready();
     }
-    // Phones paired over Wi-Fi earlier are followed again (last address, then by GUID).
-    for phone in store.wireless_phone_all().await? {
-        if !config.direct_devices.contains(&phone.addr) {
-            lifecycle.spawn(crate::connector::pairing_watch::follow(
-                inventory.clone(),
-                store.clone(),
-                phone,
-                host_key.clone(),
-                config.mdns_interfaces.clone(),
-                lifecycle.clone(),
-            ));
-        }
-    }
+    let paired = store.wireless_phone_all().await?;
     let connector = Connector::load(
         store,
         files,
@@ -155,6 +143,12 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         qr_ttl: config.qr_ttl,
         adb_server: config.adb_server.clone(),
     });
+    // Phones paired over Wi-Fi earlier are followed again (last address, then by GUID).
+    for phone in paired {
+        if !config.direct_devices.contains(&phone.addr) {
+            connector.follow_wireless_phone(phone);
+        }
+    }
     let connector = Arc::new(connector);
     // The lock lives as long as the process (one connector per data dir).
     std::mem::forget(lock);

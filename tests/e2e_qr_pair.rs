@@ -6,7 +6,8 @@
 //! it spawns lives there. Nothing touches the machine's interfaces. The phone is reached only
 //! through mDNS; "the user scanned the QR code" is the sim's `POST /v1/pair` with the
 //! `qr_code_text` the connector handed out. The QR password never reaches the connector's log
-//! (`RUST_LOG=debug`), a later ack, or a descriptor. Needs root (CI runs as root).
+//! (`RUST_LOG=debug`), a later ack, or a descriptor. Needs root (CI runs as root). The last
+//! test (USB preferred over Wi-Fi) needs no mDNS and runs on 127.0.0.1.
 
 mod common;
 
@@ -588,5 +589,82 @@ fn pair_cli_draws_a_scannable_qr_and_prints_the_serial() {
         assert!(out.contains("serial SIMQRCLI0001"), "{out}");
         assert!(out.contains("connect address tcp:127.0.0.1:"), "{out}");
         assert!(!out.contains(&password) && !err.contains(&password));
+    });
+}
+
+/// USB first, Wi-Fi as the fallback: a phone paired over Wi-Fi (flow `adb_pair_code`, no mDNS
+/// needed) that also comes online through the adb server (the stand-in for its USB cable,
+/// `adb connect` to the simulated phone's plain port: same serial) is served through the adb
+/// server and the Wi-Fi watch stops; when that transport goes, the Wi-Fi watch resumes and the
+/// descriptor is `connected` again. Runs on 127.0.0.1 only (mDNS confined to `lo`).
+#[test]
+fn a_paired_phone_prefers_usb_and_falls_back_to_wifi() {
+    use common::adb_server::{AdbFlavor, AdbServer};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = TempDir::new("qr-usb");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        "SIMUSBWIFI01",
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let adb = AdbServer::start(AdbFlavor::Debian29);
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(adb.addr()),
+        &["--mdns-interface", "lo"],
+    );
+    let wait_log = |needle: &str, after: usize| {
+        for _ in 0..150 {
+            if conn.logs()[after..].contains(needle) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("the connector never logged {needle:?}");
+    };
+    rt.block_on(async {
+        let mut x = connect(&conn.addr).await;
+        x.hello("").await;
+        let (ch, _) = x.open(None).await;
+        let ports = control(&sim, "/v1/pair", json!({"code": "314159"}));
+        let ok = x
+            .request(
+                "auth.start",
+                Some(&ch),
+                json!({"flow_id": "adb_pair_code", "input": {
+                    "host": "127.0.0.1", "port": ports["pairing_port"], "code": "314159",
+                    "connect_port": ports["connect_port"]}}),
+            )
+            .await;
+        assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+        wait_log("watching the wireless phone over Wi-Fi", 0);
+
+        // The cable goes in: the adb server sees the same serial; the Wi-Fi watch stops.
+        let mark = conn.logs().len();
+        adb.connect(&sim.addr);
+        wait_log("phone online over USB; Wi-Fi kept as fallback", mark);
+        assert_eq!(descriptor_status(&mut x, &ch).await, "connected");
+        let st = x.tool(&ch, "android_device_status", json!({})).await;
+        assert!(st.get("error").is_none(), "{st}");
+
+        // The cable comes out: Wi-Fi takes over again.
+        let mark = conn.logs().len();
+        let out = adb.run(&["disconnect", &sim.addr]);
+        assert!(out.status.success());
+        wait_log("watching the wireless phone over Wi-Fi", mark);
+        let mut status = String::new();
+        for _ in 0..100 {
+            status = descriptor_status(&mut x, &ch).await;
+            if status == "connected" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(status, "connected");
+        let st = x.tool(&ch, "android_device_status", json!({})).await;
+        assert!(st.get("error").is_none(), "{st}");
     });
 }

@@ -95,6 +95,8 @@ pub struct Connector {
     qr_config: qr_pairing::QrPairingConfig,
     /// QR pairing attempts by `auth_session_id` (their own lock, never held across `.await`).
     qr_attempts: qr_pairing::QrAttempts,
+    /// The follower of each paired wireless phone, by serial: its stop token.
+    followers: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -137,6 +139,7 @@ impl Connector {
             host_key: None,
             qr_config: qr_pairing::QrPairingConfig::default(),
             qr_attempts: Mutex::default(),
+            followers: Mutex::default(),
         })
     }
 

@@ -238,14 +238,7 @@ impl Connector {
                 .await?;
         }
         // From now on the phone is followed: watched, re-found by GUID, second to USB.
-        self.lifecycle.spawn(super::pairing_watch::follow(
-            self.inventory.clone(),
-            self.store.clone(),
-            record,
-            key_file,
-            self.qr_config.mdns_interfaces.clone(),
-            self.lifecycle.clone(),
-        ));
+        self.follow_wireless_phone(record);
         Ok(phone.serial)
     }
 }

@@ -42,7 +42,7 @@ fn seen(inv: &Inventory, serial: &str) -> Seen {
     }
 }
 
-/// Follows `phone` until the lifecycle's shutdown: watches its last address, re-finds it by GUID over mDNS
+/// Follows `phone` until `shutdown` (a child of the lifecycle's): watches its last address, re-finds it by GUID over mDNS
 /// on `mdns_interfaces` (empty: every interface) when it stays unreachable, stores a new
 /// address, and yields to USB. Never returns early; every lookup has its deadline.
 pub async fn follow(
@@ -52,8 +52,8 @@ pub async fn follow(
     key: HostKeyFile,
     mdns_interfaces: Vec<String>,
     lifecycle: Lifecycle,
+    shutdown: CancellationToken,
 ) {
-    let shutdown = lifecycle.shutdown().clone();
     // One lasting browse per followed phone: its re-announcements arrive as they happen.
     let interfaces = mdns_interfaces.clone();
     let browser = match tokio::task::spawn_blocking(move || Browser::start(&interfaces)).await {
@@ -73,37 +73,41 @@ pub async fn follow(
         if let Some(addr) = announced.as_ref().and_then(|a| a.latest(&phone.guid)) {
             latest = Some(addr.to_string());
         }
-        match seen(&inv, &phone.serial) {
-            Seen::Usb => {
+        let now = seen(&inv, &phone.serial);
+        if let Seen::Usb = now {
+            if let Some(w) = watch.take() {
+                tracing::info!(
+                    guid = phone.guid.as_str(),
+                    "phone online over USB; Wi-Fi kept as fallback"
+                );
+                w.cancel();
+            }
+        } else if watch.is_none() {
+            // Just paired (attached by the flow), just started, or USB just went: the watch
+            // probes the Wi-Fi link from now on.
+            tracing::info!(
+                guid = phone.guid.as_str(),
+                addr = phone.addr.as_str(),
+                "watching the wireless phone over Wi-Fi"
+            );
+            watch = Some(start_watch(&inv, &phone.addr, &key, &lifecycle, &shutdown));
+        } else if let (Seen::Unreachable, Some(addr)) = (&now, latest.clone()) {
+            if addr != phone.addr {
+                tracing::info!(
+                    guid = phone.guid.as_str(),
+                    addr = addr.as_str(),
+                    "wireless phone found at a new address"
+                );
+                latest = None;
                 if let Some(w) = watch.take() {
-                    tracing::info!(
-                        guid = phone.guid.as_str(),
-                        "phone online over USB; Wi-Fi kept as fallback"
-                    );
                     w.cancel();
                 }
-            }
-            Seen::Wifi => {}
-            Seen::Unreachable => match (&watch, latest.clone()) {
-                (None, _) => watch = Some(start_watch(&inv, &phone.addr, &key, &lifecycle)),
-                (Some(_), Some(addr)) if addr != phone.addr => {
-                    tracing::info!(
-                        guid = phone.guid.as_str(),
-                        addr = addr.as_str(),
-                        "wireless phone found at a new address"
-                    );
-                    latest = None;
-                    if let Some(w) = watch.take() {
-                        w.cancel();
-                    }
-                    phone.addr = addr;
-                    if let Err(e) = store.wireless_phone_upsert(phone.clone()).await {
-                        tracing::warn!(error = %e, "could not store the phone's new address");
-                    }
-                    watch = Some(start_watch(&inv, &phone.addr, &key, &lifecycle));
+                phone.addr = addr;
+                if let Err(e) = store.wireless_phone_upsert(phone.clone()).await {
+                    tracing::warn!(error = %e, "could not store the phone's new address");
                 }
-                _ => {}
-            },
+                watch = Some(start_watch(&inv, &phone.addr, &key, &lifecycle, &shutdown));
+            }
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -117,8 +121,9 @@ fn start_watch(
     addr: &str,
     key: &HostKeyFile,
     lifecycle: &Lifecycle,
+    shutdown: &CancellationToken,
 ) -> CancellationToken {
-    let stop = lifecycle.shutdown().child_token();
+    let stop = shutdown.child_token();
     lifecycle.spawn(inventory::run_direct_watch(
         inv.clone(),
         addr.to_string(),
@@ -126,4 +131,29 @@ fn start_watch(
         stop.clone(),
     ));
     stop
+}
+
+impl crate::connector::Connector {
+    /// Follows the paired phone `phone` from now on (see the module); a follower of the same
+    /// serial started earlier (an older address) is replaced. No adb key: nothing to follow.
+    pub fn follow_wireless_phone(&self, phone: WirelessPhoneRecord) {
+        let Some(key) = self.host_key.clone() else {
+            return;
+        };
+        let stop = self.lifecycle.shutdown().child_token();
+        if let Some(earlier) =
+            super::lock(&self.followers).insert(phone.serial.clone(), stop.clone())
+        {
+            earlier.cancel();
+        }
+        self.lifecycle.spawn(follow(
+            self.inventory.clone(),
+            self.store.clone(),
+            phone,
+            key,
+            self.qr_config.mdns_interfaces.clone(),
+            self.lifecycle.clone(),
+            stop,
+        ));
+    }
 }
