@@ -79,6 +79,18 @@ pub struct Settings {
     /// PEM private key of --tls-cert.
     #[arg(long, env = "XAGENT_ADB_TLS_KEY")]
     pub tls_key: Option<PathBuf>,
+    /// Network interface to browse mDNS on for QR pairing (repeatable; comma-separated in the
+    /// environment) [default: every interface of the box]. The file's list and these add up.
+    #[arg(
+        long = "mdns-interface",
+        env = "XAGENT_ADB_MDNS_INTERFACE",
+        value_delimiter = ','
+    )]
+    #[serde(default)]
+    pub mdns_interfaces: Vec<String>,
+    /// How long a QR pairing code is valid, seconds [default: 180].
+    #[arg(long, env = "XAGENT_ADB_QR_TTL_SECS")]
+    pub qr_ttl_secs: Option<u64>,
 }
 
 impl Settings {
@@ -89,6 +101,8 @@ impl Settings {
         devices.extend(over.devices);
         let mut claim_codes = self.claim_codes;
         claim_codes.extend(over.claim_codes);
+        let mut mdns_interfaces = self.mdns_interfaces;
+        mdns_interfaces.extend(over.mdns_interfaces);
         Settings {
             listen: over.listen.or(self.listen),
             data_dir: over.data_dir.or(self.data_dir),
@@ -108,6 +122,8 @@ impl Settings {
             device_profiles: over.device_profiles.or(self.device_profiles),
             tls_cert: over.tls_cert.or(self.tls_cert),
             tls_key: over.tls_key.or(self.tls_key),
+            mdns_interfaces,
+            qr_ttl_secs: over.qr_ttl_secs.or(self.qr_ttl_secs),
         }
     }
 
@@ -153,6 +169,7 @@ impl Settings {
             ("--file-ttl-secs", self.file_ttl_secs),
             ("--upload-max-bytes", self.upload_max_bytes),
             ("--file-cache-max-bytes", self.file_cache_max_bytes),
+            ("--qr-ttl-secs", self.qr_ttl_secs),
         ] {
             if value == Some(0) {
                 return Err(ConfigError::Invalid(format!("{name} must be above 0")));
@@ -197,6 +214,17 @@ impl Settings {
             file_cache_max_bytes: self
                 .file_cache_max_bytes
                 .unwrap_or(crate::file_cache::DEFAULT_CAPACITY_BYTES),
+            // An empty item (e.g. `XAGENT_ADB_MDNS_INTERFACE=`) names no interface.
+            mdns_interfaces: self
+                .mdns_interfaces
+                .iter()
+                .map(|name| name.trim().to_string())
+                .filter(|name| !name.is_empty())
+                .collect(),
+            qr_ttl: self
+                .qr_ttl_secs
+                .map(Duration::from_secs)
+                .unwrap_or(crate::connector::qr_pairing::DEFAULT_QR_TTL),
             profiles: match self.device_profiles {
                 Some(dir) => crate::device::policy::Profiles::load_dir(&dir)?,
                 None => crate::device::policy::Profiles::builtin(),
@@ -245,6 +273,10 @@ pub struct ServeConfig {
     pub profiles: crate::device::policy::Profiles,
     /// TLS certificate and key of the listener; `None`: plain HTTP.
     pub tls: Option<crate::server::tls::TlsFiles>,
+    /// Interfaces the QR pairing flow browses mDNS on; empty: every interface.
+    pub mdns_interfaces: Vec<String>,
+    /// How long a QR pairing code is valid.
+    pub qr_ttl: Duration,
 }
 
 impl ServeConfig {
@@ -437,6 +469,8 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # lease_grace = "1h"                  # channels are removed after this long with no xAgent connected
 # tls_cert = "/etc/xagent-adb-connector/tls/cert.pem" # serve https/wss (reloaded on SIGHUP)
 # tls_key = "/etc/xagent-adb-connector/tls/key.pem"
+# mdns_interfaces = ["wlan0"]         # QR pairing browses mDNS here; default: every interface
+# qr_ttl_secs = 180                   # how long a QR pairing code is valid
 #
 # [claim_codes]                       # serial = code; prefer the hashed form:
 # R58N12ABCDEF = "sha256:<64 hex digits>"   # from `xagent-adb-connector hash-claim-code`

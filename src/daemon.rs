@@ -162,17 +162,7 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     if host_key.exists() {
         host_key.ready();
     }
-    // Phones paired over Wi-Fi earlier are watched again at their last address.
-    for phone in store.wireless_phone_all().await? {
-        if !config.direct_devices.contains(&phone.addr) {
-            lifecycle.spawn(inventory::run_direct_watch(
-                inventory.clone(),
-                phone.addr,
-                host_key.clone(),
-                lifecycle.shutdown().clone(),
-            ));
-        }
-    }
+    let paired = store.wireless_phone_all().await?;
     let connector = Connector::load(
         store,
         files,
@@ -186,7 +176,19 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         lifecycle.clone(),
     )
     .await?
-    .with_host_key(key_for_pairing);
+    .with_host_key(key_for_pairing)
+    .with_qr_pairing(crate::connector::qr_pairing::QrPairingConfig {
+        mdns_interfaces: config.mdns_interfaces.clone(),
+        qr_ttl: config.qr_ttl,
+        // `host:mdns:services` is asked of the first adb server (the one on this box by default).
+        adb_server: config.adb_servers.first().map(|server| server.addr.clone()),
+    });
+    // Phones paired over Wi-Fi earlier are followed again (last address, then by GUID).
+    for phone in paired {
+        if !config.direct_devices.contains(&phone.addr) {
+            connector.follow_wireless_phone(phone);
+        }
+    }
     let connector = Arc::new(connector);
     crate::operator::bindings::spawn(&config.data_dir, Arc::clone(&connector), lifecycle)
         .context("cannot open the operator socket in the data dir")?;

@@ -82,14 +82,27 @@ enum Command {
         #[arg(long, default_value = "xagent-demo-data")]
         data_dir: PathBuf,
     },
-    /// Pair the connector's adb key (`DATA_DIR/adbkey`) with an Android 11+ phone: on the phone,
-    /// Developer options → Wireless debugging → Pair device with pairing code. Prints the GUID,
-    /// and with `--connect` the phone's serial read over TLS (then serve it with
-    /// `--device tcp:HOST:PORT`).
+    /// Pair the connector's adb key (`DATA_DIR/adbkey`) with an Android 11+ phone. Without
+    /// `--code`: draws a QR code here; on the phone, Developer options → Wireless debugging →
+    /// Pair device with QR code, scan it; the phone is found by mDNS, paired, and its serial
+    /// printed with its connect address. With `--code HOST:PORT CODE` ("Pair device with
+    /// pairing code"): prints the GUID, and with `--connect` the serial read over TLS. Then
+    /// serve the phone with `--device tcp:HOST:PORT`.
     Pair {
         /// The pairing dialog's address and code: `--code HOST:PORT CODE`.
-        #[arg(long, num_args = 2, value_names = ["HOST:PORT", "CODE"], required = true)]
+        #[arg(long, num_args = 2, value_names = ["HOST:PORT", "CODE"])]
         code: Vec<String>,
+        /// QR variant: interface to browse mDNS on (repeatable) [default: every interface].
+        #[arg(
+            long = "mdns-interface",
+            value_name = "NAME",
+            env = "XAGENT_ADB_MDNS_INTERFACE",
+            value_delimiter = ','
+        )]
+        mdns_interface: Vec<String>,
+        /// QR variant: how long to wait for the phone to scan, seconds.
+        #[arg(long, default_value_t = 180)]
+        qr_ttl_secs: u64,
         /// The phone's wireless-debugging address (Wireless debugging → IP address & Port).
         #[arg(long, value_name = "HOST:PORT")]
         connect: Option<String>,
@@ -204,7 +217,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             code,
             connect,
             data_dir,
-        } => block_on(|_| pair(code, connect, data_dir)),
+            ..
+        } if !code.is_empty() => block_on(|_| pair(code, connect, data_dir)),
+        Command::Pair {
+            data_dir,
+            mdns_interface,
+            qr_ttl_secs,
+            ..
+        } => block_on(|shutdown| pair_qr(data_dir, mdns_interface, qr_ttl_secs, shutdown)),
         Command::Serve { config, settings } => {
             let cfg = config::load(config.as_deref(), settings.clone())?;
             // SIGHUP loads the same stages again (the environment as read at start).
@@ -273,6 +293,57 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
             .await?;
         println!("serial {}", out.stdout_text().trim());
     }
+    Ok(())
+}
+
+/// `pair` without `--code`: draws the QR in the terminal, waits for the phone (mDNS), pairs,
+/// connects over TLS and prints the GUID, the serial and the connect address.
+async fn pair_qr(
+    data_dir: PathBuf,
+    mdns_interfaces: Vec<String>,
+    ttl_secs: u64,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
+    use xagent_adb_connector::connector::qr_pairing::attempt::{pair_by_qr, QrStop};
+    use xagent_adb_connector::connector::qr_pairing::{image, QrPairingConfig};
+    let key_file = HostKeyFile::new(data_dir.join(daemon::ADB_KEY_FILE));
+    let key = key_file.get().await?;
+    let offer = xagent_adb_pairing::QrPairing::generate();
+    let ttl = std::time::Duration::from_secs(ttl_secs.max(1));
+    println!("{}", image::terminal_text(&offer.text())?);
+    println!(
+        "On the phone: Developer options → Wireless debugging → Pair device with QR code, and scan this code (valid {} s).",
+        ttl.as_secs()
+    );
+    let config = QrPairingConfig {
+        mdns_interfaces: mdns_interfaces
+            .into_iter()
+            .filter(|n| !n.trim().is_empty())
+            .collect(),
+        qr_ttl: ttl,
+        adb_server: None,
+    };
+    let (guid, addr) = pair_by_qr(&key, &offer, &config, ttl, &shutdown, || {
+        println!("scanned; pairing")
+    })
+    .await
+    .map_err(|e| match e {
+        QrStop::Canceled => anyhow::anyhow!("interrupted"),
+        QrStop::Expired => anyhow::anyhow!("no phone scanned the QR code in time"),
+        QrStop::Failed(reason) => anyhow::anyhow!(reason),
+    })?;
+    println!("paired with {}", guid.as_str());
+    let link = DeviceLink::direct_with_key(addr.to_string(), key_file);
+    let out = link
+        .shell(
+            "getprop ro.serialno",
+            std::time::Duration::from_secs(10),
+            1024,
+        )
+        .await?;
+    println!("serial {}", out.stdout_text().trim());
+    println!("connect address tcp:{addr} (serve it with --device tcp:{addr})");
     Ok(())
 }
 

@@ -45,7 +45,12 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
         "SIMPAIRCODE01",
         &["--wireless", "--state-dir", state.to_str().unwrap()],
     );
-    let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    // mDNS (re-finding a phone by GUID) stays on loopback: no multicast leaves the machine.
+    let mut conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--mdns-interface", "lo"],
+    );
     let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
     let card: Value = serde_json::from_slice(&card).unwrap();
     common::schemas::assert_card(&card);

@@ -85,8 +85,26 @@ fn google_adb34_pairs_with_a_code_and_connects_over_tls() {
     let saved = std::fs::read_to_string(dir.join("adb_wifi_keys")).unwrap();
     assert_eq!(saved.lines().count(), 1);
 
+    // One `adb connect`, no retry: adb's host sends its `STLS` answer and the TLS ClientHello
+    // in either order, and the simulated phone takes both (first-connect failure fixed).
     let tls_target = format!("127.0.0.1:{connect}");
-    adb.connect(&tls_target);
+    let out = adb.run(&["connect", &tls_target]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("connected to") && !text.contains("failed"),
+        "first adb connect after pairing: {text}"
+    );
+    let mut state = String::new();
+    for _ in 0..100 {
+        state = String::from_utf8_lossy(&sim_rig::adb_s(&adb, &tls_target, &["get-state"]).stdout)
+            .trim()
+            .to_string();
+        if state == "device" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(state, "device", "the TLS transport comes up");
     let serial = sim_rig::adb_s(&adb, &tls_target, &["shell", "getprop", "ro.serialno"]);
     assert_eq!(String::from_utf8_lossy(&serial.stdout).trim(), "SIMWIFI01");
 

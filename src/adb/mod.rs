@@ -5,6 +5,7 @@
 //! - [`server_client`]: async client of an adb server (`host:*` services, transports by serial).
 //! - [`direct`]: host side of the adbd transport over TCP, no adb binary needed.
 //! - [`host_key`]: the connector's adb key ([`HostKeyFile`] in the data dir, [`HostKey`]).
+//! - [`mdns`]: finding wireless-debugging phones by mDNS (and the adb server's list).
 //! - [`link`]: [`DeviceLink`], one phone reached either way, with shell / exec / sync on top.
 //! - [`error`]: [`AdbError`], typed failures with deadlines.
 
@@ -12,6 +13,7 @@ pub mod direct;
 pub mod error;
 pub mod host_key;
 pub mod link;
+pub mod mdns;
 pub mod server_client;
 pub mod stream;
 

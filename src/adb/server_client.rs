@@ -111,6 +111,13 @@ impl AdbServerClient {
         }
     }
 
+    /// `host:mdns:services` → the text adb's own mDNS discovery lists (one service a line,
+    /// `instance\ttype\tIP:PORT`; parse with `adb::mdns::parse_adb_server_services`). Servers
+    /// without mDNS discovery (Debian's adb 29) answer `FAIL`, an [`AdbError`].
+    pub async fn mdns_services(&self) -> Result<String, AdbError> {
+        Ok(String::from_utf8_lossy(&self.query("host:mdns:services").await?).into_owned())
+    }
+
     /// `host-serial:<serial>:features` → the device's feature list.
     pub async fn features(&self, serial: &str) -> Result<Vec<String>, AdbError> {
         let payload = self

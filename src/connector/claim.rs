@@ -17,6 +17,12 @@ use crate::store::BindingRecord;
 /// Status of an auth session (spec §8.8 / §8.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthStatus {
+    /// QR shown, waiting for the phone (flow `adb_qr_pair`).
+    Pending,
+    /// The phone scanned the QR; pairing and connecting.
+    Scanned,
+    /// The QR code expired before a phone scanned it.
+    Expired,
     /// Bound.
     Authenticated,
     /// Refused.
@@ -29,6 +35,9 @@ impl AuthStatus {
     /// Wire string.
     pub fn as_str(self) -> &'static str {
         match self {
+            AuthStatus::Pending => "pending",
+            AuthStatus::Scanned => "scanned",
+            AuthStatus::Expired => "expired",
             AuthStatus::Authenticated => "authenticated",
             AuthStatus::Failed => "failed",
             AuthStatus::Canceled => "unauthenticated",

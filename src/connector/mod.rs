@@ -22,6 +22,8 @@ pub mod dispatch_stats;
 pub mod invoke;
 pub mod lease;
 pub mod pairing;
+pub mod pairing_watch;
+pub mod qr_pairing;
 pub mod runtime;
 pub mod state;
 
@@ -91,6 +93,12 @@ pub struct Connector {
     lifecycle: Lifecycle,
     /// The connector's adb key (wireless pairing flows); `None`: those flows are unavailable.
     host_key: Option<crate::adb::HostKeyFile>,
+    /// Settings of the QR pairing flow.
+    qr_config: qr_pairing::QrPairingConfig,
+    /// QR pairing attempts by `auth_session_id` (their own lock, never held across `.await`).
+    qr_attempts: qr_pairing::QrAttempts,
+    /// The follower of each paired wireless phone, by serial: its stop token.
+    followers: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -131,6 +139,9 @@ impl Connector {
             dispatch_stats: dispatch_stats::DispatchStats::new(),
             lifecycle,
             host_key: None,
+            qr_config: qr_pairing::QrPairingConfig::default(),
+            qr_attempts: Mutex::default(),
+            followers: Mutex::default(),
         })
     }
 
@@ -143,6 +154,12 @@ impl Connector {
     /// The same connector pairing phones with the adb key in `key` (flow `adb_pair_code`).
     pub fn with_host_key(mut self, key: crate::adb::HostKeyFile) -> Connector {
         self.host_key = Some(key);
+        self
+    }
+
+    /// The same connector with these QR pairing settings (flow `adb_qr_pair`).
+    pub fn with_qr_pairing(mut self, config: qr_pairing::QrPairingConfig) -> Connector {
+        self.qr_config = config;
         self
     }
 

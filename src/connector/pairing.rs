@@ -103,7 +103,7 @@ impl PairCodeInput {
 }
 
 /// Words for the person holding the phone; never the code.
-fn pairing_refusal(e: &PairingError) -> ClaimError {
+pub(super) fn pairing_refusal(e: &PairingError) -> ClaimError {
     let message = match e {
         PairingError::WrongPassword => {
             "the pairing code was wrong, or the phone already shows a new one: open \"Pair device with pairing code\" again and type the code it shows"
@@ -199,19 +199,37 @@ impl Connector {
             ));
         };
         let addr = format!("{}:{connect_port}", input.host);
+        self.connect_and_bind(channel_id, key_file, guid.as_str(), &addr)
+            .await
+            .map(|_| ())
+    }
+
+    /// The shared end of both pairing flows: connects to the paired phone's connect port
+    /// `addr` over `STLS`, reads its serial, remembers (serial, `guid`, `addr`) for restarts,
+    /// binds `channel_id` and watches the phone from then on. Returns the serial. Errors:
+    /// `auth_failed` in words for the person at the phone, `internal_error` (store).
+    pub(super) async fn connect_and_bind(
+        &self,
+        channel_id: &str,
+        key_file: crate::adb::HostKeyFile,
+        guid: &str,
+        addr: &str,
+    ) -> Result<String, ClaimError> {
+        let addr = addr.to_string();
         let transport = format!("tcp:{addr}");
         let link = DeviceLink::direct_with_key(addr.clone(), key_file.clone());
         let phone = inventory::attach_direct(&self.inventory, &link, &transport)
             .await
             .map_err(|e| connect_refusal(&e, &addr))?;
-        // Remembered before the bind: a restart watches the phone again whatever the bind says.
+        // Remembered before the bind: a restart follows the phone again whatever the bind says.
+        let record = WirelessPhoneRecord {
+            serial: phone.serial.clone(),
+            guid: guid.to_string(),
+            addr: addr.clone(),
+            paired_ms: now_ms(),
+        };
         self.store
-            .wireless_phone_upsert(WirelessPhoneRecord {
-                serial: phone.serial.clone(),
-                guid: guid.as_str().to_string(),
-                addr: addr.clone(),
-                paired_ms: now_ms(),
-            })
+            .wireless_phone_upsert(record.clone())
             .await
             .map_err(|_| refuse(ErrorCode::InternalError, "could not store the paired phone"))?;
         {
@@ -219,13 +237,8 @@ impl Connector {
             self.bind_phone(channel_id, &phone.serial, &phone.model)
                 .await?;
         }
-        // From now on the phone is watched like a configured direct phone.
-        self.lifecycle.spawn(inventory::run_direct_watch(
-            self.inventory.clone(),
-            addr,
-            key_file,
-            self.lifecycle.shutdown().clone(),
-        ));
-        Ok(())
+        // From now on the phone is followed: watched, re-found by GUID, second to USB.
+        self.follow_wireless_phone(record);
+        Ok(phone.serial)
     }
 }

@@ -54,10 +54,22 @@ pub struct AuthAck {
     pub flow_id: String,
     /// The auth session.
     pub auth_session_id: String,
-    /// `authenticated`, `failed` or `unauthenticated`.
+    /// `pending`, `scanned`, `authenticated`, `expired`, `failed` or `unauthenticated`.
     pub status: AuthStatus,
-    /// Human-readable outcome (empty for `auth.status`).
+    /// Human-readable outcome (empty for `auth.status` of a form flow).
     pub message: String,
+    /// The QR's text, when a code is issued (`auth.start`, refresh) of flow `adb_qr_pair`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qr_code_text: Option<String>,
+    /// The QR as a PNG data URL, with `qr_code_text`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qr_code_image: Option<String>,
+    /// Unix ms the QR code expires (`adb_qr_pair`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+    /// Suggested `auth.status` polling interval, ms (`adb_qr_pair`, while unfinished).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_interval_millis: Option<u64>,
     /// The descriptor, when authenticated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connection_descriptor: Option<Descriptor>,
@@ -70,7 +82,7 @@ pub struct AuthCancelAck {
     pub connector_channel_id: String,
     /// The session asked about.
     pub auth_session_id: String,
-    /// `ignored` (the claim already finished) or `not_found`.
+    /// `canceled` (a QR attempt stopped), `ignored` (already finished) or `not_found`.
     pub status: &'static str,
     /// `authenticated` / `unauthenticated`, for a known session.
     #[serde(skip_serializing_if = "Option::is_none")]

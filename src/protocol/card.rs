@@ -17,6 +17,9 @@ pub const CLAIM_FLOW_ID: &str = "adb_device_claim";
 /// `connect_port`).
 pub const PAIR_CODE_FLOW_ID: &str = "adb_pair_code";
 
+/// Id of the wireless pairing flow by QR code (`qr_login`: no input).
+pub const QR_PAIR_FLOW_ID: &str = "adb_qr_pair";
+
 /// Whether calling a tool changes the phone (Device Profile §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SideEffect {
@@ -166,6 +169,12 @@ pub fn build_card(build: &BuildInfo, tools: &[ToolDecl]) -> Value {
                     "help_text": "The port under Wireless debugging → IP address & Port (it differs from the pairing port)."
                 }
             ]
+        }, {
+            "id": QR_PAIR_FLOW_ID,
+            "target_type": TARGET_TYPE,
+            "type": "qr_login",
+            "title": "Pair a phone over Wi-Fi with a QR code",
+            "description": "Android 11+: on the phone open Developer options → Wireless debugging → Pair device with QR code and scan the code shown here. The phone must be on the same network as the edge box (mDNS). The connector pairs, connects over TLS and binds this channel to the phone; it finds the phone again by its wireless-debugging name when its address changes. Android forgets a paired computer unused for 7 days unless automatic revocation is turned off."
         }],
         "security": {
             "trust_level": "local",

@@ -10,6 +10,7 @@
 //! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
 //! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys and drop connections; returns [`AuthView`] |
+//! | POST | `/v1/wireless/move` | – | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID; answers [`MovedPort`] `{"connect_port":N}` |
 //! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}`, optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
 //!
 //! Errors answer 400 with `{"error": "…"}`. Passwords and codes are never echoed.
@@ -358,6 +359,26 @@ fn pair_request(body: PairBody) -> Result<PairRequest, String> {
     })
 }
 
+/// Answer of `POST /v1/wireless/move`.
+#[derive(Debug, Serialize)]
+pub struct MovedPort {
+    /// The new `STLS` connect port.
+    pub connect_port: u16,
+}
+
+async fn post_wireless_move(
+    State(state): State<ControlState>,
+) -> Result<Json<MovedPort>, ApiError> {
+    let wireless = state
+        .wireless
+        .ok_or_else(|| bad("wireless debugging is off: start the sim with --wireless"))?;
+    let connect_port = wireless
+        .move_connect_port()
+        .await
+        .map_err(|e| bad(format!("cannot move the connect port: {e}")))?;
+    Ok(Json(MovedPort { connect_port }))
+}
+
 async fn post_pair(
     State(state): State<ControlState>,
     Json(body): Json<PairBody>,
@@ -382,6 +403,7 @@ pub fn router(state: ControlState) -> Router {
         .route("/v1/transport", post(post_transport))
         .route("/v1/auth", get(get_auth).post(post_auth))
         .route("/v1/pair", post(post_pair))
+        .route("/v1/wireless/move", post(post_wireless_move))
         .with_state(state)
 }
 

@@ -4,12 +4,16 @@
 //! names there is no daemon at all (tests run it only inside a network namespace).
 //! Service types and instance names: research notes §1.2 (`adb_mdns.h`, `daemon/mdns.cpp`).
 
+use std::net::IpAddr;
+
 use mdns_sd::{IfKind, ServiceDaemon, ServiceInfo};
 
 /// One mDNS responder restricted to some interfaces.
 pub struct Advertiser {
     daemon: ServiceDaemon,
     host: String,
+    /// The address the phone's ports listen on; unspecified: every enabled interface's.
+    ip: IpAddr,
 }
 
 impl std::fmt::Debug for Advertiser {
@@ -24,8 +28,14 @@ fn other(e: mdns_sd::Error) -> std::io::Error {
 
 impl Advertiser {
     /// A responder on `interfaces` (names such as `lo`, `wlan0`), host name
-    /// `<serial>.local.`; `None` when `interfaces` is empty. Errors: the daemon cannot start.
-    pub fn start(interfaces: &[String], serial: &str) -> std::io::Result<Option<Advertiser>> {
+    /// `<serial>.local.`, announcing `ip` (the phone's listen address; `0.0.0.0`: the enabled
+    /// interfaces' addresses, as adbd listening on all of them); `None` when `interfaces` is
+    /// empty. Errors: the daemon cannot start.
+    pub fn start(
+        interfaces: &[String],
+        serial: &str,
+        ip: IpAddr,
+    ) -> std::io::Result<Option<Advertiser>> {
         if interfaces.is_empty() {
             return Ok(None);
         }
@@ -43,11 +53,13 @@ impl Advertiser {
         Ok(Some(Advertiser {
             daemon,
             host: format!("{label}.local."),
+            ip,
         }))
     }
 
-    /// Announces `instance` of `service_type` (`_adb-tls-connect._tcp.local.`) on `port` with
-    /// the addresses of the enabled interfaces; returns the full name for
+    /// Announces `instance` of `service_type` (`_adb-tls-connect._tcp.local.`) on `port` at
+    /// the listen address (a phone listening on one address must not announce others: a host
+    /// would try an address nothing answers on); returns the full name for
     /// [`Advertiser::unregister`]. Errors: an invalid name.
     pub fn register(
         &self,
@@ -56,9 +68,14 @@ impl Advertiser {
         port: u16,
         txt: &[(&str, &str)],
     ) -> std::io::Result<String> {
-        let info = ServiceInfo::new(service_type, instance, &self.host, "", port, txt)
-            .map_err(other)?
-            .enable_addr_auto();
+        let info = if self.ip.is_unspecified() {
+            ServiceInfo::new(service_type, instance, &self.host, "", port, txt)
+                .map_err(other)?
+                .enable_addr_auto()
+        } else {
+            ServiceInfo::new(service_type, instance, &self.host, self.ip, port, txt)
+                .map_err(other)?
+        };
         let fullname = info.get_fullname().to_string();
         self.daemon.register(info).map_err(other)?;
         Ok(fullname)

@@ -44,6 +44,8 @@ const MAX_PAIRING_ATTEMPTS: usize = 20;
 const PAIRING_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound on each step of the `STLS` handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// First byte of a TLS handshake record (RFC 8446 §5.1, `ContentType.handshake`).
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 /// File in `state_dir` that keeps the GUID.
 const GUID_FILE: &str = "adb_wifi_guid";
 
@@ -106,13 +108,22 @@ pub struct Wireless {
 struct Inner {
     phone: Phone,
     ip: IpAddr,
-    connect_port: u16,
+    /// The connect port, the token that stops its listener and connections, and its mDNS name.
+    connect: Mutex<ConnectPort>,
+    identity: DeviceIdentity,
     guid: String,
     mdns: Option<Advertiser>,
     shutdown: CancellationToken,
     /// The open pairing server: its number and its stop token.
     pairing: Mutex<Option<(u64, CancellationToken)>>,
     next_pairing: Mutex<u64>,
+}
+
+/// The `STLS` connect port being served.
+#[derive(Debug)]
+struct ConnectPort {
+    port: u16,
+    stop: CancellationToken,
 }
 
 fn guid(serial: &str, state_dir: Option<&Path>) -> std::io::Result<String> {
@@ -151,31 +162,66 @@ impl Wireless {
         phone.with(|s| s.paired = paired);
         let guid = guid(&serial, state_dir)?;
         let identity = DeviceIdentity::generate().map_err(std::io::Error::other)?;
-        let listener = TcpListener::bind((ip, 0)).await?;
-        let connect_port = listener.local_addr()?.port();
-        let mdns = Advertiser::start(mdns_interfaces, &serial)?;
-        if let Some(m) = &mdns {
-            let txt = [("v", "1"), ("name", model.as_str()), ("api", sdk.as_str())];
-            m.register(CONNECT_SERVICE, &guid, connect_port, &txt)?;
-        }
-        tokio::spawn(serve_connect(
-            listener,
-            phone.clone(),
-            identity,
-            shutdown.clone(),
-        ));
-        Ok(Wireless {
+        let mdns = Advertiser::start(mdns_interfaces, &serial, ip)?;
+        let wireless = Wireless {
             inner: Arc::new(Inner {
                 phone,
                 ip,
-                connect_port,
+                connect: Mutex::new(ConnectPort {
+                    port: 0,
+                    stop: CancellationToken::new(),
+                }),
+                identity,
                 guid,
                 mdns,
                 shutdown,
                 pairing: Mutex::new(None),
                 next_pairing: Mutex::new(0),
             }),
-        })
+        };
+        wireless.open_connect_port(&model, &sdk).await?;
+        Ok(wireless)
+    }
+
+    /// Serves the `STLS` connect port on a fresh OS-chosen port and announces it (under the
+    /// GUID, replacing an earlier announcement); an earlier port stops, with its connections.
+    async fn open_connect_port(&self, model: &str, sdk: &str) -> std::io::Result<u16> {
+        let inner = &self.inner;
+        let listener = TcpListener::bind((inner.ip, 0)).await?;
+        let port = listener.local_addr()?.port();
+        let stop = inner.shutdown.child_token();
+        // Registered again under the same name, which replaces the earlier record in place (a
+        // withdrawal first would race the new probe and mdns-sd would rename it `… (2)`).
+        if let Some(m) = &inner.mdns {
+            let txt = [("v", "1"), ("name", model), ("api", sdk)];
+            m.register(CONNECT_SERVICE, &inner.guid, port, &txt)?;
+        }
+        let old = std::mem::replace(
+            &mut *lock(&inner.connect),
+            ConnectPort {
+                port,
+                stop: stop.clone(),
+            },
+        );
+        old.stop.cancel();
+        tokio::spawn(serve_connect(
+            listener,
+            inner.phone.clone(),
+            inner.identity.clone(),
+            stop,
+        ));
+        Ok(port)
+    }
+
+    /// Moves the connect port (what a Wi-Fi toggle does to a real phone's wireless-debugging
+    /// port): closes the old one and its connections, serves and announces a new one. Returns
+    /// the new port. Errors: bind or mDNS failures.
+    pub async fn move_connect_port(&self) -> std::io::Result<u16> {
+        let (model, sdk) = self.inner.phone.with(|s| {
+            let sdk = s.props.get("ro.build.version.sdk").cloned();
+            (s.model.clone(), sdk.unwrap_or_default())
+        });
+        self.open_connect_port(&model, &sdk).await
     }
 
     /// The `GET /v1/state` view.
@@ -183,7 +229,7 @@ impl Wireless {
         WirelessView {
             paired_keys: self.inner.phone.with(|s| s.paired.accepted.len()),
             pairing_open: lock(&self.inner.pairing).is_some(),
-            connect_port: self.inner.connect_port,
+            connect_port: lock(&self.inner.connect).port,
             guid: self.inner.guid.clone(),
         }
     }
@@ -230,7 +276,7 @@ impl Wireless {
         });
         Ok(PairingPorts {
             pairing_port,
-            connect_port: inner.connect_port,
+            connect_port: lock(&inner.connect).port,
             guid: inner.guid.clone(),
         })
     }
@@ -327,10 +373,23 @@ async fn stls_connection(
     if stls.write_to(&mut sock).await.is_err() {
         return;
     }
-    let Ok(Ok(_)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, read_until(&mut sock, A_STLS)).await
-    else {
+    // The host's `STLS` answer and its TLS ClientHello race each other in adb's host (its
+    // write thread sends the packet while a second thread starts the handshake on the same
+    // socket, under the lock the write thread needs: `BlockingConnectionAdapter::DoTlsHandshake`
+    // in AOSP `transport.cpp`), so the ClientHello often comes first and the `STLS` packet later,
+    // inside TLS, where the transport ignores it. A TLS record (first byte 0x16, never the
+    // first byte of an adb command) starts the handshake at once.
+    let mut first = [0u8; 1];
+    let Ok(Ok(1)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, sock.peek(&mut first)).await else {
         return;
     };
+    if first[0] != TLS_HANDSHAKE_RECORD {
+        let Ok(Ok(_)) =
+            tokio::time::timeout(HANDSHAKE_TIMEOUT, read_until(&mut sock, A_STLS)).await
+        else {
+            return;
+        };
+    }
     let keys = phone.with(|s| s.paired.keys());
     let Ok(config) = tls::device_stls_config(&identity, &keys) else {
         return;
