@@ -8,9 +8,72 @@
 #[path = "fuzz/targets.rs"]
 mod targets;
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
+
+/// Counts, per thread, the bytes allocated and their peak: a parser's peak while it handles
+/// one input is its memory per input (work it hands to other threads is not counted).
+struct CountingAlloc;
+
+thread_local! {
+    static LIVE: Cell<usize> = const { Cell::new(0) };
+    static PEAK: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note_alloc(size: usize) {
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + size;
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+fn note_free(size: usize) {
+    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(size)));
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; the counters only observe sizes.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_alloc(layout.size());
+        // SAFETY: same layout, as the caller guaranteed it.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        note_free(layout.size());
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_free(layout.size());
+        note_alloc(new_size);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+/// Bytes allocated at peak (above what was live before) while `f` ran on this thread.
+fn peak_while(f: impl FnOnce()) -> usize {
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    f();
+    PEAK.with(Cell::get).saturating_sub(base)
+}
+
+/// Memory allowed per input: 64 bytes per input byte plus 4 MiB (the fixed buffers: a 1 MiB ADB
+/// payload, the 1 MiB shell v2 packet bound, the runtime's first use).
+fn memory_bound(input_len: usize) -> usize {
+    64 * input_len + 4 * 1024 * 1024
+}
 
 /// Tokens the parsers split on or look for; inserted by the mutator.
 const TOKENS: &[&[u8]] = &[
@@ -166,14 +229,25 @@ fn fuzz(name: &str, default_cases: u32) {
     };
     let started = std::time::Instant::now();
     let mut runner = TestRunner::new(config);
+    let worst = Cell::new((0usize, 0usize));
     let result = runner.run(&inputs(seeds), |input| {
-        (target.run)(&input);
+        let peak = peak_while(|| (target.run)(&input));
+        if peak > worst.get().0 {
+            worst.set((peak, input.len()));
+        }
+        prop_assert!(
+            peak <= memory_bound(input.len()),
+            "{peak} bytes allocated for a {}-byte input",
+            input.len()
+        );
         Ok(())
     });
     let elapsed = started.elapsed().as_secs_f64();
     eprintln!(
-        "fuzz {name}: {cases} cases in {elapsed:.2} s ({:.0} execs/s)",
-        f64::from(cases) / elapsed.max(1e-9)
+        "fuzz {name}: {cases} cases in {elapsed:.2} s ({:.0} execs/s), peak memory {} KiB (input {} bytes)",
+        f64::from(cases) / elapsed.max(1e-9),
+        worst.get().0 / 1024,
+        worst.get().1
     );
     if let Err(e) = result {
         panic!("fuzz target {name} failed: {e}");

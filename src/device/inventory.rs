@@ -100,6 +100,13 @@ impl Inventory {
         }
     }
 
+    /// Whether some phone reached through `transport` is recorded online.
+    fn online_by_transport(&self, transport: &str) -> bool {
+        self.read()
+            .values()
+            .any(|p| p.transport == transport && p.state == DeviceState::Device)
+    }
+
     /// Marks every phone reached through `transport` as `state` (kept, so bindings survive).
     fn set_state_by_transport(&self, transport: &str, state: DeviceState) {
         let changed = {
@@ -198,6 +205,12 @@ pub async fn run_adb_tracker(inv: Inventory, client: AdbServerClient, shutdown: 
     }
 }
 
+/// Applies one `track-devices` list: states first (a phone that left or went offline is told
+/// at once), then the phones newly `device` are identified, concurrently, each within
+/// [`PROBE_DEADLINE`]. A phone already identified and online under the same adb serial is not
+/// probed again: probing every phone on every list, one after the other, let a frozen phone
+/// (adb still says `device`) hold every other phone's change back by the probe deadline (fault
+/// soak, `docs/reliability.md`).
 async fn reconcile(
     inv: &Inventory,
     client: &AdbServerClient,
@@ -205,28 +218,12 @@ async fn reconcile(
     list: &str,
 ) {
     let entries = parse_devices_l(list);
+    let mut to_probe = Vec::new();
     for e in &entries {
         let link = DeviceLink::via_server(client.clone(), e.serial.clone());
         if e.state == DeviceState::Device {
-            match probe(&link).await {
-                Ok(Identity {
-                    serial,
-                    model,
-                    manufacturer,
-                    sdk,
-                }) => {
-                    known.insert(e.serial.clone(), serial.clone());
-                    inv.upsert(AttachedPhone {
-                        serial,
-                        model,
-                        manufacturer,
-                        sdk,
-                        state: DeviceState::Device,
-                        link,
-                        transport: e.serial.clone(),
-                    });
-                }
-                Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
+            if !(known.contains_key(&e.serial) && inv.online_by_transport(&e.serial)) {
+                to_probe.push((e.serial.clone(), link));
             }
         } else if known.contains_key(&e.serial) {
             inv.set_state_by_transport(&e.serial, e.state.clone());
@@ -246,6 +243,34 @@ async fn reconcile(
     let present: Vec<&str> = entries.iter().map(|e| e.serial.as_str()).collect();
     for adb_serial in known.keys().filter(|s| !present.contains(&s.as_str())) {
         inv.set_state_by_transport(adb_serial, DeviceState::Offline);
+    }
+    let probed =
+        futures_util::future::join_all(to_probe.into_iter().map(|(adb_serial, link)| async move {
+            let identity = probe(&link).await;
+            (adb_serial, link, identity)
+        }))
+        .await;
+    for (adb_serial, link, identity) in probed {
+        match identity {
+            Ok(Identity {
+                serial,
+                model,
+                manufacturer,
+                sdk,
+            }) => {
+                known.insert(adb_serial.clone(), serial.clone());
+                inv.upsert(AttachedPhone {
+                    serial,
+                    model,
+                    manufacturer,
+                    sdk,
+                    state: DeviceState::Device,
+                    link,
+                    transport: adb_serial,
+                });
+            }
+            Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
+        }
     }
 }
 
