@@ -166,6 +166,9 @@ struct Truth {
     /// Windows in which descriptors are not judged (connector restarting, adb server down, a
     /// phone's agent reconnecting): `(phone or None for all, from, to)`.
     excused: Vec<(Option<usize>, Instant, Instant)>,
+    /// When a phone was put back online (before adb re-attaches it, which may take longer
+    /// than adb's own reconnect): a shorter outage than [`CONVERGENCE`] is not judged.
+    returns: Vec<(usize, Instant)>,
 }
 
 /// When the connector sent `packet` (its `time`, ms since the epoch), as an `Instant`: the
@@ -733,6 +736,12 @@ async fn inject(shared: Arc<Shared>, rig: Arc<Rig>) {
                 }
                 tokio::time::sleep(Duration::from_millis(1000 + rng.below(2000))).await;
                 post(phone, "/v1/transport", json!({"state": "online"}));
+                shared
+                    .truth
+                    .lock()
+                    .unwrap()
+                    .returns
+                    .push((p, Instant::now()));
                 if rig.via_adb.contains(&p) {
                     reattach(&shared, &rig, vec![p]).await;
                 } else {
@@ -839,7 +848,11 @@ async fn finish(shared: &Shared, rig: &Rig, started: Instant) {
         let superseded = truth
             .transitions
             .iter()
-            .any(|(q, t, _)| q == p && t > at && *t < *at + CONVERGENCE);
+            .any(|(q, t, _)| q == p && t > at && *t <= *at + CONVERGENCE)
+            || truth
+                .returns
+                .iter()
+                .any(|(q, t)| q == p && t > at && *t <= *at + CONVERGENCE);
         let excused = truth.excused.iter().any(|(q, from, to)| {
             q.is_none_or(|q| q == *p) && *from <= *at + CONVERGENCE && *to >= *at
         });
