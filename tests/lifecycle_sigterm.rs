@@ -1,7 +1,8 @@
 //! Issue 8 (graceful, bounded lifecycle): SIGTERM (`systemctl stop`) during a running tool call
 //! lets the call finish, writes its `tool.invoke.ack` before the socket closes, flushes the store
 //! and exits 0; a call still running at the drain deadline is abandoned and, after a restart, a
-//! repeat of it is `tool_call_interrupted` (never run twice).
+//! repeat of it is `tool_call_interrupted` (never run twice). The socket closes 1001 (going
+//! away) either way, the abandoned call answered `tool_call_interrupted` first.
 
 mod common;
 
@@ -77,7 +78,11 @@ async fn sigterm_mid_call_writes_the_ack_then_closes_and_exits_0() {
     assert_eq!(ack["type"], "tool.invoke.ack", "{ack}");
     assert!(ack.get("error").is_none(), "the call finished: {ack}");
     assert_eq!(ack["payload"]["tool_id"], "android_tap");
-    assert!(x.closed_within(10).await, "the socket closes after the ack");
+    assert_eq!(
+        x.close_code_within(10).await,
+        Some(1001),
+        "the socket closes after the ack, going away"
+    );
     let status = conn
         .wait_exit(Duration::from_secs(15))
         .expect("the connector exits after draining");
@@ -126,9 +131,20 @@ async fn sigterm_past_the_drain_deadline_abandons_the_call_and_exits_0() {
         json!({"command_regex": "input.*text.*drainword", "hang": true, "times": 1}),
     );
     assert_eq!(st, 200);
-    send_text_call(&mut x, &ch, "drainword", "call_term_2", 7101).await;
+    let request = send_text_call(&mut x, &ch, "drainword", "call_term_2", 7101).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     conn.terminate();
+    // At the drain deadline the running call is answered, then the socket closes 1001.
+    let ack = reply_to(&mut x, &request, 20)
+        .await
+        .expect("the abandoned call gets its ack before the socket closes");
+    assert_eq!(ack["type"], "tool.invoke.ack", "{ack}");
+    assert_eq!(ack["error"]["code"], "tool_call_interrupted", "{ack}");
+    assert_eq!(
+        x.close_code_within(5).await,
+        Some(1001),
+        "closed going away"
+    );
     let status = conn
         .wait_exit(Duration::from_secs(25))
         .expect("the connector exits after the drain deadline");

@@ -299,3 +299,68 @@ fn script_answers_for_one_command_inside_a_compound_line() {
         .iter()
         .any(|e| e["argv"] == serde_json::json!(["logcat", "-d"]) && e["exit_code"] == 3));
 }
+
+/// POSTs a raw body and returns (status, parsed JSON body); the body must be JSON.
+fn post_raw(
+    control: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut req = agent.post(format!("{control}{path}"));
+    if let Some(ct) = content_type {
+        req = req.header("content-type", ct);
+    }
+    let mut resp = req.send(body.to_string()).unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap();
+    let json = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{path}: body {text:?} is not JSON: {e}"));
+    (status, json)
+}
+
+#[test]
+fn bodies_that_do_not_fit_answer_400_json() {
+    // README: "Errors answer 400 {"error": "…"}" — axum's own rejections were 415/422 text.
+    let rig = rig("pixel-android14");
+    let json = Some("application/json");
+    let cases = [
+        ("/v1/transport", json, r#"{"state":"sideways"}"#, "state"),
+        ("/v1/state", json, "not json", "JSON"),
+        (
+            "/v1/script",
+            None,
+            r#"{"command_regex":"x"}"#,
+            "Content-Type",
+        ),
+        ("/v1/auth", json, r#"{"action":7}"#, "action"),
+        (
+            "/v1/script",
+            json,
+            r#"{"command_regex":["x"]}"#,
+            "command_regex",
+        ),
+    ];
+    for (path, ct, body, says) in cases {
+        let (status, answer) = post_raw(&rig.control, path, ct, body);
+        assert_eq!(status, 400, "{path} {body}: {answer}");
+        let error = answer["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{answer}"));
+        assert!(error.contains(says), "{path} {body}: {error}");
+        assert_eq!(answer.as_object().unwrap().len(), 1, "{answer}");
+    }
+    // A pairing code of the wrong type is not echoed back (passwords and codes never are).
+    let (status, answer) = post_raw(&rig.control, "/v1/pair", json, r#"{"code":739251}"#);
+    assert_eq!(status, 400);
+    assert!(!answer.to_string().contains("739251"), "{answer}");
+    // The phone still works after the refusals.
+    assert_eq!(
+        rig.post("/v1/transport", serde_json::json!({"state": "online"}))["state"],
+        "online"
+    );
+}

@@ -65,6 +65,19 @@ async fn limit_oversized_packet_closes_the_socket_and_state_survives() {
     // written; either way the socket must end without an answer.
     let _sent_whole = x.try_send_text(&huge).await;
     assert!(x.closed_within(5).await, "the socket is closed");
+    // Just above the limit, the frame is read whole: the close says why (1009, too big).
+    let mut z = connect(&conn.addr).await;
+    z.hello(&id).await;
+    let above = format!(
+        "{{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":\"p\",\"type\":\"ping\",\"payload\":{{\"pad\":\"{}\"}}}}",
+        "x".repeat(1024 * 1024)
+    );
+    assert!(z.try_send_text(&above).await, "the frame is written");
+    assert_eq!(
+        z.close_code_within(5).await,
+        Some(1009),
+        "closed: message too big"
+    );
     // The server is alive and nothing persisted was lost.
     assert_eq!(
         http_get(&format!("{}/health", conn.base), Some(API_KEY)).0,

@@ -349,6 +349,11 @@ async fn read_shell_v2(s: &mut ServiceStream, limit: usize) -> Result<ShellOutpu
             }
             sink.extend_from_slice(&data);
         }
+        if let Some(len) = dec.oversized() {
+            return Err(AdbError::Protocol(format!(
+                "shell v2 packet declares {len} bytes, above the 1 MiB limit"
+            )));
+        }
         if out.exit_code.is_some() {
             break;
         }

@@ -54,4 +54,16 @@ impl Outbox {
             })
             .is_ok()
     }
+
+    /// Queues `packet` without waiting; `false` when the queue is full or the socket gone.
+    /// For the acks of calls abandoned at the drain deadline, when the writer only flushes
+    /// for [`super::socket::ABANDON_FLUSH`] more.
+    pub fn try_send(&self, packet: Packet) -> bool {
+        self.tx
+            .try_send(Outgoing {
+                packet,
+                received: None,
+            })
+            .is_ok()
+    }
 }

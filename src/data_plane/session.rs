@@ -18,7 +18,7 @@ use super::request::Request;
 use super::{auth, channel, descriptor, hello, tool};
 use crate::connector::{Connector, SessionId};
 use crate::protocol::descriptor::ConnectionStatus;
-use crate::protocol::{ErrorCode, Packet};
+use crate::protocol::{ErrorCode, Packet, PacketType};
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
@@ -243,8 +243,8 @@ impl Session {
     }
 
     /// Runs a handler as a tracked task and queues its answer. At the drain deadline the task
-    /// is dropped unanswered (a side-effecting call stays `running` in the journal, so a repeat
-    /// after the restart is `tool_call_interrupted`).
+    /// is dropped and answered [`abandoned_error`] (a side-effecting call stays `running` in the
+    /// journal, so a repeat after the restart is `tool_call_interrupted` as well).
     fn spawn<F>(&self, request: Packet, work: F)
     where
         F: Future<Output = Result<Reply, DataPlaneError>> + Send + 'static,
@@ -255,12 +255,32 @@ impl Session {
         lifecycle.spawn(async move {
             tokio::select! {
                 result = work => outbox.send(answer(&request, result), None).await,
-                _ = abandon.cancelled() => tracing::warn!(
-                    packet = request.kind.as_str(),
-                    request_id = request.request_id.as_deref().unwrap_or(""),
-                    "request abandoned at the shutdown deadline; a journaled call stays interrupted"
-                ),
+                _ = abandon.cancelled() => {
+                    tracing::warn!(
+                        packet = request.kind.as_str(),
+                        request_id = request.request_id.as_deref().unwrap_or(""),
+                        "request abandoned at the shutdown deadline; a journaled call stays interrupted"
+                    );
+                    outbox.try_send(answer(&request, Err(abandoned_error(&request))));
+                }
             }
         });
+    }
+}
+
+/// The answer to a request still running at the drain deadline: `tool_call_interrupted` for a
+/// tool call (its effect on the phone is unknown, as for a repeat after a restart,
+/// `connector::invoke`), `internal_error` for the rest.
+fn abandoned_error(request: &Packet) -> DataPlaneError {
+    if request.kind == PacketType::ToolInvoke {
+        DataPlaneError::failed(
+            ErrorCode::ToolCallInterrupted,
+            "the connector shut down before this call finished; its effect on the phone is unknown — observe the phone, then call with a new tool_call_id",
+        )
+    } else {
+        DataPlaneError::failed(
+            ErrorCode::InternalError,
+            "the connector shut down before answering; send the request again after it restarts",
+        )
     }
 }

@@ -187,6 +187,15 @@ impl Inventory {
         }
     }
 
+    /// Whether the route through `transport` of `server` (`None`: direct) is recorded online.
+    fn online_by_transport(&self, server: Option<&str>, transport: &str) -> bool {
+        self.read().values().flatten().any(|p| {
+            p.transport == transport
+                && p.adb_server.as_deref() == server
+                && p.state == DeviceState::Device
+        })
+    }
+
     /// Marks every route through `transport` of `server` (`None`: direct) as `state` (kept,
     /// so bindings survive).
     fn set_state_by_transport(&self, server: Option<&str>, transport: &str, state: DeviceState) {
@@ -308,6 +317,12 @@ pub async fn run_adb_tracker_from(
     }
 }
 
+/// Applies one `track-devices` list: states first (a phone that left or went offline is told
+/// at once), then the phones newly `device` are identified, concurrently, each within
+/// [`PROBE_DEADLINE`]. A phone already identified and online under the same adb serial is not
+/// probed again: probing every phone on every list, one after the other, let a frozen phone
+/// (adb still says `device`) hold every other phone's change back by the probe deadline (fault
+/// soak, `docs/reliability.md`).
 async fn reconcile(
     inv: &Inventory,
     client: &AdbServerClient,
@@ -316,30 +331,14 @@ async fn reconcile(
     list: &str,
 ) {
     let entries = parse_devices_l(list);
+    let mut to_probe = Vec::new();
     for e in &entries {
         let link = DeviceLink::via_server(client.clone(), e.serial.clone());
         if e.state == DeviceState::Device {
-            match probe(&link).await {
-                Ok(Identity {
-                    serial,
-                    model,
-                    manufacturer,
-                    sdk,
-                }) => {
-                    known.insert(e.serial.clone(), serial.clone());
-                    inv.upsert(AttachedPhone {
-                        serial,
-                        model,
-                        manufacturer,
-                        sdk,
-                        state: DeviceState::Device,
-                        link,
-                        transport: e.serial.clone(),
-                        adb_server: Some(source.label.clone()),
-                        rank: source.rank,
-                    });
-                }
-                Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
+            if !(known.contains_key(&e.serial)
+                && inv.online_by_transport(Some(&source.label), &e.serial))
+            {
+                to_probe.push((e.serial.clone(), link));
             }
         } else if known.contains_key(&e.serial) {
             inv.set_state_by_transport(Some(&source.label), &e.serial, e.state.clone());
@@ -361,6 +360,36 @@ async fn reconcile(
     let present: Vec<&str> = entries.iter().map(|e| e.serial.as_str()).collect();
     for adb_serial in known.keys().filter(|s| !present.contains(&s.as_str())) {
         inv.set_state_by_transport(Some(&source.label), adb_serial, DeviceState::Offline);
+    }
+    let probed =
+        futures_util::future::join_all(to_probe.into_iter().map(|(adb_serial, link)| async move {
+            let identity = probe(&link).await;
+            (adb_serial, link, identity)
+        }))
+        .await;
+    for (adb_serial, link, identity) in probed {
+        match identity {
+            Ok(Identity {
+                serial,
+                model,
+                manufacturer,
+                sdk,
+            }) => {
+                known.insert(adb_serial.clone(), serial.clone());
+                inv.upsert(AttachedPhone {
+                    serial,
+                    model,
+                    manufacturer,
+                    sdk,
+                    state: DeviceState::Device,
+                    link,
+                    transport: adb_serial,
+                    adb_server: Some(source.label.clone()),
+                    rank: source.rank,
+                });
+            }
+            Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
+        }
     }
 }
 

@@ -13,7 +13,8 @@
 //! | POST | `/v1/wireless/move` | – | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID; answers [`MovedPort`] `{"connect_port":N}` |
 //! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}`, optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
 //!
-//! Errors answer 400 with `{"error": "…"}`. Passwords and codes are never echoed.
+//! Errors answer 400 with `{"error": "…"}` — a body that is not JSON or does not fit its shape
+//! too ([`JsonBody`]). Passwords and codes are never echoed.
 
 use std::net::SocketAddr;
 
@@ -148,6 +149,47 @@ struct TransportBody {
 
 type ApiError = (StatusCode, Json<serde_json::Value>);
 
+/// A JSON request body. A body axum's `Json` rejects (wrong content type, not JSON, fields that
+/// do not fit) answers 400 `{"error": "…"}` like every other error here, not axum's plain-text
+/// 415/422; values serde would quote in its message are left out (they may be a pairing code).
+pub struct JsonBody<T>(pub T);
+
+impl<T, S> axum::extract::FromRequest<S> for JsonBody<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(value)) => Ok(JsonBody(value)),
+            Err(rejection) => Err(bad(redact_values(&rejection.body_text()))),
+        }
+    }
+}
+
+/// Drops the offending value from serde's `invalid type: string "…", expected …` and
+/// `invalid value: …, expected …` messages, keeping the kind and what was expected.
+fn redact_values(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for marker in ["invalid type: ", "invalid value: "] {
+        let Some(start) = out.find(marker).map(|i| i + marker.len()) else {
+            continue;
+        };
+        let Some(len) = out[start..].find(", expected") else {
+            continue;
+        };
+        let kind = out[start..start + len]
+            .split_whitespace()
+            .next()
+            .unwrap_or("value")
+            .to_string();
+        out.replace_range(start..start + len, &kind);
+    }
+    out
+}
+
 fn bad(msg: impl Into<String>) -> ApiError {
     (
         StatusCode::BAD_REQUEST,
@@ -240,7 +282,7 @@ async fn get_state(State(state): State<ControlState>) -> Json<StateView> {
 
 async fn post_state(
     State(state): State<ControlState>,
-    Json(patch): Json<StatePatch>,
+    JsonBody(patch): JsonBody<StatePatch>,
 ) -> Result<Json<StateView>, ApiError> {
     state.phone.with(|s| apply(s, patch)).map_err(bad)?;
     Ok(Json(view(&state.phone, state.wireless.as_ref())))
@@ -253,7 +295,7 @@ async fn clear_log(State(phone): State<Phone>) -> StatusCode {
 
 async fn post_script(
     State(phone): State<Phone>,
-    Json(script): Json<Script>,
+    JsonBody(script): JsonBody<Script>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     script.validate().map_err(bad)?;
     let n = phone.with(|s| {
@@ -270,7 +312,7 @@ async fn delete_scripts(State(phone): State<Phone>) -> StatusCode {
 
 async fn post_transport(
     State(phone): State<Phone>,
-    Json(body): Json<TransportBody>,
+    JsonBody(body): JsonBody<TransportBody>,
 ) -> Json<serde_json::Value> {
     phone.set_transport_mode(body.state);
     Json(serde_json::json!({ "state": body.state }))
@@ -290,7 +332,7 @@ async fn get_auth(State(phone): State<Phone>) -> Json<AuthView> {
 
 async fn post_auth(
     State(phone): State<Phone>,
-    Json(body): Json<AuthBody>,
+    JsonBody(body): JsonBody<AuthBody>,
 ) -> Result<Json<AuthView>, ApiError> {
     let saved = phone.with(|s| match body.action {
         AuthAction::Accept => s.auth.accept_pending().map(|_| ()),
@@ -381,7 +423,7 @@ async fn post_wireless_move(
 
 async fn post_pair(
     State(state): State<ControlState>,
-    Json(body): Json<PairBody>,
+    JsonBody(body): JsonBody<PairBody>,
 ) -> Result<Json<PairingPorts>, ApiError> {
     let wireless = state
         .wireless

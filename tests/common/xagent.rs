@@ -103,6 +103,22 @@ impl XAgent {
         }
     }
 
+    /// The close code the server sends within `secs` seconds, skipping packets: `Some(code)`
+    /// for a close frame (1005 when it has no code), `None` when the socket just ended or stayed
+    /// open.
+    pub async fn close_code_within(&mut self, secs: u64) -> Option<u16> {
+        let until = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            match tokio::time::timeout_at(until, self.ws.next()).await {
+                Ok(Some(Ok(Message::Close(frame)))) => {
+                    return Some(frame.map_or(1005, |f| u16::from(f.code)))
+                }
+                Ok(Some(Ok(_))) => continue,
+                _ => return None,
+            }
+        }
+    }
+
     /// Next packet (≤ `secs` s), schema-checked.
     pub async fn recv_within(&mut self, secs: u64) -> Option<Value> {
         loop {

@@ -78,6 +78,10 @@ fn feed(
             _ => {}
         }
     }
+    // A header past 1 MiB is not shell v2: stop taking stdin, as adbd drops such a stream.
+    if decoder.oversized().is_some() {
+        *stdin = None;
+    }
 }
 
 /// Serves a shell stream to completion.
