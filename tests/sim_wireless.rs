@@ -47,6 +47,20 @@ fn port(v: &Value, field: &str) -> u16 {
         .unwrap_or_else(|| panic!("{field} in {v}")) as u16
 }
 
+/// The sim's state once it holds `keys` paired keys (up to 5 s). Both pairing sides send their
+/// PeerInfo before reading the other's (AOSP `pairing_connection.cpp`), so the host may report
+/// success a moment before the phone has stored the host's key.
+fn state_with_paired_keys(sim: &sim_rig::Sim, keys: u64) -> Value {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = sim.get("/v1/state");
+        if state["wireless"]["paired_keys"] == keys || std::time::Instant::now() > until {
+            return state;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn stdout(out: &std::process::Output) -> String {
     format!(
         "{}{}",
@@ -78,7 +92,7 @@ fn google_adb34_pairs_with_a_code_and_connects_over_tls() {
         right.contains("Successfully paired") && right.contains(&guid),
         "{right}"
     );
-    let state = sim.get("/v1/state");
+    let state = state_with_paired_keys(&sim, 1);
     assert_eq!(state["wireless"]["paired_keys"], 1, "{state}");
     assert_eq!(state["wireless"]["pairing_open"], false);
     assert!(!state.to_string().contains("123456"));
@@ -206,7 +220,7 @@ fn our_host_side_pairs_and_names_each_failure() {
     let body = json!({"qr_code_text": *qr.text()});
     let got = pair_once(&sim, &key, body, qr.password(), ten).unwrap();
     assert_eq!(got, guid);
-    let state = sim.get("/v1/state");
+    let state = state_with_paired_keys(&sim, 1);
     assert_eq!(state["wireless"]["paired_keys"], 1);
     assert!(!state.to_string().contains(qr.password()));
 
