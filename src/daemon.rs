@@ -41,6 +41,8 @@ pub async fn serve(config: ServeConfig, shutdown: CancellationToken) -> anyhow::
     let store = state.connector.store().clone();
     println!("listening on http://{addr}");
     tracing::info!(%addr, "connector listening");
+    // systemd (Type=notify): bound and store open = ready; watchdog pings; STOPPING on drain.
+    crate::service_notify::start(addr, &lifecycle).await;
     let app = router(state);
     let (_, drained) = tokio::join!(
         crate::server::listen::serve(listener, app, &lifecycle),
