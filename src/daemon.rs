@@ -75,6 +75,8 @@ pub async fn serve_with_reload(
     if tls.is_none() && !addr.ip().is_loopback() {
         tracing::warn!(%addr, "plain HTTP on a non-loopback address: the API key and all traffic cross the network in clear; serve TLS with --tls-cert/--tls-key, or put the box behind a VPN");
     }
+    // systemd (Type=notify): bound and store open = ready; watchdog pings; STOPPING on drain.
+    crate::service_notify::start(addr, &lifecycle).await;
     let app = router(state);
     let (_, drained) = tokio::join!(
         crate::server::listen::serve_with_tls(listener, app, &lifecycle, tls),

@@ -23,8 +23,10 @@
 //! - [`secret`]: the API key and claim-code hashing.
 //! - [`config`]: configuration in stages; [`daemon`]: process assembly of `serve` and its
 //!   shutdown, SIGHUP reload ([`daemon::reload`]); [`operator`]: the `check` and `devices`
-//!   subcommands; [`logging`]: text or JSON log lines; [`demo`] (feature `sim`): simulated phones and the connector; [`lifecycle`]:
-//!   the task tracker and cancellation tokens every task hangs off.
+//!   subcommands; [`logging`]: text or JSON log lines; [`demo`] (feature `sim`): simulated
+//!   phones and the connector; [`lifecycle`]: the task tracker and cancellation tokens every
+//!   task hangs off; [`service_notify`]: systemd readiness, watchdog and stopping
+//!   notifications under `Type=notify`.
 //!
 //! The simulated phone is its own crate, `xagent-adb-sim` (`src/sim/`), which depends on the
 //! framing crate and on nothing here; this crate uses it only for the `sim` and `demo`
@@ -58,4 +60,5 @@ pub mod operator;
 pub mod protocol;
 pub mod secret;
 pub mod server;
+pub mod service_notify;
 pub mod store;

@@ -10,7 +10,7 @@ use super::{survey, Survey};
 
 /// Where the package installs the udev rule granting the service's group the ADB USB
 /// interface (class ff, subclass 42, protocol 01).
-pub const UDEV_RULE_PATH: &str = "/lib/udev/rules.d/60-xagent-adb-connector.rules";
+pub const UDEV_RULE_PATH: &str = "/usr/lib/udev/rules.d/60-xagent-adb-connector.rules";
 
 /// The fix for a phone in `state`, or `None` when it is usable.
 /// Sources: adb's own hints (AOSP `packages/modules/adb/transport.cpp`,
