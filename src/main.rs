@@ -150,6 +150,13 @@ struct SimArgs {
     /// mDNS.
     #[arg(long = "mdns-interface", value_name = "NAME", requires = "wireless")]
     mdns_interface: Vec<String>,
+    /// Cost model: `instant` (answers at once) or `realistic` (the persona's phone-side costs
+    /// and the link's bandwidth and latency; see docs/sim.md).
+    #[arg(long, default_value = "instant", value_name = "instant|realistic")]
+    timing: sim::timing::TimingMode,
+    /// The link `--timing realistic` models.
+    #[arg(long, default_value = "usb2", value_name = "usb2|usb3|wifi")]
+    link: sim::timing::Link,
 }
 
 #[cfg(feature = "sim")]
@@ -166,6 +173,8 @@ impl SimArgs {
             state_dir: self.state_dir,
             wireless: self.wireless,
             mdns_interfaces: self.mdns_interface,
+            timing: self.timing,
+            link: self.link,
         }
     }
 }

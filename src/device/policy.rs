@@ -115,6 +115,15 @@ pub struct Quirks {
     pub capture_display: toml::Value,
     /// `"auto"`, `"input"` or `"adbkeyboard"`.
     pub text_input: String,
+    /// How re-encoded screenshots are captured: `"auto"` (raw framebuffer over USB and local
+    /// links, PNG over the network: `docs/performance.md`), `"raw"` or `"png"`. The PNG
+    /// passthrough (`format: png`, no `max_dimension`) always captures PNG.
+    #[serde(default = "auto")]
+    pub screenshot_capture: String,
+}
+
+fn auto() -> String {
+    "auto".into()
 }
 
 /// `[match]` of a profile.

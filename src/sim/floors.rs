@@ -11,7 +11,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "model",
         &[
-            "persona", "props", "vfs", "auth", "script", "ui", "apps", "font", "render",
+            "persona", "props", "vfs", "auth", "script", "ui", "apps", "font", "render", "timing",
         ],
     ),
     ("phone", &["phone"]),

@@ -16,7 +16,7 @@
 //! 1. **model**: the parts of a phone as plain data and pure functions of them: [`persona`]
 //!    (device data, the stock `/system/bin`), [`props`], [`vfs`], [`auth`] (adb keys),
 //!    [`script`] (scripted answers), [`ui`] (the view tree), [`apps`] (their screens),
-//!    [`render`] and its bitmap font (pixels of a view tree).
+//!    [`render`] and its bitmap font (pixels of a view tree), [`timing`] (the cost model).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
 //!    its cloneable, locked handle; it composes the foreground screen's UI tree.
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
@@ -47,6 +47,7 @@ pub mod script;
 pub mod services;
 pub mod sh;
 pub mod stream;
+pub mod timing;
 pub mod transport;
 pub mod ui;
 pub mod vfs;
@@ -83,6 +84,11 @@ pub struct SimOptions {
     /// Interfaces to announce `_adb-tls-*` services on over mDNS (only with `wireless`);
     /// empty = no mDNS at all.
     pub mdns_interfaces: Vec<String>,
+    /// Cost model ([`timing`]): `Instant` (default) answers at once, `Realistic` applies the
+    /// persona's phone-side costs and `link`'s bandwidth and latency.
+    pub timing: timing::TimingMode,
+    /// The link the cost model applies (only with `Realistic`).
+    pub link: timing::Link,
 }
 
 impl Default for SimOptions {
@@ -97,6 +103,8 @@ impl Default for SimOptions {
             state_dir: None,
             wireless: false,
             mdns_interfaces: Vec::new(),
+            timing: timing::TimingMode::Instant,
+            link: timing::Link::Usb2,
         }
     }
 }
@@ -140,7 +148,13 @@ pub async fn start_with_phone(
     };
     let keys = auth::KeyStore::open(opts.require_auth, opts.state_dir.as_deref())?;
     let phone = Phone::new(persona, &opts.serial, &model);
-    phone.with(|s| s.auth = keys);
+    phone.with(|s| {
+        s.auth = keys;
+        s.timing = (opts.timing == timing::TimingMode::Realistic).then(|| timing::Model {
+            phone: s.persona.timing,
+            link: opts.link.spec(),
+        });
+    });
     let listener = tokio::net::TcpListener::bind(opts.listen).await?;
     let adb_addr = listener.local_addr()?;
     let wireless = match opts.wireless {

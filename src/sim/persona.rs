@@ -66,6 +66,9 @@ pub struct Persona {
     /// `frameworks/native/cmds/cmd`, first in the N release).
     #[serde(default)]
     pub missing_programs: Vec<String>,
+    /// Phone-side costs for `sim --timing realistic` (`[timing]`; the file cites the sources).
+    #[serde(default)]
+    pub timing: crate::timing::PhoneCosts,
 }
 
 fn yes() -> bool {

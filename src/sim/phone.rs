@@ -79,6 +79,8 @@ pub struct PhoneState {
     /// Keys of hosts paired over wireless debugging (`--wireless`); only these may use the
     /// `STLS` connect port.
     pub paired: KeyStore,
+    /// The cost model in force (`sim --timing realistic`); `None` answers at once.
+    pub timing: Option<crate::timing::Model>,
 }
 
 /// Seconds since the Unix epoch (mtimes).
@@ -131,6 +133,7 @@ impl Phone {
             scripts: Vec::new(),
             auth: KeyStore::default(),
             paired: KeyStore::default(),
+            timing: None,
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
         Phone {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::timing::Pacer;
 use xagent_adb_wire::wire::{Message, A_CLSE, A_WRTE};
 
 /// The connection-side record of an open stream, keyed by our local id.
@@ -69,12 +70,20 @@ pub struct StreamWriter {
     pub(crate) acks: mpsc::UnboundedReceiver<()>,
     pub(crate) cancel: CancellationToken,
     pub(crate) table: StreamTable,
+    /// The link's bandwidth and latency (`sim --timing realistic`); `None` sends at once.
+    pub(crate) pacer: Option<Pacer>,
 }
 
 impl StreamWriter {
     /// Writes `data` in `WRTE`s of at most the negotiated payload, one outstanding at a time.
     pub async fn write(&mut self, data: &[u8]) -> Result<(), Closed> {
         for chunk in data.chunks(self.max_payload.max(1)) {
+            if let Some(p) = self.pacer.as_mut() {
+                tokio::select! {
+                    _ = p.pace(chunk.len()) => {}
+                    _ = self.cancel.cancelled() => return Err(Closed),
+                }
+            }
             let msg = Message::new(A_WRTE, self.local, self.remote, chunk.to_vec());
             tokio::select! {
                 r = self.out.send(msg) => r.map_err(|_| Closed)?,

@@ -395,6 +395,9 @@ impl Conn {
             acks: ack_rx,
             cancel,
             table: self.table.clone(),
+            pacer: self
+                .phone
+                .with(|s| s.timing.map(|m| crate::timing::Pacer::new(m.link))),
         };
         tokio::spawn(services::run(service, self.phone.clone(), reader, writer));
         Ok(())

@@ -106,6 +106,13 @@ impl SimPhone {
         Self::spawn_with(cmd, serial, "127.0.0.1:0", &[])
     }
 
+    /// A phone at `nice 10` with extra `sim` flags (benches: `--timing realistic …`).
+    pub fn start_background_with(serial: &str, extra: &[&str]) -> SimPhone {
+        let mut cmd = Command::new("nice");
+        cmd.args(["-n", "10", bin()]);
+        Self::spawn_with(cmd, serial, "127.0.0.1:0", extra)
+    }
+
     /// The same on a given `HOST:PORT` (to bring a phone back where it was).
     pub fn start_at(serial: &str, listen: &str) -> SimPhone {
         Self::spawn(serial, listen, &[])

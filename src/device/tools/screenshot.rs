@@ -6,13 +6,17 @@
 //! `screenshot_id` lets gestures take coordinates in the image's pixel space.
 
 mod frame;
+mod raw;
+mod source;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use frame::process;
+use frame::{process, process_raw};
+use raw::RawFrame;
+use source::Source;
 
 use super::phone::display::fresh_display_size;
 use super::phone::file_refs;
@@ -27,6 +31,8 @@ use crate::file_cache::IssuedFile;
 pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);
 /// Cap of screenshot bytes (a 1440x3120 PNG is 2–6 MB).
 pub const SCREENSHOT_LIMIT: usize = 32 * 1024 * 1024;
+/// Cap of a raw framebuffer dump (a 3840x2160 RGBA frame is 33.2 MB).
+pub const RAW_SCREENSHOT_LIMIT: usize = 64 * 1024 * 1024;
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -232,6 +238,14 @@ async fn pick_display(
     Ok((first, "first_listed", size))
 }
 
+/// What `screencap` gave.
+enum Captured {
+    /// `screencap -p`: the PNG (anything before its signature dropped).
+    Png(Vec<u8>),
+    /// `screencap`: the raw dump.
+    Raw(RawFrame),
+}
+
 /// Captures the requested display, or the default one; when the phone warns that it has several
 /// displays (field bug 7), captures again from the chosen display with `-d` and says which.
 /// Also returns the captured display's size when it is not the default display (px; `None`:
@@ -239,46 +253,69 @@ async fn pick_display(
 async fn capture_right_display(
     ctx: &ToolCtx<'_>,
     requested: Option<String>,
-) -> Result<(Vec<u8>, Option<String>, &'static str, Option<(u32, u32)>), DeviceError> {
+    source: Source,
+) -> Result<(Captured, Option<String>, &'static str, Option<(u32, u32)>), DeviceError> {
     if let Some(d) = requested {
-        return Ok((capture(ctx, Some(&d)).await?.1, Some(d), "requested", None));
+        let (_, frame) = capture(ctx, Some(&d), source).await?;
+        return Ok((frame, Some(d), "requested", None));
     }
-    let (warned, png) = capture(ctx, None).await?;
+    let (warned, frame) = capture(ctx, None, source).await?;
     if !warned {
-        return Ok((png, None, "default", None));
+        return Ok((frame, None, "default", None));
     }
+    drop(frame);
     let (id, how, size) = pick_display(ctx).await?;
-    let (_, png) = capture(ctx, Some(&id)).await?;
+    let (_, frame) = capture(ctx, Some(&id), source).await?;
     // The first listed display is the default one: its input size (rotation applied) holds.
     let size = if how == "first_listed" { None } else { size };
-    Ok((png, Some(id), how, size))
+    Ok((frame, Some(id), how, size))
 }
 
-/// Runs the capture; returns whether the multi-display warning preceded the PNG, and the PNG
-/// bytes (anything printed before the signature dropped).
+/// Runs the capture (`screencap -p` or the raw `screencap`); returns whether the multi-display
+/// warning preceded the frame, and the frame (text before it dropped or skipped, never copied).
 async fn capture(
     ctx: &ToolCtx<'_>,
     display_id: Option<&str>,
-) -> Result<(bool, Vec<u8>), DeviceError> {
-    let mut argv = vec!["screencap", "-p"];
+    source: Source,
+) -> Result<(bool, Captured), DeviceError> {
+    let mut argv = vec!["screencap"];
+    let limit = match source {
+        Source::Png => {
+            argv.push("-p");
+            SCREENSHOT_LIMIT
+        }
+        Source::Raw => RAW_SCREENSHOT_LIMIT,
+    };
     if let Some(d) = display_id {
         argv.extend(["-d", d]);
     }
     let mut bytes = ctx
         .link
-        .exec(&command_line(&argv), SCREENSHOT_DEADLINE, SCREENSHOT_LIMIT)
+        .exec(&command_line(&argv), SCREENSHOT_DEADLINE, limit)
         .await?;
+    let warned_before = |bytes: &[u8], offset: usize| {
+        bytes[..offset]
+            .windows(MULTI_DISPLAY_WARNING.len())
+            .any(|w| w == MULTI_DISPLAY_WARNING)
+    };
+    if source == Source::Raw {
+        return match raw::find(bytes) {
+            Ok(frame) => Ok((warned_before(&frame.bytes, frame.start), Captured::Raw(frame))),
+            Err(bytes) => Err(DeviceError::InvalidScreenshot(format!(
+                "screencap did not return a raw frame (a width, height, format header and exactly that many pixels; {} bytes); nothing was stored",
+                bytes.len()
+            ))),
+        };
+    }
     let (offset, _) = png_check::find_png(&bytes).map_err(|e| {
         DeviceError::InvalidScreenshot(format!(
             "screencap did not return a valid PNG ({e}); nothing was stored"
         ))
     })?;
-    let warned = bytes[..offset]
-        .windows(MULTI_DISPLAY_WARNING.len())
-        .any(|w| w == MULTI_DISPLAY_WARNING);
+    let warned = warned_before(&bytes, offset);
     // In place: no second copy of the frame (nothing precedes the PNG on a single-display phone).
     bytes.drain(..offset);
-    Ok((warned, bytes))
+    Ok((warned, Captured::Png(bytes)))
 }
 
 async fn focused_secure(ctx: &ToolCtx<'_>) -> Option<bool> {
@@ -339,18 +376,36 @@ impl DeviceTool for Screenshot {
         let quality = args.quality.unwrap_or(80).clamp(1, 100);
         let display_arg = args.display_id.map(DisplayId::into_arg);
         // Read fresh, never from the cache: a rotation or size change since the last read must
-        // not survive into this screenshot's geometry (field bug 25).
-        let display = fresh_display_size(ctx).await?;
-        let (png, display_arg, display_choice, other_size) =
-            capture_right_display(ctx, display_arg).await?;
+        // not survive into this screenshot's geometry (field bug 25). Read alongside the
+        // capture, not before it: in series it added one shell round trip to every screenshot
+        // (PNG passthrough 1.035x -> 1.067x of a bare `screencap -p`, docs/performance.md).
+        // PNG passthrough: png, and no `max_dimension` below the last known display size (a
+        // stale size only costs a re-encode, never a wrong image: `process*` check the frame).
+        let passthrough = format == Format::Png
+            && max_dim.is_none_or(|m| ctx.display.get().is_some_and(|(w, h)| m >= w.max(h)));
+        let source = source::choose(
+            ctx.link.kind(),
+            &ctx.policy.quirks.screenshot_capture,
+            passthrough,
+        );
+        let (display, captured) = tokio::join!(
+            fresh_display_size(ctx),
+            capture_right_display(ctx, display_arg, source)
+        );
+        let display = display?;
+        let (frame, display_arg, display_choice, other_size) = captured?;
         let display = other_size.unwrap_or(display);
-        let (_, info) =
-            png_check::find_png(&png).map_err(|e| DeviceError::InvalidScreenshot(e.to_string()))?;
-        let dims = (info.width, info.height);
-        let (bytes, size, blank) =
-            tokio::task::spawn_blocking(move || process(png, dims, format, max_dim, quality))
-                .await
-                .map_err(|_| DeviceError::Internal("image task failed".into()))??;
+        let work = move || match frame {
+            Captured::Png(png) => {
+                let (_, info) = png_check::find_png(&png)
+                    .map_err(|e| DeviceError::InvalidScreenshot(e.to_string()))?;
+                process(png, (info.width, info.height), format, max_dim, quality)
+            }
+            Captured::Raw(raw) => process_raw(raw, format, max_dim, quality),
+        };
+        let (bytes, size, blank) = tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|_| DeviceError::Internal("image task failed".into()))??;
         let secure_window = if blank {
             focused_secure(ctx).await
         } else {

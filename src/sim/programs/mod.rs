@@ -21,6 +21,7 @@ mod uiautomator;
 mod wm;
 
 use crate::phone::Phone;
+use crate::timing;
 
 /// What a program produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -120,6 +121,10 @@ pub async fn run(
     stdin: Vec<u8>,
 ) -> Option<Output> {
     let args = &argv[1..];
+    // Phone-side start-up and work of the slow programs (`sim --timing realistic`): a floor
+    // on the program's duration, the sim's own work included.
+    let started = std::time::Instant::now();
+    let modelled = phone.with(|s| s.timing.and_then(|m| m.program(name, args)));
     let out = match name {
         "sleep" => misc::sleep(args).await,
         "screencap" => screencap::run(phone, args).await,
@@ -156,5 +161,8 @@ pub async fn run(
         "ps" => logcat::ps(phone, args),
         _ => return None,
     };
+    if let Some(d) = modelled {
+        timing::wait_rest(started, d).await;
+    }
     Some(out)
 }

@@ -6,6 +6,7 @@
 use super::Output;
 use crate::phone::{now_secs, Phone};
 use crate::render;
+use crate::timing;
 use crate::ui;
 use crate::vfs::normalize;
 
@@ -100,6 +101,11 @@ pub async fn run(phone: &Phone, args: &[String]) -> Output {
         );
     };
     let (png, warn) = (args.png, shot.warn);
+    let started = std::time::Instant::now();
+    let modelled = phone.with(|s| {
+        s.timing
+            .map(|m| m.screencap(u64::from(shot.width) * u64::from(shot.height), png))
+    });
     let encoded = tokio::task::spawn_blocking(move || {
         let frame = render::draw(&shot.tree, shot.width, shot.height, shot.black);
         if png {
@@ -110,6 +116,9 @@ pub async fn run(phone: &Phone, args: &[String]) -> Output {
     })
     .await
     .unwrap_or_default();
+    if let Some(d) = modelled {
+        timing::wait_rest(started, d).await;
+    }
     let mut out = Output::default();
     if warn {
         out.stderr = MULTI_DISPLAY_WARNING.as_bytes().to_vec();

@@ -1,5 +1,6 @@
 //! The captured frame, on the blocking pool: the all-black check, optional downscaling and
-//! re-encoding. PNG is decoded with `png` straight into one RGBA buffer, downscaled with
+//! re-encoding. A raw `screencap` dump ([`super::raw`]) is used in place (no decode, no copy
+//! for RGBA/RGBX); a PNG is decoded with `png` straight into one RGBA buffer. Both are downscaled with
 //! `fast_image_resize` (SIMD: SSE4.1/AVX2 on x86-64, NEON on aarch64), and encoded with
 //! `jpeg-encoder` (JPEG, RGBA read in place), `image-webp` (lossless WebP) or `png`. The PNG
 //! passthrough (`png` without a smaller `max_dimension`) keeps the captured bytes untouched.
@@ -25,6 +26,25 @@ struct Rgba {
     pixels: Vec<u8>,
     width: u32,
     height: u32,
+}
+
+/// A frame's pixels wherever they live (a decoded PNG, a raw dump's payload, a downscaled copy):
+/// 8-bit RGBA or RGBX, row-major, no padding.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    pixels: &'a [u8],
+    width: u32,
+    height: u32,
+}
+
+impl Rgba {
+    fn view(&self) -> View<'_> {
+        View {
+            pixels: &self.pixels,
+            width: self.width,
+            height: self.height,
+        }
+    }
 }
 
 /// Decodes a PNG of any colour type and depth into 8-bit RGBA. `screencap` writes 8-bit RGBA
@@ -105,13 +125,13 @@ fn fit(size: (u32, u32), max: u32) -> (u32, u32) {
 /// Downscales with a bilinear (triangle) convolution whose support widens with the scale
 /// factor, so every source pixel contributes (no aliasing of thin text strokes). Alpha is
 /// treated as a plain channel: screenshots are opaque.
-fn downscale(src: &Rgba, to: (u32, u32)) -> Result<Rgba, DeviceError> {
+fn downscale(src: View<'_>, to: (u32, u32)) -> Result<Rgba, DeviceError> {
     let internal =
         |e: &dyn std::fmt::Display| DeviceError::Internal(format!("image resizing failed: {e}"));
     let src_view = fast_image_resize::images::ImageRef::new(
         src.width,
         src.height,
-        &src.pixels,
+        src.pixels,
         PixelType::U8x4,
     )
     .map_err(|e| internal(&e))?;
@@ -146,30 +166,59 @@ pub fn process(
         let blank = is_blank_png(&png);
         return Ok((png, size, blank));
     }
-    let result = reencode(&png, format, resize, quality);
-    drop(png);
+    let result = decode(&png).and_then(|frame| {
+        drop(png);
+        reencode(frame.view(), format, resize, quality)
+    });
+    release_memory();
+    result
+}
+
+/// CPU-bound work on a raw `screencap` dump ([`super::raw::RawFrame`]): the pixels are read
+/// where they lie in the captured buffer (RGBA/RGBX; other layouts are converted once), then
+/// checked, optionally downscaled and encoded as `format`.
+pub fn process_raw(
+    raw: super::raw::RawFrame,
+    format: Format,
+    max_dim: Option<u32>,
+    quality: u8,
+) -> Result<Processed, DeviceError> {
+    fixed_mmap_threshold();
+    let (width, height) = (raw.width, raw.height);
+    let resize = max_dim.filter(|m| *m < width.max(height));
+    let result = raw.into_rgba().and_then(|(buf, start)| {
+        let view = View {
+            pixels: &buf[start..],
+            width,
+            height,
+        };
+        reencode(view, format, resize, quality)
+    });
     release_memory();
     result
 }
 
 fn reencode(
-    png: &[u8],
+    frame: View<'_>,
     format: Format,
     resize: Option<u32>,
     quality: u8,
 ) -> Result<Processed, DeviceError> {
-    let mut frame = decode(png)?;
-    // The decoded frame is at hand: the check stops at the first lit pixel.
-    let blank = is_dark(&frame.pixels, 4, 3);
-    if let Some(m) = resize {
-        let to = fit((frame.width, frame.height), m);
-        frame = downscale(&frame, to)?;
-    }
+    // The frame is at hand: the check stops at the first lit pixel.
+    let blank = is_dark(frame.pixels, 4, 3);
+    let small;
+    let frame = match resize {
+        Some(m) => {
+            small = downscale(frame, fit((frame.width, frame.height), m))?;
+            small.view()
+        }
+        None => frame,
+    };
     let out_size = (frame.width, frame.height);
-    Ok((encode(&frame, format, quality)?, out_size, blank))
+    Ok((encode(frame, format, quality)?, out_size, blank))
 }
 
-fn encode(img: &Rgba, format: Format, quality: u8) -> Result<Vec<u8>, DeviceError> {
+fn encode(img: View<'_>, format: Format, quality: u8) -> Result<Vec<u8>, DeviceError> {
     let failed =
         |e: &dyn std::fmt::Display| DeviceError::Internal(format!("image encoding failed: {e}"));
     let mut out = Vec::new();
@@ -184,13 +233,13 @@ fn encode(img: &Rgba, format: Format, quality: u8) -> Result<Vec<u8>, DeviceErro
             enc.set_chroma_subsampling_method(jpeg_encoder::ChromaSubsamplingMethod::Average);
             // Huffman tables fitted to the image: 5–10 % fewer bytes for one more pass.
             enc.set_optimized_huffman_tables(true);
-            enc.encode(&img.pixels, w, h, jpeg_encoder::ColorType::Rgba)
+            enc.encode(img.pixels, w, h, jpeg_encoder::ColorType::Rgba)
                 .map_err(|e| failed(&e))?;
         }
         Format::Webp => {
             image_webp::WebPEncoder::new(&mut out)
                 .encode(
-                    &img.pixels,
+                    img.pixels,
                     img.width,
                     img.height,
                     image_webp::ColorType::Rgba8,

@@ -1,0 +1,148 @@
+//! Which `screencap` output a screenshot is made from: the phone's PNG (`screencap -p`) or its
+//! raw framebuffer dump (`screencap`, [`super::raw`]).
+//!
+//! A re-encoded screenshot (jpeg/webp, or png with `max_dimension`) needs the pixels, not the
+//! phone's PNG. The raw dump skips the phone's PNG encode (~0.5 s on a 1080x2400 handset) and
+//! the connector's PNG decode (the bulk of the connector's CPU per call), at the price of
+//! moving `w*h*4` bytes (10.4 MB for 1080x2400) instead of a 1–3 MB PNG. Over USB 2 (~36 MB/s)
+//! that is ~0.29 s against ~0.5 s + 0.05 s: raw wins, more so on USB 3 and local links
+//! (emulators, the simulated phone). Over Wi-Fi (~5 MB/s) it is ~2 s against ~0.8 s: PNG wins.
+//! Figures: `docs/performance.md` (cost model of `sim --timing realistic`).
+//!
+//! The link is known from how the phone is reached, without any extra round trip:
+//! * adb server transports: the serial's shape — `host:port` (`adb connect`, wireless debugging
+//!   after pairing) or an mDNS instance name (`adb-<id>._adb-tls-connect._tcp`) is a network
+//!   link, unless the host is loopback (emulators' `127.0.0.1:5555`, forwarded ports);
+//!   `emulator-NNNN` is local; any other serial is a USB device (adb's own rule for
+//!   `adb devices -l`: USB transports are listed with `usb:`, network ones by address);
+//! * direct transports: loopback addresses are local, anything else is a network link.
+//!
+//! The device profile's `quirks.screenshot_capture` (`auto` | `raw` | `png`) overrides this
+//! (a phone whose raw dump is broken, a USB-attached phone on a slow hub).
+
+use crate::adb::link::LinkKind;
+
+/// Where the frame comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `screencap -p`.
+    Png,
+    /// `screencap` (raw framebuffer).
+    Raw,
+}
+
+/// How the phone is attached, as far as bandwidth goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attachment {
+    /// A USB transport.
+    Usb,
+    /// Same machine (emulator, simulated phone, a forwarded port).
+    Local,
+    /// A network transport (Wi-Fi, Ethernet, wireless debugging).
+    Network,
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `host:port` → host (IPv6 in brackets or bare), when the text has that shape.
+fn host_of(addr: &str) -> Option<&str> {
+    let (host, port) = addr.rsplit_once(':')?;
+    port.parse::<u16>().ok()?;
+    (!host.is_empty()).then_some(host)
+}
+
+/// The attachment of a link (see the module docs for the rule).
+pub fn attachment(link: &LinkKind) -> Attachment {
+    match link {
+        LinkKind::Server { adb_serial, .. } => {
+            if adb_serial.contains("._adb-tls-connect._tcp") || adb_serial.contains("._adb._tcp") {
+                Attachment::Network
+            } else if let Some(host) = host_of(adb_serial) {
+                if is_loopback_host(host) {
+                    Attachment::Local
+                } else {
+                    Attachment::Network
+                }
+            } else if adb_serial.starts_with("emulator-") {
+                Attachment::Local
+            } else {
+                Attachment::Usb
+            }
+        }
+        LinkKind::Direct { addr } => match host_of(addr) {
+            Some(host) if is_loopback_host(host) => Attachment::Local,
+            _ => Attachment::Network,
+        },
+    }
+}
+
+/// The source of a screenshot: PNG for the passthrough (`passthrough`: png without
+/// `max_dimension`), else the profile's `quirk` (`raw` | `png`), else by attachment (raw over
+/// USB and local links, PNG over the network). Unknown quirk values count as `auto`.
+pub fn choose(link: &LinkKind, quirk: &str, passthrough: bool) -> Source {
+    if passthrough {
+        return Source::Png;
+    }
+    match quirk {
+        "raw" => Source::Raw,
+        "png" => Source::Png,
+        _ => match attachment(link) {
+            Attachment::Usb | Attachment::Local => Source::Raw,
+            Attachment::Network => Source::Png,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adb::AdbServerClient;
+
+    fn server(serial: &str) -> LinkKind {
+        LinkKind::Server {
+            client: AdbServerClient::new("127.0.0.1:5037"),
+            adb_serial: serial.into(),
+        }
+    }
+    fn direct(addr: &str) -> LinkKind {
+        LinkKind::Direct { addr: addr.into() }
+    }
+
+    #[test]
+    fn attachment_from_the_serial_or_address() {
+        assert_eq!(attachment(&server("R58N12ABCDE")), Attachment::Usb);
+        assert_eq!(attachment(&server("emulator-5554")), Attachment::Local);
+        assert_eq!(attachment(&server("127.0.0.1:5555")), Attachment::Local);
+        assert_eq!(
+            attachment(&server("192.168.1.20:37155")),
+            Attachment::Network
+        );
+        assert_eq!(attachment(&server("[fe80::1]:5555")), Attachment::Network);
+        assert_eq!(
+            attachment(&server("adb-R58N12ABCDE-xYz._adb-tls-connect._tcp")),
+            Attachment::Network
+        );
+        assert_eq!(attachment(&direct("127.0.0.1:40000")), Attachment::Local);
+        assert_eq!(attachment(&direct("localhost:5555")), Attachment::Local);
+        assert_eq!(attachment(&direct("[::1]:5555")), Attachment::Local);
+        assert_eq!(attachment(&direct("10.0.0.7:5555")), Attachment::Network);
+    }
+
+    #[test]
+    fn passthrough_and_quirks_win() {
+        let usb = server("R58N12ABCDE");
+        let wifi = direct("10.0.0.7:5555");
+        assert_eq!(choose(&usb, "auto", true), Source::Png);
+        assert_eq!(choose(&usb, "auto", false), Source::Raw);
+        assert_eq!(choose(&wifi, "auto", false), Source::Png);
+        assert_eq!(choose(&wifi, "raw", false), Source::Raw);
+        assert_eq!(choose(&usb, "png", false), Source::Png);
+        assert_eq!(choose(&usb, "bogus", false), Source::Raw);
+    }
+}
