@@ -135,6 +135,22 @@ fn connect_refusal(e: &AdbError, addr: &str) -> ClaimError {
 }
 
 impl Connector {
+    /// Whether `channel_id` is a channel of this connector with no phone bound yet: where both
+    /// pairing flows start. Errors: `auth_failed` (bound already), `connector_channel_not_owned`.
+    pub(super) fn check_channel_unbound(&self, channel_id: &str) -> Result<(), ClaimError> {
+        match self.state().check_bind(channel_id, "") {
+            Err(BindRefusal::ChannelBound) => Err(refuse(
+                ErrorCode::AuthFailed,
+                "this channel is already bound to another phone; auth.logout first",
+            )),
+            Err(BindRefusal::UnknownChannel) => Err(refuse(
+                ErrorCode::ConnectorChannelNotOwned,
+                "connector_channel_id is not a channel of this connector",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// `auth.start` of `adb_pair_code`. Returns `(auth_session_id, result)`; the outcome is
     /// remembered for `auth.status`.
     pub async fn pair_with_code(
@@ -152,21 +168,7 @@ impl Connector {
         p: &AuthStartPayload,
     ) -> Result<(), ClaimError> {
         let input = PairCodeInput::parse(&p.input)?;
-        match self.state().check_bind(channel_id, "") {
-            Err(BindRefusal::ChannelBound) => {
-                return Err(refuse(
-                    ErrorCode::AuthFailed,
-                    "this channel is already bound to another phone; auth.logout first",
-                ))
-            }
-            Err(BindRefusal::UnknownChannel) => {
-                return Err(refuse(
-                    ErrorCode::ConnectorChannelNotOwned,
-                    "connector_channel_id is not a channel of this connector",
-                ))
-            }
-            _ => {}
-        }
+        self.check_channel_unbound(channel_id)?;
         let Some(key_file) = self.host_key.clone() else {
             return Err(refuse(
                 ErrorCode::AuthFailed,

@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 use xagent_adb_pairing::QrPairing;
 
 use super::claim::{refuse, AuthStatus, ClaimError};
-use super::state::BindRefusal;
 use super::{lock, Connector};
 use crate::protocol::{now_ms, random_id, ErrorCode};
 
@@ -153,21 +152,7 @@ impl Connector {
     /// channel has one attempt at a time: an unfinished earlier one is canceled. Errors:
     /// `auth_failed` (channel already bound, no adb key), `connector_channel_not_owned`.
     pub fn qr_start(self: &Arc<Self>, channel_id: &str) -> Result<QrOffer, ClaimError> {
-        match self.state().check_bind(channel_id, "") {
-            Err(BindRefusal::ChannelBound) => {
-                return Err(refuse(
-                    ErrorCode::AuthFailed,
-                    "this channel is already bound to another phone; auth.logout first",
-                ))
-            }
-            Err(BindRefusal::UnknownChannel) => {
-                return Err(refuse(
-                    ErrorCode::ConnectorChannelNotOwned,
-                    "connector_channel_id is not a channel of this connector",
-                ))
-            }
-            _ => {}
-        }
+        self.check_channel_unbound(channel_id)?;
         if self.host_key.is_none() {
             return Err(refuse(
                 ErrorCode::AuthFailed,
