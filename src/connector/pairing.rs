@@ -7,6 +7,8 @@
 //! GUID and address are stored, so a restarted connector watches it again. The code is never
 //! logged, echoed or stored.
 
+// A wireless GUID is `adb-<serial>-<6 chars>`: logged masked like a serial.
+use crate::protocol::descriptor::mask_serial;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -193,7 +195,7 @@ impl Connector {
                 ),
                 PairWithPhoneError::Pairing(e) => pairing_refusal(&e),
             })?;
-        tracing::info!(channel = channel_id, guid = guid.as_str(), "phone paired");
+        tracing::info!(channel = channel_id, guid = %mask_serial(guid.as_str()), "phone paired");
         let Some(connect_port) = input.connect_port else {
             return Err(refuse(
                 ErrorCode::AuthFailed,

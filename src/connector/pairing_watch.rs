@@ -10,6 +10,8 @@
 //! set up), the Wi-Fi watch is stopped, so the inventory keeps the USB link; when that goes
 //! away the Wi-Fi watch resumes as the fallback. Issue 9 "Re-connect by GUID".
 
+// A wireless GUID is `adb-<serial>-<6 chars>`: logged masked like a serial.
+use crate::protocol::descriptor::mask_serial;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -60,7 +62,7 @@ pub async fn follow(
         Ok(Ok(b)) => Some(b),
         _ => {
             tracing::warn!(
-                guid = phone.guid.as_str(),
+                guid = %mask_serial(&phone.guid),
                 "mDNS unavailable: the phone is watched at its last address only"
             );
             None
@@ -77,7 +79,7 @@ pub async fn follow(
         if let Seen::Usb = now {
             if let Some(w) = watch.take() {
                 tracing::info!(
-                    guid = phone.guid.as_str(),
+                    guid = %mask_serial(&phone.guid),
                     "phone online over USB; Wi-Fi kept as fallback"
                 );
                 w.cancel();
@@ -86,7 +88,7 @@ pub async fn follow(
             // Just paired (attached by the flow), just started, or USB just went: the watch
             // probes the Wi-Fi link from now on.
             tracing::info!(
-                guid = phone.guid.as_str(),
+                guid = %mask_serial(&phone.guid),
                 addr = phone.addr.as_str(),
                 "watching the wireless phone over Wi-Fi"
             );
@@ -94,7 +96,7 @@ pub async fn follow(
         } else if let (Seen::Unreachable, Some(addr)) = (&now, latest.clone()) {
             if addr != phone.addr {
                 tracing::info!(
-                    guid = phone.guid.as_str(),
+                    guid = %mask_serial(&phone.guid),
                     addr = addr.as_str(),
                     "wireless phone found at a new address"
                 );

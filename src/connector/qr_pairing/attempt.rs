@@ -4,6 +4,8 @@
 //! shutdown). Outcomes are written to the [`QrAttempt`] for `auth.status`. The network part,
 //! [`pair_by_qr`], is shared with the `pair` CLI.
 
+// A wireless GUID is `adb-<serial>-<6 chars>`: logged masked like a serial.
+use crate::protocol::descriptor::mask_serial;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,7 +97,7 @@ pub async fn pair_by_qr(
         ),
         PairWithPhoneError::Pairing(e) => QrStop::Failed(pairing_refusal(&e).message),
     })?;
-    tracing::info!(guid = guid.as_str(), "phone paired");
+    tracing::info!(guid = %mask_serial(guid.as_str()), "phone paired");
 
     // 3. The connect service is named by the GUID the phone just sent.
     let connect_addr = browser
