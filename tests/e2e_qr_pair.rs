@@ -495,6 +495,8 @@ fn qr_pairing_failures_expiry_refresh_and_cancel_are_named() {
         let pw = password_of(&qr);
         let (st, _) = poll(&mut x, &ch, &s, &pw, &ends, 30).await;
         assert_eq!(st["payload"]["status"], "expired", "{st}");
+        let said = st["payload"]["message"].as_str().unwrap_or_default();
+        assert!(said.contains("expired") && said.contains("refresh"), "{st}");
         let fresh = x
             .request(
                 "auth.status",

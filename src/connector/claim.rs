@@ -9,7 +9,7 @@ use super::claim_policy::ClaimPolicy;
 use super::state::BindRefusal;
 use super::{lock, Connector};
 use crate::device::error::state_refusal;
-use crate::protocol::card::CLAIM_FLOW_ID;
+use crate::protocol::card::{CLAIM_FLOW_ID, PAIR_CODE_FLOW_ID, QR_PAIR_FLOW_ID};
 use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, random_id, ErrorCode};
 use crate::store::BindingRecord;
@@ -112,7 +112,10 @@ impl Connector {
         if p.flow_id != CLAIM_FLOW_ID {
             return Err(refuse(
                 ErrorCode::AuthFlowNotFound,
-                "unknown flow_id; this connector offers adb_device_claim",
+                &format!(
+                    "unknown flow_id; this connector offers {CLAIM_FLOW_ID}, \
+                     {PAIR_CODE_FLOW_ID} and {QR_PAIR_FLOW_ID}"
+                ),
             ));
         }
         let raw = p.input.get("serial").and_then(Value::as_str).unwrap_or("");

@@ -74,7 +74,13 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, Conf
         .map_err(|e| ConfigError::Invalid(format!("TLS: {e}")))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .map_err(|e| bad("--tls-key does not fit --tls-cert", &files.key, &e))?;
+        .map_err(|e| {
+            ConfigError::Invalid(format!(
+                "--tls-key {} does not fit --tls-cert {}: {e}",
+                files.key.display(),
+                files.cert.display()
+            ))
+        })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

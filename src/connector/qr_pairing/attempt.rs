@@ -143,11 +143,9 @@ pub async fn run(
             );
         }
         Err(QrStop::Canceled) => {}
-        Err(QrStop::Expired) => attempt.set(
-            generation,
-            AuthStatus::Expired,
-            "the QR code expired before a phone scanned it: refresh it and scan again",
-        ),
+        Err(QrStop::Expired) => {
+            attempt.set(generation, AuthStatus::Expired, super::EXPIRED_MESSAGE)
+        }
         Err(QrStop::Failed(reason)) => {
             tracing::info!(channel, reason = reason.as_str(), "QR pairing failed");
             attempt.set(generation, AuthStatus::Failed, &reason);

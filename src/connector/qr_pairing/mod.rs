@@ -105,18 +105,23 @@ struct AttemptState {
     finished_ms: Option<i64>,
 }
 
+/// What `auth.status` says of a code nobody scanned in time.
+pub(super) const EXPIRED_MESSAGE: &str =
+    "the QR code expired before a phone scanned it: refresh it and scan again";
+
 impl QrAttempt {
     /// The attempt's state now; a `pending` code past `expires_at` reads `expired`.
     pub fn view(&self) -> QrView {
         let st = lock(&self.inner);
-        let status = if st.status == AuthStatus::Pending && now_ms() > st.expires_at {
-            AuthStatus::Expired
+        let expired = st.status == AuthStatus::Pending && now_ms() > st.expires_at;
+        let (status, message) = if expired {
+            (AuthStatus::Expired, EXPIRED_MESSAGE.to_string())
         } else {
-            st.status
+            (st.status, st.message.clone())
         };
         QrView {
             status,
-            message: st.message.clone(),
+            message,
             expires_at: st.expires_at,
         }
     }

@@ -126,21 +126,27 @@ impl Text {
     }
 
     /// `Can't find service: NAME` anywhere in the output (`cmd`/`pm` on a phone whose system
-    /// server is not up: still booting or restarting; dotnet/xharness#725, field bug 27):
-    /// the typed, retryable [`DeviceError::ServiceMissing`]. Checked on compound lines too,
-    /// where the exit status is only the last command's.
+    /// server is not up: still booting or restarting; dotnet/xharness#725, field bug 27), or
+    /// the older `pm`'s `Error: Could not access the Package Manager.  Is the system running?`
+    /// (AOSP `frameworks/base/cmds/pm/src/com/android/commands/pm/Pm.java`, `PM_NOT_RUNNING_ERR`,
+    /// printed with exit 0): the typed, retryable [`DeviceError::ServiceMissing`]. Checked on
+    /// compound lines too, where the exit status is only the last command's.
     pub fn service_missing(&self) -> Option<DeviceError> {
+        const PM_NOT_RUNNING: &str = "Could not access the Package Manager";
         let line = self
             .stderr
             .lines()
             .chain(self.stdout.lines())
-            .find(|l| l.contains("Can't find service"))?;
-        let service = line
-            .rsplit("Can't find service:")
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string();
+            .find(|l| l.contains("Can't find service") || l.contains(PM_NOT_RUNNING))?;
+        let service = if line.contains(PM_NOT_RUNNING) {
+            "package".to_string()
+        } else {
+            line.rsplit("Can't find service:")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
         Some(DeviceError::ServiceMissing {
             service,
             line: line.trim().chars().take(300).collect(),
@@ -227,6 +233,10 @@ mod tests {
         let e = text("", "cmd: Can't find service: package\n", 20)
             .failure("pm")
             .unwrap();
+        assert_eq!(e.code(), crate::protocol::ErrorCode::DeviceBooting);
+        assert!(e.to_string().contains("`package`"), "{e}");
+        let old_pm = "Error: Could not access the Package Manager.  Is the system running?\n";
+        let e = text(old_pm, "", 0).failure("pm").unwrap();
         assert_eq!(e.code(), crate::protocol::ErrorCode::DeviceBooting);
         assert!(e.to_string().contains("`package`"), "{e}");
         let trace = "\njava.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.\n\tat android.os.Parcel.createExceptionOrNull(Parcel.java:3011)\n";
