@@ -38,7 +38,10 @@ async fn spec_8_7_to_8_14_claim_status_cancel_logout() {
     assert_eq!(e["error"]["code"], "auth_flow_not_found", "{e}");
     let said = e["error"]["message"].as_str().unwrap_or_default();
     for flow in ["adb_device_claim", "adb_pair_code", "adb_qr_pair"] {
-        assert!(said.contains(flow), "the refusal names every flow offered: {e}");
+        assert!(
+            said.contains(flow),
+            "the refusal names every flow offered: {e}"
+        );
     }
     let e = x
         .request(

@@ -25,11 +25,8 @@ pub fn fix_for(state: &DeviceState, transport: &str) -> Option<String> {
              USB debugging authorisations in Developer options"
                 .into()
         }
-        DeviceState::NoPermissions { .. } => format!(
-            "this user cannot open the USB device: install the udev rule {UDEV_RULE_PATH} \
-             (shipped in the .deb; README \"USB permissions\"), make sure the adb server runs \
-             in its group, then re-plug the phone"
-        ),
+        // One text for `check`, claims and tool errors (`DeviceState::remedy`).
+        DeviceState::NoPermissions { .. } => state.remedy()?.to_string(),
         DeviceState::Offline if wireless => "the phone does not answer: wireless debugging is \
              probably off or the phone left the network — turn Developer options → Wireless \
              debugging on and connect again"
@@ -135,4 +132,18 @@ pub async fn run(config: Result<ServeConfig, ConfigError>) -> (String, bool) {
         Err(_) => None,
     };
     report(&config, seen.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_permissions_names_the_packaged_rule_everywhere() {
+        let state = DeviceState::NoPermissions {
+            hint: String::new(),
+        };
+        assert!(state.remedy().unwrap().contains(UDEV_RULE_PATH));
+        assert!(fix_for(&state, "1-1").unwrap().contains(UDEV_RULE_PATH));
+    }
 }

@@ -98,9 +98,10 @@ impl DeviceState {
                  in Developer options and replug"
             }
             Self::NoPermissions { .. } => {
-                "the host user may not open the USB device: install udev rules for Android \
-                 (e.g. the android-udev-rules package, or a rule with the vendor id and \
-                 MODE=\"0660\", GROUP=\"plugdev\"), add the user to the plugdev group, reload udev \
+                "the adb server's user may not open the USB device: install the udev rule \
+                 /usr/lib/udev/rules.d/60-xagent-adb-connector.rules (shipped in the .deb; \
+                 README \"USB permissions\"; without the package: a rule giving ADB interfaces \
+                 MODE=\"0660\" and a group the adb server runs in, e.g. plugdev), reload udev \
                  and replug"
             }
             Self::Authorizing => "wait a moment and accept the RSA prompt on the phone if it appears",
