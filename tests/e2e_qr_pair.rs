@@ -410,6 +410,10 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         assert!(conn
             .logs()
             .contains("wireless phone found at a new address"));
+        assert!(
+            !conn.logs().contains("reachable through two routes"),
+            "the address the phone left is forgotten, not kept as a fallback"
+        );
         let mark = conn.logs().len();
         conn.restart();
         let mut z = connect(&conn.addr).await;

@@ -104,6 +104,9 @@ pub async fn follow(
                 if let Some(w) = watch.take() {
                     w.cancel();
                 }
+                // The old address is dead, not a fallback (its watch only ever marks it
+                // offline from now on, never re-adds it).
+                inv.remove_route(None, &format!("tcp:{}", phone.addr));
                 phone.addr = addr;
                 if let Err(e) = store.wireless_phone_upsert(phone.clone()).await {
                     tracing::warn!(error = %e, "could not store the phone's new address");

@@ -196,6 +196,25 @@ impl Inventory {
         })
     }
 
+    /// Forgets the routes through `transport` of `server` (`None`: direct), e.g. a Wi-Fi
+    /// address the phone left; ticks when anything visible changed.
+    pub fn remove_route(&self, server: Option<&str>, transport: &str) {
+        let changed = {
+            let mut map = self.write();
+            let mut changed = false;
+            map.retain(|_, routes| {
+                let before = visible(Some(routes));
+                routes.retain(|p| !(p.transport == transport && p.adb_server.as_deref() == server));
+                changed |= before != visible(Some(routes));
+                !routes.is_empty()
+            });
+            changed
+        };
+        if changed {
+            self.changes.send_modify(|n| *n += 1);
+        }
+    }
+
     /// Marks every route through `transport` of `server` (`None`: direct) as `state` (kept,
     /// so bindings survive).
     fn set_state_by_transport(&self, server: Option<&str>, transport: &str, state: DeviceState) {
