@@ -22,32 +22,12 @@ use serde_json::{json, Value};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::connect;
-use figures::{rss_kb, summary};
-
-fn cpu_ms(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .map(|v| v.parse().unwrap_or(0))
-        .collect();
-    // utime and stime: fields 14 and 15 of proc(5) = indexes 11 and 12 after the `)`.
-    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
-    // SAFETY: sysconf reads a constant of the running system.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    ticks as f64 * 1000.0 / hz
-}
+use figures::{cpu_ms, load, rss_kb, summary};
 
 fn fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .map(|d| d.count())
         .unwrap_or(0)
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {

@@ -29,7 +29,7 @@ use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::connect;
-use figures::summary;
+use figures::{load, summary};
 use xagent_adb_connector::adb::{AdbServerClient, DeviceLink};
 
 /// One mobile-mcp server behind `benches/peers/mcp_proxy.mjs`.
@@ -86,12 +86,6 @@ impl Drop for Mcp {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
 
 #[derive(Default)]

@@ -27,38 +27,8 @@ use serde_json::{json, Value};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::connect;
-use figures::{rss_kb, summary};
+use figures::{cpu_ms, load, rss_kb, summary};
 use xagent_adb_connector::adb::DeviceLink;
-
-/// CPU time a process has used (user + system), ms: fields 14 and 15 of `/proc/<pid>/stat`,
-/// counted after the `)` that ends the command name.
-fn cpu_ms(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .map(|v| v.parse().unwrap_or(0))
-        .collect();
-    // After ')': state(0) ppid(1) … utime is field 14 overall = index 11 here, stime index 12.
-    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
-    ticks as f64 * 1000.0 / clk_tck()
-}
-
-fn clk_tck() -> f64 {
-    // SAFETY: sysconf reads a constant of the running system.
-    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if v > 0 {
-        v as f64
-    } else {
-        100.0
-    }
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
 
 /// A device profile directory: the built-in default plus one profile that forces the phone's
 /// PNG on the phone whose model is `PNGSOURCE`.

@@ -35,3 +35,26 @@ pub fn rss_kb(pid: u32) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// CPU time a process has used (user + system), ms: fields 14 and 15 of `/proc/<pid>/stat`
+/// (proc(5)), counted after the `)` that ends the command name; 0 when unreadable.
+pub fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    // After ')': state is index 0, so utime (field 14) is index 11 and stime index 12.
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    // SAFETY: sysconf reads a constant of the running system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    ticks as f64 * 1000.0 / if hz > 0 { hz as f64 } else { 100.0 }
+}
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), printed beside each figure.
+pub fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
