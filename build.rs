@@ -27,8 +27,18 @@ fn main() {
     println!("cargo:rustc-env=XAGENT_GIT_REV={rev}");
     println!("cargo:rustc-env=XAGENT_GIT_TAG={tag}");
     println!("cargo:rustc-env=XAGENT_BUILD_TIME={}", yymmddhhmm(secs));
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs");
+    // Where git keeps them: in a linked worktree `.git` is a file, and a path that does not
+    // exist, or a watched directory any worktree's commit touches, reruns this script and
+    // rebuilds the crate on every build.
+    // Only this checkout's HEAD and the branch it names: `refs/` is shared by every worktree.
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    for what in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
+        if let Some(path) = git(&["rev-parse", "--git-path", what]) {
+            if std::path::Path::new(&path).exists() {
+                println!("cargo:rerun-if-changed={path}");
+            }
+        }
+    }
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
 }
 

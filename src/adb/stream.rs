@@ -48,13 +48,33 @@ impl ServiceStream {
     }
 
     /// Reads until EOF, failing with [`AdbError::OutputTooLarge`] past `limit` bytes.
+    /// A 10 MB raw frame is read with no per-chunk buffer: through the adb server straight
+    /// into the growing result (no zeroing), over a direct transport the first WRTE payload
+    /// becomes the result and later ones are appended.
     pub async fn read_to_end(&mut self, limit: usize) -> Result<Vec<u8>, AdbError> {
         let mut out = Vec::new();
-        while let Some(chunk) = self.read_chunk().await? {
-            if out.len() + chunk.len() > limit {
-                return Err(AdbError::OutputTooLarge { limit });
+        match self {
+            ServiceStream::Server(tcp) => loop {
+                out.reserve(READ_CHUNK);
+                if tcp.read_buf(&mut out).await? == 0 {
+                    break;
+                }
+                if out.len() > limit {
+                    return Err(AdbError::OutputTooLarge { limit });
+                }
+            },
+            ServiceStream::Direct(d) => {
+                while let Some(chunk) = d.read_chunk().await? {
+                    if out.len() + chunk.len() > limit {
+                        return Err(AdbError::OutputTooLarge { limit });
+                    }
+                    if out.is_empty() {
+                        out = chunk;
+                    } else {
+                        out.extend_from_slice(&chunk);
+                    }
+                }
             }
-            out.extend_from_slice(&chunk);
         }
         Ok(out)
     }
