@@ -1045,3 +1045,161 @@ async fn field_bug_21_text_already_present_is_not_verified() {
     assert_eq!(r["field_text"], "abcabc", "{r}");
     assert_eq!(r["verified"], true, "{r}");
 }
+
+// ---- kind "geometry" (row 25), whole: nothing cached survives a rotation or a size change ----
+
+/// A phone behind Google adb 34, claimed on a fresh channel.
+struct AdbBench {
+    sim: SimPhone,
+    x: XAgent,
+    ch: String,
+    _conn: ConnectorProc,
+    _adb: AdbServer,
+    _dir: TempDir,
+}
+
+async fn adb_bench(serial: &str) -> AdbBench {
+    let sim = SimPhone::start_with_control(serial, &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fbadb");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    AdbBench {
+        sim,
+        x,
+        ch,
+        _conn: conn,
+        _adb: adb,
+        _dir: dir,
+    }
+}
+
+/// Every coordinate tool aimed at one point, as `(tool_id, arguments)`.
+fn every_coordinate_tool(x: i64, y: i64, extra: Value) -> Vec<(&'static str, Value)> {
+    let with = |mut v: Value| {
+        if let (Some(v), Value::Object(e)) = (v.as_object_mut(), extra.clone()) {
+            v.extend(e);
+        }
+        v
+    };
+    vec![
+        ("android_tap", with(json!({"x": x, "y": y}))),
+        ("android_long_press", with(json!({"x": x, "y": y}))),
+        ("android_double_tap", with(json!({"x": x, "y": y}))),
+        (
+            "android_swipe",
+            with(json!({"x1": x, "y1": y, "x2": 10, "y2": 10})),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_coordinates_without_a_screenshot_follow_a_size_change_and_a_rotation() {
+    let mut b = adb_bench("SIMFB25000002").await;
+    // Seen at 1080x2400 (any size cache is warm now)...
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 1000, "y": 2300}))
+            .await;
+    assert_eq!(ack["payload"]["result"]["display"]["width"], 1080, "{ack}");
+    // ...then `wm size 720x1600` (the control API's override): every coordinate tool checks
+    // the new size at once, none is sent to the phone with the old one.
+    b.sim
+        .control_post("/v1/state", json!({"override_size": "720x1600"}));
+    for (tool, args) in every_coordinate_tool(1000, 2300, json!({})) {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "out_of_bounds", "{tool}: {ack}");
+        assert!(message(&ack).contains("0..=719"), "{tool}: {ack}");
+    }
+    assert_eq!(b.sim.count_runs(&["input", "tap", "1000", "2300"]), 1);
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 700, "y": 1500}))
+            .await;
+    let d = &ack["payload"]["result"]["display"];
+    assert_eq!(
+        (d["width"].as_u64(), d["height"].as_u64()),
+        (Some(720), Some(1600)),
+        "{ack}"
+    );
+    // A rotation right after: landscape bounds at once, both ways.
+    b.sim.control_post(
+        "/v1/state",
+        json!({"override_size": "reset", "rotation": 1}),
+    );
+    for (tool, args) in every_coordinate_tool(100, 2300, json!({})) {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "out_of_bounds", "{tool}: {ack}");
+        assert!(message(&ack).contains("y in 0..=1079"), "{tool}: {ack}");
+    }
+    for (tool, args) in every_coordinate_tool(2300, 1000, json!({})) {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert!(ack.get("error").is_none(), "{tool}: {ack}");
+    }
+    assert_eq!(b.sim.count_runs(&["input", "tap", "100", "2300"]), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_a_screenshot_from_before_a_rotation_or_size_change_is_refused() {
+    let mut b = adb_bench("SIMFB25000003").await;
+    let shot = |ack: &Value| ack["payload"]["result"]["screenshot_id"].clone();
+    let before = shot(&b.x.tool(&b.ch, "android_screenshot", json!({})).await);
+    assert!(before.is_string());
+    let runs = || log_len_runs(&b.sim, "input");
+    let inputs = runs();
+    // Quarter turn (the size swaps) and half turn (the size stays; only the rotation tells).
+    for rotation in [1, 2] {
+        b.sim
+            .control_post("/v1/state", json!({"rotation": rotation}));
+        for (tool, args) in every_coordinate_tool(500, 500, json!({"screenshot_id": before})) {
+            let ack = b.x.tool(&b.ch, tool, args).await;
+            assert_eq!(
+                ack["error"]["code"], "stale_snapshot",
+                "{tool} r{rotation}: {ack}"
+            );
+            let m = message(&ack);
+            assert!(m.contains("take a new screenshot"), "{m}");
+            assert!(
+                m.contains("1080x2400 rotation 0"),
+                "names the old frame: {m}"
+            );
+        }
+    }
+    assert_eq!(runs(), inputs, "nothing was sent to the phone");
+    // A screenshot of the new frame works; a size change then makes it stale in turn.
+    let now = shot(&b.x.tool(&b.ch, "android_screenshot", json!({})).await);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 500, "y": 500, "screenshot_id": now}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    b.sim
+        .control_post("/v1/state", json!({"override_size": "720x1600"}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 500, "y": 500, "screenshot_id": now}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("taken at 1080x2400 rotation 2") && m.contains("now 720x1600"),
+        "{m}"
+    );
+}
+
+/// How many commands whose program is `program` the phone ran.
+fn log_len_runs(sim: &SimPhone, program: &str) -> usize {
+    sim.state()["command_log"]
+        .as_array()
+        .map(|log| log.iter().filter(|e| e["argv"][0] == program).count())
+        .unwrap_or(0)
+}

@@ -18,7 +18,7 @@ use frame::{process, process_raw};
 use raw::RawFrame;
 use source::Source;
 
-use super::phone::display::fresh_display_size;
+use super::phone::display::display_geometry;
 use super::phone::file_refs;
 use super::phone::last_seen::ShotGeometry;
 use super::{DeviceTool, SideEffect, ToolCtx};
@@ -388,13 +388,13 @@ impl DeviceTool for Screenshot {
             &ctx.policy.quirks.screenshot_capture,
             passthrough,
         );
-        let (display, captured) = tokio::join!(
-            fresh_display_size(ctx),
+        let (geometry, captured) = tokio::join!(
+            display_geometry(ctx),
             capture_right_display(ctx, display_arg, source)
         );
-        let display = display?;
+        let geometry = geometry?;
         let (frame, display_arg, display_choice, other_size) = captured?;
-        let display = other_size.unwrap_or(display);
+        let display = other_size.unwrap_or(geometry.size);
         let work = move || match frame {
             Captured::Png(png) => {
                 let (_, info) = png_check::find_png(&png)
@@ -418,6 +418,7 @@ impl DeviceTool for Screenshot {
             ShotGeometry {
                 image: size,
                 display,
+                frame: geometry,
             },
         );
         let hint = blank.then_some(if secure_window == Some(true) {
