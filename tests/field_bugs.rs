@@ -1203,3 +1203,64 @@ fn log_len_runs(sim: &SimPhone, program: &str) -> usize {
         .map(|log| log.iter().filter(|e| e["argv"][0] == program).count())
         .unwrap_or(0)
 }
+
+// ---- a frozen phone behind the adb server (adb keeps listing it `device`) ----
+
+/// The next descriptor push whose connection status is `status`, within `secs`.
+async fn wait_status(x: &mut XAgent, status: &str, secs: u64) -> Option<Value> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        let push = x
+            .wait_push("connection.descriptor.push", left.as_secs().max(1))
+            .await?;
+        if push["payload"]["connection_descriptor"]["connection"]["status"] == status {
+            return Some(push);
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frozen_phone_behind_adb_goes_offline_fails_fast_and_comes_back() {
+    let mut b = adb_bench("SIMFRZ0000001").await;
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "frozen"})),
+        200
+    );
+    // adb still lists it `device`; the liveness check tells the truth.
+    let push = wait_status(&mut b.x, "offline", 15)
+        .await
+        .expect("an offline descriptor push");
+    assert_eq!(
+        push["payload"]["connection_descriptor"]["connection"]["status"],
+        "offline"
+    );
+    let listed = b._adb.run(&["devices"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("\tdevice"),
+        "adb still says device: {listed:?}"
+    );
+    for tool in ["android_device_status", "android_tap"] {
+        let t = std::time::Instant::now();
+        let ack = b.x.tool(&b.ch, tool, json!({"x": 1, "y": 1})).await;
+        assert_eq!(ack["error"]["code"], "device_offline", "{tool}: {ack}");
+        assert!(
+            message(&ack).contains("adb reconnect"),
+            "names the fix: {ack}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(1), "{tool} fails fast");
+    }
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    wait_status(&mut b.x, "connected", 15)
+        .await
+        .expect("a connected descriptor push");
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "binding survived: {ack}");
+}
