@@ -1264,3 +1264,39 @@ async fn frozen_phone_behind_adb_goes_offline_fails_fast_and_comes_back() {
     let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
     assert!(ack.get("error").is_none(), "binding survived: {ack}");
 }
+
+// ---- a capture cut short by an unplug is the phone going away, not a malformed image ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_cut_short_by_an_unplug_is_device_offline_a_malformed_one_invalid_screenshot() {
+    let mut b = adb_bench("SIMSHORT00001").await;
+    // The phone answers with a malformed image and stays: invalid_screenshot, as before.
+    let png_head = base64::engine::general_purpose::STANDARD
+        .encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x048\0\0\t`\x08\x06\0\0\0");
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "stdout_base64": png_head, "times": 1}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(ack["error"]["code"], "invalid_screenshot", "{ack}");
+    // The phone is unplugged while the capture runs: the stream ends short — the truth is
+    // that the phone went away.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "stdout_base64": png_head, "delay_ms": 1500, "times": 1}),
+    );
+    let url = format!("{}/v1/transport", b.sim.control.clone().expect("control"));
+    let unplug = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        ureq::post(&url)
+            .header("Content-Type", "application/json")
+            .send(json!({"state": "unplugged"}).to_string().as_bytes())
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    });
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(unplug.join().unwrap(), 200);
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(m.contains("went away") && m.contains("reconnect"), "{m}");
+}

@@ -111,6 +111,10 @@ pub enum DeviceError {
     /// An uploaded file whose bytes vanished from the cache before use.
     #[error("the uploaded file is gone")]
     UploadGone,
+    /// The phone or its transport went away during the call, which ended short (a capture cut
+    /// by an unplug); the message names what was cut and the fix. `device_offline`.
+    #[error("{0}")]
+    WentAway(String),
     /// The transport or the adb server failed (offline, unauthorized, timeout, …).
     #[error(transparent)]
     Adb(#[from] AdbError),
@@ -142,6 +146,7 @@ impl DeviceError {
             DeviceError::Policy { .. } | DeviceError::ShellRefused(_) => ErrorCode::PolicyDenied,
             DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,
             DeviceError::FileNotFound { .. } => ErrorCode::FileNotFound,
+            DeviceError::WentAway(_) => ErrorCode::DeviceOffline,
             DeviceError::Adb(e) => adb_code(e),
             DeviceError::Internal(_) => ErrorCode::InternalError,
         }

@@ -4,7 +4,8 @@
 //!
 //! A phone behind an adb server can freeze while adb keeps listing it `device` (the server does
 //! not notice a USB or TCP transport that accepts bytes and never answers). Every
-//! [`SERVER_LIVENESS_PERIOD`], and at once after a call ended in `device_timeout`
+//! [`SERVER_LIVENESS_PERIOD`] (a marked one every [`FROZEN_RECHECK`]), and at once after a call
+//! ended in `device_timeout`
 //! ([`Inventory::suspect`]), each such phone is asked to open a `sync:` stream (adbd answers
 //! `OKAY` from its own thread: no process on the phone, none on the host) within
 //! [`LIVENESS_DEADLINE`]; one that fails twice in a row is marked `offline` (calls then fail fast
@@ -40,6 +41,9 @@ pub const PROBE_DEADLINE: Duration = Duration::from_secs(5);
 /// How often phones behind an adb server that it lists as `device` are checked for an answer
 /// (a `sync:` open each: for 32 phones ≈ 11 local connections per second, no process).
 pub const SERVER_LIVENESS_PERIOD: Duration = Duration::from_secs(3);
+/// How often a phone marked unresponsive is checked again (only those: it is back `connected`
+/// within this of answering).
+pub const FROZEN_RECHECK: Duration = Duration::from_secs(1);
 /// Back-off between attempts to reach the adb server.
 pub const SERVER_RETRY: Duration = Duration::from_secs(2);
 
@@ -383,18 +387,25 @@ async fn answers(link: &DeviceLink) -> bool {
 /// The liveness check of the phones behind one adb server (`label`): see the module doc.
 async fn run_server_liveness(inv: Inventory, label: String, shutdown: CancellationToken) {
     let mut suspects = inv.suspects.subscribe();
+    let mut last_full = tokio::time::Instant::now();
     loop {
-        tokio::select! {
+        let suspected = tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(SERVER_LIVENESS_PERIOD) => {}
-            _ = suspects.changed() => {}
+            _ = tokio::time::sleep(FROZEN_RECHECK) => false,
+            _ = suspects.changed() => true,
+        };
+        // Online phones every period (or at once when a call timed out); marked ones each tick.
+        let full = suspected || last_full.elapsed() >= SERVER_LIVENESS_PERIOD;
+        if full {
+            last_full = tokio::time::Instant::now();
         }
         let routes: Vec<AttachedPhone> = inv
             .routes()
             .into_iter()
             .filter(|p| {
                 p.adb_server.as_deref() == Some(label.as_str())
-                    && (p.state == DeviceState::Device || inv.is_frozen(&label, &p.transport))
+                    && ((full && p.state == DeviceState::Device)
+                        || inv.is_frozen(&label, &p.transport))
             })
             .collect();
         let checked = futures_util::future::join_all(routes.into_iter().map(|p| async move {

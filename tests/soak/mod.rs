@@ -44,6 +44,20 @@ pub const ERROR_BACKOFF: Duration = Duration::from_millis(250);
 /// Descriptors must follow the truth within this (issue 10).
 pub const CONVERGENCE: Duration = Duration::from_secs(2);
 
+/// The longest a frozen phone (transport open, nothing answered: adb keeps listing it
+/// `device`) may stay `connected` before the connector's liveness checks mark it `offline`:
+/// behind an adb server a check every `SERVER_LIVENESS_PERIOD`, two tries of
+/// `LIVENESS_DEADLINE`; direct, `LIVENESS_IDLE` of silence, the next `DIRECT_PROBE_PERIOD`
+/// tick and one `LIVENESS_DEADLINE`. The `offline` truth of a freeze is judged from then on,
+/// within [`CONVERGENCE`] like every other.
+pub fn freeze_detection() -> Duration {
+    use xagent_adb_connector::device::inventory::{
+        DIRECT_PROBE_PERIOD, LIVENESS_DEADLINE, LIVENESS_IDLE, SERVER_LIVENESS_PERIOD,
+    };
+    (SERVER_LIVENESS_PERIOD + 2 * LIVENESS_DEADLINE)
+        .max(LIVENESS_IDLE + DIRECT_PROBE_PERIOD + LIVENESS_DEADLINE)
+}
+
 /// Error codes that mean a binding was lost: never acceptable in the soak.
 const BINDING_LOST: &[&str] = &[
     "connector_channel_not_owned",
@@ -720,21 +734,22 @@ async fn inject(shared: Arc<Shared>, rig: Arc<Rig>) {
         let phone = &rig.phones[p];
         match kind {
             "unplug" | "freeze" => {
-                let mode = if kind == "unplug" {
-                    "unplugged"
+                // A freeze: the transport stays open and silent (adb keeps listing the phone
+                // `device`); held long enough for the liveness checks to tell, then judged.
+                let (mode, detection, hold) = if kind == "unplug" {
+                    ("unplugged", Duration::ZERO, 1000 + rng.below(2000))
                 } else {
-                    "offline"
+                    let d = freeze_detection();
+                    let hold = (d + CONVERGENCE).as_millis() as u64 + 1000 + rng.below(1000);
+                    ("frozen", d, hold)
                 };
                 post(phone, "/v1/transport", json!({"state": mode}));
-                if kind == "unplug" {
-                    shared
-                        .truth
-                        .lock()
-                        .unwrap()
-                        .transitions
-                        .push((p, Instant::now(), "offline"));
-                }
-                tokio::time::sleep(Duration::from_millis(1000 + rng.below(2000))).await;
+                shared.truth.lock().unwrap().transitions.push((
+                    p,
+                    Instant::now() + detection,
+                    "offline",
+                ));
+                tokio::time::sleep(Duration::from_millis(hold)).await;
                 post(phone, "/v1/transport", json!({"state": "online"}));
                 shared
                     .truth
