@@ -65,6 +65,15 @@ fn log_len(sim: &SimPhone) -> usize {
 
 /// Programs run since `from`.
 fn programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
+    all_programs_since(sim, from)
+        .into_iter()
+        // The display geometry read alongside a UI dump (field bug 25) is not a retry.
+        .filter(|p| !["dumpsys", "echo", "wm"].contains(&p.as_str()))
+        .collect()
+}
+
+/// Every program run since `from`, the geometry reads included.
+fn all_programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
     sim.state()["command_log"].as_array().unwrap()[from..]
         .iter()
         .map(|e| e["argv"][0].as_str().unwrap_or("").to_string())
@@ -266,7 +275,7 @@ async fn field_bug_11_two_phones_every_call_reaches_the_bound_one() {
         assert!(ack.get("error").is_none(), "{ack}");
     }
     assert_eq!(bsim.count_runs(&["input", "tap", "5", "5"]), 1);
-    let a_progs = programs_since(&a, a_before);
+    let a_progs = all_programs_since(&a, a_before);
     assert!(
         !a_progs.iter().any(|p| p == "input"),
         "phone A untouched: {a_progs:?}"
@@ -1299,4 +1308,32 @@ async fn a_capture_cut_short_by_an_unplug_is_device_offline_a_malformed_one_inva
     assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
     let m = message(&ack);
     assert!(m.contains("went away") && m.contains("reconnect"), "{m}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_an_element_id_from_before_a_rotation_is_refused() {
+    let mut b = adb_bench("SIMFB25000004").await;
+    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let inputs = log_len_runs(&b.sim, "input");
+    for tool in ["android_tap", "android_long_press", "android_double_tap"] {
+        let ack =
+            b.x.tool(&b.ch, tool, json!({"element_id": notes["element_id"]}))
+                .await;
+        assert_eq!(ack["error"]["code"], "stale_snapshot", "{tool}: {ack}");
+        assert!(message(&ack).contains("read the UI tree again"), "{ack}");
+    }
+    assert_eq!(log_len_runs(&b.sim, "input"), inputs, "nothing sent");
+    // Read again in the new frame: usable.
+    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"element_id": notes["element_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
 }

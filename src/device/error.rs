@@ -18,15 +18,20 @@ pub enum DeviceError {
     /// `snapshot_id` is not the channel's latest UI snapshot.
     #[error("snapshot_id is not the latest android_ui_tree result; read the UI tree again")]
     StaleSnapshot,
-    /// A `screenshot_id` taken in another display frame than the current one (the display
-    /// rotated or changed size since): its pixel space no longer maps onto the display (field
-    /// bug 25). Same code as a stale UI snapshot: the observation is out of date.
-    #[error("screenshot_id was taken at {taken} but the display is now {now} (it rotated or changed size): take a new screenshot and read the coordinates off it")]
-    StaleScreenshot {
-        /// The geometry recorded with the screenshot (`WxH rotation N`).
+    /// An observation (a `screenshot_id`, the UI snapshot of an `element_id`) made in another
+    /// display frame than the current one (the display rotated or changed size since): its
+    /// coordinates no longer land where they did (field bug 25). Same code as a stale UI
+    /// snapshot: the observation is out of date.
+    #[error("{what} was taken at {taken} but the display is now {now} (it rotated or changed size): {fix}")]
+    StaleFrame {
+        /// What is stale (`screenshot_id`, `the UI snapshot of element_id`).
+        what: &'static str,
+        /// The geometry recorded with it (`WxH rotation N`).
         taken: String,
         /// The display's geometry now.
         now: String,
+        /// How to observe again.
+        fix: &'static str,
     },
     /// A point outside the display or a screenshot (`area`), with the valid range (px).
     #[error(
@@ -131,9 +136,7 @@ impl DeviceError {
             | DeviceError::UnknownFileRef
             | DeviceError::UploadGone => ErrorCode::InvalidArguments,
             DeviceError::ElementNotFound(_) => ErrorCode::ElementNotFound,
-            DeviceError::StaleSnapshot | DeviceError::StaleScreenshot { .. } => {
-                ErrorCode::StaleSnapshot
-            }
+            DeviceError::StaleSnapshot | DeviceError::StaleFrame { .. } => ErrorCode::StaleSnapshot,
             DeviceError::OutOfBounds { .. } => ErrorCode::OutOfBounds,
             DeviceError::UnsupportedText(_) => ErrorCode::UnsupportedText,
             DeviceError::UiDumpFailed(_) => ErrorCode::UiDumpFailed,

@@ -36,6 +36,9 @@ pub struct UiSnapshot {
     pub snapshot_id: String,
     /// Its elements.
     pub elements: Vec<SnapshotElement>,
+    /// The display geometry read with the dump (`None`: not read); an `element_id` of it is
+    /// refused once the display's differs (its bounds are in this frame).
+    pub frame: Option<DisplayGeometry>,
 }
 
 /// Geometry of a screenshot the agent received.

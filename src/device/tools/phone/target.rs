@@ -158,6 +158,15 @@ pub async fn resolve(
         if given(t.snapshot_id).is_some_and(|want| want != snap.snapshot_id) {
             return Err(DeviceError::StaleSnapshot);
         }
+        // Its bounds are in the frame the dump was read in.
+        if let Some(taken) = snap.frame.filter(|f| !f.same_frame(now)) {
+            return Err(DeviceError::StaleFrame {
+                what: "the UI snapshot of element_id",
+                taken: taken.describe(),
+                now: now.describe(),
+                fix: "read the UI tree again (android_ui_tree) and use its element_ids",
+            });
+        }
         let el = snap
             .elements
             .into_iter()
@@ -173,7 +182,7 @@ pub async fn resolve(
             "invalid arguments: give x and y, or element_id, or a selector (text, resource_id, content_desc)".into(),
         ));
     }
-    let snap = take_snapshot(ctx, true).await?;
+    let snap = take_snapshot(ctx, Some(*now)).await?;
     let el = snap
         .elements
         .into_iter()
@@ -206,9 +215,11 @@ pub fn resolve_xy(
         DeviceError::InvalidArguments("unknown screenshot_id (take a new screenshot)".into())
     })?;
     if !g.frame.same_frame(now) {
-        return Err(DeviceError::StaleScreenshot {
+        return Err(DeviceError::StaleFrame {
+            what: "screenshot_id",
             taken: g.frame.describe(),
             now: now.describe(),
+            fix: "take a new screenshot and read the coordinates off it",
         });
     }
     if x >= i64::from(g.image.0) || y >= i64::from(g.image.1) {
