@@ -27,8 +27,15 @@ fn main() {
     println!("cargo:rustc-env=XAGENT_GIT_REV={rev}");
     println!("cargo:rustc-env=XAGENT_GIT_TAG={tag}");
     println!("cargo:rustc-env=XAGENT_BUILD_TIME={}", yymmddhhmm(secs));
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs");
+    // Where git keeps them: in a linked worktree `.git` is a file, and a path that does not
+    // exist would make cargo rerun this script (and rebuild the crate) on every build.
+    for what in ["HEAD", "refs", "packed-refs"] {
+        if let Some(path) = git(&["rev-parse", "--git-path", what]) {
+            if std::path::Path::new(&path).exists() {
+                println!("cargo:rerun-if-changed={path}");
+            }
+        }
+    }
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
 }
 

@@ -6,7 +6,6 @@
 
 use std::sync::Mutex;
 
-use super::command::SEP;
 use super::input::INPUT_DEADLINE;
 use super::target::check_bounds;
 use crate::device::error::DeviceError;
@@ -78,26 +77,57 @@ pub fn check_on_display(
     Ok(())
 }
 
-/// The display's geometry read from the phone now, in one shell round trip: the size from
-/// `dumpsys window displays` `cur=` (override and rotation applied), else `wm size` (Override
-/// wins over Physical); the rotation from the same dump ([`window::parse_current_rotation`]).
-/// Errors: the link's, or `device_command_failed` when neither names a size.
+/// The display's geometry read from the phone now: the size from `dumpsys window displays`
+/// `cur=` (override and rotation applied), the rotation from the same dump
+/// ([`window::parse_current_rotation`]); only when the dump names no `cur=` a second round trip
+/// asks `wm size` (Override wins over Physical). `wm` starts an `app_process` on older phones
+/// (≈ 100 ms), `dumpsys` is one binder call: every gesture pays this read, so `wm` is the
+/// exception. Errors: the link's, or `device_command_failed` when neither names a size.
 pub async fn display_geometry(ctx: &ToolCtx<'_>) -> Result<DisplayGeometry, DeviceError> {
-    let cmd = format!("dumpsys window displays; echo {SEP}; wm size");
-    let out = ctx.link.shell(&cmd, INPUT_DEADLINE, 4 << 20).await?;
-    let text = text::decode_output(&out.stdout);
-    let (displays, wm_part) = text.split_once(SEP).unwrap_or(("", text.as_str()));
-    let size = window::parse_current_display_size(displays)
-        .or_else(|| wm::parse_wm_size(wm_part).and_then(|s| s.effective()))
-        .ok_or_else(|| {
-            DeviceError::CommandFailed(
-                "could not read the display size (dumpsys window displays / wm size)".into(),
-            )
-        })?;
+    let out = ctx
+        .link
+        .shell("dumpsys window displays", INPUT_DEADLINE, 4 << 20)
+        .await?;
+    let displays = text::decode_output(&out.stdout);
+    let size = match window::parse_current_display_size(&displays) {
+        Some(size) => Some(size),
+        None => {
+            let out = ctx.link.shell("wm size", INPUT_DEADLINE, 64 << 10).await?;
+            wm::parse_wm_size(&text::decode_output(&out.stdout)).and_then(|s| s.effective())
+        }
+    }
+    .ok_or_else(|| {
+        DeviceError::CommandFailed(
+            "could not read the display size (dumpsys window displays / wm size)".into(),
+        )
+    })?;
     let geometry = DisplayGeometry {
         size,
-        rotation: window::parse_current_rotation(displays),
+        rotation: window::parse_current_rotation(&displays),
     };
     ctx.display.set(geometry);
     Ok(geometry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_differs_by_size_or_by_a_known_rotation() {
+        let at = |w, h, r| DisplayGeometry {
+            size: (w, h),
+            rotation: r,
+        };
+        assert!(at(1080, 2400, Some(0)).same_frame(&at(1080, 2400, Some(0))));
+        // A quarter turn swaps the size; a half turn keeps it and only the rotation tells.
+        assert!(!at(1080, 2400, Some(0)).same_frame(&at(2400, 1080, Some(1))));
+        assert!(!at(1080, 2400, Some(0)).same_frame(&at(1080, 2400, Some(2))));
+        // `wm size` override: same rotation, another size.
+        assert!(!at(1080, 2400, Some(0)).same_frame(&at(720, 1600, Some(0))));
+        // A dump naming no rotation is judged by its size alone.
+        assert!(at(1080, 2400, None).same_frame(&at(1080, 2400, Some(2))));
+        assert_eq!(at(1080, 2400, Some(1)).describe(), "1080x2400 rotation 1");
+        assert_eq!(at(1080, 2400, None).describe(), "1080x2400");
+    }
 }
