@@ -65,6 +65,15 @@ fn log_len(sim: &SimPhone) -> usize {
 
 /// Programs run since `from`.
 fn programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
+    all_programs_since(sim, from)
+        .into_iter()
+        // The display geometry read alongside a UI dump (field bug 25) is not a retry.
+        .filter(|p| p != "dumpsys" && p != "wm")
+        .collect()
+}
+
+/// Every program run since `from`, the geometry reads included.
+fn all_programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
     sim.state()["command_log"].as_array().unwrap()[from..]
         .iter()
         .map(|e| e["argv"][0].as_str().unwrap_or("").to_string())
@@ -266,7 +275,7 @@ async fn field_bug_11_two_phones_every_call_reaches_the_bound_one() {
         assert!(ack.get("error").is_none(), "{ack}");
     }
     assert_eq!(bsim.count_runs(&["input", "tap", "5", "5"]), 1);
-    let a_progs = programs_since(&a, a_before);
+    let a_progs = all_programs_since(&a, a_before);
     assert!(
         !a_progs.iter().any(|p| p == "input"),
         "phone A untouched: {a_progs:?}"
@@ -1044,4 +1053,287 @@ async fn field_bug_21_text_already_present_is_not_verified() {
     let r = &ack["payload"]["result"];
     assert_eq!(r["field_text"], "abcabc", "{r}");
     assert_eq!(r["verified"], true, "{r}");
+}
+
+// ---- kind "geometry" (row 25), whole: nothing cached survives a rotation or a size change ----
+
+/// A phone behind Google adb 34, claimed on a fresh channel.
+struct AdbBench {
+    sim: SimPhone,
+    x: XAgent,
+    ch: String,
+    _conn: ConnectorProc,
+    _adb: AdbServer,
+    _dir: TempDir,
+}
+
+async fn adb_bench(serial: &str) -> AdbBench {
+    let sim = SimPhone::start_with_control(serial, &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fbadb");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    AdbBench {
+        sim,
+        x,
+        ch,
+        _conn: conn,
+        _adb: adb,
+        _dir: dir,
+    }
+}
+
+/// Every coordinate tool aimed at one point, as `(tool_id, arguments)`.
+fn every_coordinate_tool(x: i64, y: i64, extra: Value) -> Vec<(&'static str, Value)> {
+    let with = |mut v: Value| {
+        if let (Some(v), Value::Object(e)) = (v.as_object_mut(), extra.clone()) {
+            v.extend(e);
+        }
+        v
+    };
+    vec![
+        ("android_tap", with(json!({"x": x, "y": y}))),
+        ("android_long_press", with(json!({"x": x, "y": y}))),
+        ("android_double_tap", with(json!({"x": x, "y": y}))),
+        (
+            "android_swipe",
+            with(json!({"x1": x, "y1": y, "x2": 10, "y2": 10})),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_coordinates_without_a_screenshot_follow_a_size_change_and_a_rotation() {
+    let mut b = adb_bench("SIMFB25000002").await;
+    // Seen at 1080x2400 (any size cache is warm now)...
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 1000, "y": 2300}))
+            .await;
+    assert_eq!(ack["payload"]["result"]["display"]["width"], 1080, "{ack}");
+    // ...then `wm size 720x1600` (the control API's override): every coordinate tool checks
+    // the new size at once, none is sent to the phone with the old one.
+    b.sim
+        .control_post("/v1/state", json!({"override_size": "720x1600"}));
+    for (tool, args) in every_coordinate_tool(1000, 2300, json!({})) {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "out_of_bounds", "{tool}: {ack}");
+        assert!(message(&ack).contains("0..=719"), "{tool}: {ack}");
+    }
+    assert_eq!(b.sim.count_runs(&["input", "tap", "1000", "2300"]), 1);
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 700, "y": 1500}))
+            .await;
+    let d = &ack["payload"]["result"]["display"];
+    assert_eq!(
+        (d["width"].as_u64(), d["height"].as_u64()),
+        (Some(720), Some(1600)),
+        "{ack}"
+    );
+    // A rotation right after: landscape bounds at once, both ways.
+    b.sim.control_post(
+        "/v1/state",
+        json!({"override_size": "reset", "rotation": 1}),
+    );
+    for (tool, args) in every_coordinate_tool(100, 2300, json!({})) {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "out_of_bounds", "{tool}: {ack}");
+        assert!(message(&ack).contains("y in 0..=1079"), "{tool}: {ack}");
+    }
+    for (tool, args) in every_coordinate_tool(2300, 1000, json!({})) {
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert!(ack.get("error").is_none(), "{tool}: {ack}");
+    }
+    assert_eq!(b.sim.count_runs(&["input", "tap", "100", "2300"]), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_a_screenshot_from_before_a_rotation_or_size_change_is_refused() {
+    let mut b = adb_bench("SIMFB25000003").await;
+    let shot = |ack: &Value| ack["payload"]["result"]["screenshot_id"].clone();
+    let before = shot(&b.x.tool(&b.ch, "android_screenshot", json!({})).await);
+    assert!(before.is_string());
+    let runs = || log_len_runs(&b.sim, "input");
+    let inputs = runs();
+    // Quarter turn (the size swaps) and half turn (the size stays; only the rotation tells).
+    for rotation in [1, 2] {
+        b.sim
+            .control_post("/v1/state", json!({"rotation": rotation}));
+        for (tool, args) in every_coordinate_tool(500, 500, json!({"screenshot_id": before})) {
+            let ack = b.x.tool(&b.ch, tool, args).await;
+            assert_eq!(
+                ack["error"]["code"], "stale_snapshot",
+                "{tool} r{rotation}: {ack}"
+            );
+            let m = message(&ack);
+            assert!(m.contains("take a new screenshot"), "{m}");
+            assert!(
+                m.contains("1080x2400 rotation 0"),
+                "names the old frame: {m}"
+            );
+        }
+    }
+    assert_eq!(runs(), inputs, "nothing was sent to the phone");
+    // A screenshot of the new frame works; a size change then makes it stale in turn.
+    let now = shot(&b.x.tool(&b.ch, "android_screenshot", json!({})).await);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 500, "y": 500, "screenshot_id": now}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    b.sim
+        .control_post("/v1/state", json!({"override_size": "720x1600"}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 500, "y": 500, "screenshot_id": now}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("taken at 1080x2400 rotation 2") && m.contains("now 720x1600"),
+        "{m}"
+    );
+}
+
+/// How many commands whose program is `program` the phone ran.
+fn log_len_runs(sim: &SimPhone, program: &str) -> usize {
+    sim.state()["command_log"]
+        .as_array()
+        .map(|log| log.iter().filter(|e| e["argv"][0] == program).count())
+        .unwrap_or(0)
+}
+
+// ---- a frozen phone behind the adb server (adb keeps listing it `device`) ----
+
+/// The next descriptor push whose connection status is `status`, within `secs`.
+async fn wait_status(x: &mut XAgent, status: &str, secs: u64) -> Option<Value> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        let push = x
+            .wait_push("connection.descriptor.push", left.as_secs().max(1))
+            .await?;
+        if push["payload"]["connection_descriptor"]["connection"]["status"] == status {
+            return Some(push);
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn frozen_phone_behind_adb_goes_offline_fails_fast_and_comes_back() {
+    let mut b = adb_bench("SIMFRZ0000001").await;
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "frozen"})),
+        200
+    );
+    // adb still lists it `device`; the liveness check tells the truth.
+    let push = wait_status(&mut b.x, "offline", 15)
+        .await
+        .expect("an offline descriptor push");
+    assert_eq!(
+        push["payload"]["connection_descriptor"]["connection"]["status"],
+        "offline"
+    );
+    let listed = b._adb.run(&["devices"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("\tdevice"),
+        "adb still says device: {listed:?}"
+    );
+    for tool in ["android_device_status", "android_tap"] {
+        let t = std::time::Instant::now();
+        let ack = b.x.tool(&b.ch, tool, json!({"x": 1, "y": 1})).await;
+        assert_eq!(ack["error"]["code"], "device_offline", "{tool}: {ack}");
+        assert!(
+            message(&ack).contains("adb reconnect"),
+            "names the fix: {ack}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(1), "{tool} fails fast");
+    }
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    wait_status(&mut b.x, "connected", 15)
+        .await
+        .expect("a connected descriptor push");
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "binding survived: {ack}");
+}
+
+// ---- a capture cut short by an unplug is the phone going away, not a malformed image ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_cut_short_by_an_unplug_is_device_offline_a_malformed_one_invalid_screenshot() {
+    let mut b = adb_bench("SIMSHORT00001").await;
+    // The phone answers with a malformed image and stays: invalid_screenshot, as before.
+    let png_head = base64::engine::general_purpose::STANDARD
+        .encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x048\0\0\t`\x08\x06\0\0\0");
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "stdout_base64": png_head, "times": 1}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(ack["error"]["code"], "invalid_screenshot", "{ack}");
+    // The phone is unplugged while the capture runs: the stream ends short — the truth is
+    // that the phone went away.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "stdout_base64": png_head, "delay_ms": 1500, "times": 1}),
+    );
+    let url = format!("{}/v1/transport", b.sim.control.clone().expect("control"));
+    let unplug = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        ureq::post(&url)
+            .header("Content-Type", "application/json")
+            .send(json!({"state": "unplugged"}).to_string().as_bytes())
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    });
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(unplug.join().unwrap(), 200);
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(m.contains("went away") && m.contains("reconnect"), "{m}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_an_element_id_from_before_a_rotation_is_refused() {
+    let mut b = adb_bench("SIMFB25000004").await;
+    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let inputs = log_len_runs(&b.sim, "input");
+    for tool in ["android_tap", "android_long_press", "android_double_tap"] {
+        let ack =
+            b.x.tool(&b.ch, tool, json!({"element_id": notes["element_id"]}))
+                .await;
+        assert_eq!(ack["error"]["code"], "stale_snapshot", "{tool}: {ack}");
+        assert!(message(&ack).contains("read the UI tree again"), "{ack}");
+    }
+    assert_eq!(log_len_runs(&b.sim, "input"), inputs, "nothing sent");
+    // Read again in the new frame: usable.
+    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"element_id": notes["element_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
 }

@@ -54,6 +54,10 @@ async fn short_soak_keeps_every_invariant() {
         !report.convergence_ms.is_empty(),
         "no descriptor convergence was judged"
     );
+    assert!(
+        report.freezes_judged >= 1,
+        "no frozen phone's offline truth was judged"
+    );
 }
 
 /// Soak finding: every `track-devices` list re-probed every online phone, one after another,

@@ -16,8 +16,27 @@ use crate::protocol::{now_ms, ErrorCode};
 use crate::store::JournalEntry;
 
 impl Connector {
-    /// Runs one tool call for `channel_id` (already checked open on the calling session).
+    /// Runs one tool call for `channel_id` (already checked open on the calling session). A
+    /// call that ends in `device_timeout` has the phones' liveness checked at once (a frozen
+    /// phone behind an adb server goes `offline` and later calls fail fast).
     pub async fn invoke_tool(
+        &self,
+        channel_id: &str,
+        payload: &ToolInvokePayload,
+        progress: &(dyn Fn(f64, &str) + Send + Sync),
+    ) -> Result<Value, ToolError> {
+        let outcome = self.invoke_bound(channel_id, payload, progress).await;
+        if outcome
+            .as_ref()
+            .is_err_and(|e| e.code == ErrorCode::DeviceTimeout)
+        {
+            self.inventory.suspect();
+        }
+        outcome
+    }
+
+    /// [`Self::invoke_tool`] without the liveness hook.
+    async fn invoke_bound(
         &self,
         channel_id: &str,
         payload: &ToolInvokePayload,

@@ -1,4 +1,4 @@
-//! Per-channel runtime state: the display cache, what the agent last saw, the lock that
+//! Per-channel runtime state: the last display geometry read (a hint), what the agent last saw, the lock that
 //! serialises side effects, and the tool-call rate limiter. Created on a channel's first tool
 //! call, dropped with the channel.
 
@@ -6,11 +6,11 @@ use std::sync::Mutex;
 
 use crate::device::tools::{DisplayCache, LastSeen};
 
-/// Runtime state of one channel's phone: display cache, the lock serialising side effects, and
+/// Runtime state of one channel's phone: last display geometry read, the lock serialising side effects, and
 /// the tool-call rate limiter.
 #[derive(Default)]
 pub struct ChannelRuntime {
-    /// Display size cache.
+    /// Last display geometry read (a hint only, never used to check or map a point).
     pub display: DisplayCache,
     /// What the agent last saw (UI snapshot, screenshots).
     pub last_seen: LastSeen,

@@ -18,6 +18,21 @@ pub enum DeviceError {
     /// `snapshot_id` is not the channel's latest UI snapshot.
     #[error("snapshot_id is not the latest android_ui_tree result; read the UI tree again")]
     StaleSnapshot,
+    /// An observation (a `screenshot_id`, the UI snapshot of an `element_id`) made in another
+    /// display frame than the current one (the display rotated or changed size since): its
+    /// coordinates no longer land where they did (field bug 25). Same code as a stale UI
+    /// snapshot: the observation is out of date.
+    #[error("{what} was taken at {taken} but the display is now {now} (it rotated or changed size): {fix}")]
+    StaleFrame {
+        /// What is stale (`screenshot_id`, `the UI snapshot of element_id`).
+        what: &'static str,
+        /// The geometry recorded with it (`WxH rotation N`).
+        taken: String,
+        /// The display's geometry now.
+        now: String,
+        /// How to observe again.
+        fix: &'static str,
+    },
     /// A point outside the display or a screenshot (`area`), with the valid range (px).
     #[error(
         "({x}, {y}) is outside {area}: x must be in 0..={}, y in 0..={} (px)",
@@ -101,6 +116,10 @@ pub enum DeviceError {
     /// An uploaded file whose bytes vanished from the cache before use.
     #[error("the uploaded file is gone")]
     UploadGone,
+    /// The phone or its transport went away during the call, which ended short (a capture cut
+    /// by an unplug); the message names what was cut and the fix. `device_offline`.
+    #[error("{0}")]
+    WentAway(String),
     /// The transport or the adb server failed (offline, unauthorized, timeout, …).
     #[error(transparent)]
     Adb(#[from] AdbError),
@@ -117,7 +136,7 @@ impl DeviceError {
             | DeviceError::UnknownFileRef
             | DeviceError::UploadGone => ErrorCode::InvalidArguments,
             DeviceError::ElementNotFound(_) => ErrorCode::ElementNotFound,
-            DeviceError::StaleSnapshot => ErrorCode::StaleSnapshot,
+            DeviceError::StaleSnapshot | DeviceError::StaleFrame { .. } => ErrorCode::StaleSnapshot,
             DeviceError::OutOfBounds { .. } => ErrorCode::OutOfBounds,
             DeviceError::UnsupportedText(_) => ErrorCode::UnsupportedText,
             DeviceError::UiDumpFailed(_) => ErrorCode::UiDumpFailed,
@@ -130,6 +149,7 @@ impl DeviceError {
             DeviceError::Policy { .. } | DeviceError::ShellRefused(_) => ErrorCode::PolicyDenied,
             DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,
             DeviceError::FileNotFound { .. } => ErrorCode::FileNotFound,
+            DeviceError::WentAway(_) => ErrorCode::DeviceOffline,
             DeviceError::Adb(e) => adb_code(e),
             DeviceError::Internal(_) => ErrorCode::InternalError,
         }

@@ -2,6 +2,15 @@
 //! adb server: `host:track-devices` pushes every change; direct-transport phones are re-probed
 //! every [`DIRECT_PROBE_PERIOD`]. Subscribers get a tick on every change (descriptor pushes).
 //!
+//! A phone behind an adb server can freeze while adb keeps listing it `device` (the server does
+//! not notice a USB or TCP transport that accepts bytes and never answers). Every
+//! [`SERVER_LIVENESS_PERIOD`] (a marked one every [`FROZEN_RECHECK`]), and at once after a call
+//! ended in `device_timeout`
+//! ([`Inventory::suspect`]), each such phone is asked to open a `sync:` stream (adbd answers
+//! `OKAY` from its own thread: no process on the phone, none on the host) within
+//! [`LIVENESS_DEADLINE`]; one that fails twice in a row is marked `offline` (calls then fail fast
+//! with `device_offline` and the fix) until it answers again.
+//!
 //! Several adb servers (boxes) feed one inventory. A phone is keyed by `ro.serialno`; each way
 //! to reach it is a *route* (adb server + adb serial, or a direct `tcp:` transport). When one
 //! serial has several routes (the same phone seen by two servers, or two phones sharing a
@@ -9,8 +18,8 @@
 //! the lower rank (adb servers in config order, then direct phones); the others stay as
 //! fallbacks and take over when the chosen one goes away. The log says so once per serial.
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -29,6 +38,12 @@ pub const LIVENESS_IDLE: Duration = Duration::from_secs(3);
 pub const LIVENESS_DEADLINE: Duration = Duration::from_millis(1500);
 /// Deadline of the identity probe (`getprop` ×3).
 pub const PROBE_DEADLINE: Duration = Duration::from_secs(5);
+/// How often phones behind an adb server that it lists as `device` are checked for an answer
+/// (a `sync:` open each: for 32 phones ≈ 11 local connections per second, no process).
+pub const SERVER_LIVENESS_PERIOD: Duration = Duration::from_secs(3);
+/// How often a phone marked unresponsive is checked again (only those: it is back `connected`
+/// within this of answering).
+pub const FROZEN_RECHECK: Duration = Duration::from_secs(1);
 /// Back-off between attempts to reach the adb server.
 pub const SERVER_RETRY: Duration = Duration::from_secs(2);
 
@@ -93,6 +108,11 @@ type Routes = HashMap<String, Vec<AttachedPhone>>;
 pub struct Inventory {
     phones: Arc<RwLock<Routes>>,
     changes: Arc<watch::Sender<u64>>,
+    /// Routes (adb server label, adb serial) marked `offline` because they stopped answering
+    /// while adb lists them `device`; the liveness check owns them until they answer.
+    frozen: Arc<Mutex<HashSet<(String, String)>>>,
+    /// Ticks when a call suspects a phone (a `device_timeout`): check now.
+    suspects: Arc<watch::Sender<u64>>,
 }
 
 /// The preferred route of one serial.
@@ -114,6 +134,8 @@ impl Default for Inventory {
         Self {
             phones: Arc::default(),
             changes: Arc::new(watch::channel(0).0),
+            frozen: Arc::default(),
+            suspects: Arc::new(watch::channel(0).0),
         }
     }
 }
@@ -141,6 +163,53 @@ impl Inventory {
     /// A receiver ticking on every change.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+
+    /// Tells the liveness checks that a call to a phone ended in `device_timeout`: phones behind
+    /// adb servers are checked now rather than at the next period.
+    pub fn suspect(&self) {
+        self.suspects.send_modify(|n| *n += 1);
+    }
+
+    fn frozen_marks(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
+        self.frozen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the route through `transport` of adb server `server` is marked unresponsive.
+    fn is_frozen(&self, server: &str, transport: &str) -> bool {
+        self.frozen_marks()
+            .contains(&(server.to_string(), transport.to_string()))
+    }
+
+    /// Marks an online route of `server` that did not answer as `offline`; `false` when it
+    /// was not online (adb's own state, or already marked).
+    fn freeze(&self, server: &str, transport: &str) -> bool {
+        if !self.online_by_transport(Some(server), transport) {
+            return false;
+        }
+        self.frozen_marks()
+            .insert((server.to_string(), transport.to_string()));
+        self.set_state_by_transport(Some(server), transport, DeviceState::Offline);
+        true
+    }
+
+    /// A marked route answered again: `device`. `false` when it was not marked (adb's state
+    /// in between wins: the tracker re-probes it).
+    fn thaw(&self, server: &str, transport: &str) -> bool {
+        if !self
+            .frozen_marks()
+            .remove(&(server.to_string(), transport.to_string()))
+        {
+            return false;
+        }
+        self.set_state_by_transport(Some(server), transport, DeviceState::Device);
+        true
+    }
+
+    /// adb reported a state of its own for the route: it supersedes an unresponsive mark.
+    fn unmark(&self, server: &str, transport: &str) {
+        self.frozen_marks()
+            .remove(&(server.to_string(), transport.to_string()));
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Routes> {
@@ -297,6 +366,71 @@ pub async fn run_adb_tracker_from(
     source: Source,
     shutdown: CancellationToken,
 ) {
+    let liveness = run_server_liveness(inv.clone(), source.label.clone(), shutdown.clone());
+    let tracker = track(inv, client, source, shutdown);
+    tokio::join!(liveness, tracker);
+}
+
+/// Whether a phone behind an adb server answers: a `sync:` stream opens (the server replies
+/// `OKAY` only once adbd did) within [`LIVENESS_DEADLINE`], tried twice so one slow answer of
+/// a busy phone is not taken for a freeze.
+async fn answers(link: &DeviceLink) -> bool {
+    for _ in 0..2 {
+        if let Ok(Ok(stream)) = tokio::time::timeout(LIVENESS_DEADLINE, link.open("sync:")).await {
+            drop(stream);
+            return true;
+        }
+    }
+    false
+}
+
+/// The liveness check of the phones behind one adb server (`label`): see the module doc.
+async fn run_server_liveness(inv: Inventory, label: String, shutdown: CancellationToken) {
+    let mut suspects = inv.suspects.subscribe();
+    let mut last_full = tokio::time::Instant::now();
+    loop {
+        let suspected = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(FROZEN_RECHECK) => false,
+            _ = suspects.changed() => true,
+        };
+        // Online phones every period (or at once when a call timed out); marked ones each tick.
+        let full = suspected || last_full.elapsed() >= SERVER_LIVENESS_PERIOD;
+        if full {
+            last_full = tokio::time::Instant::now();
+        }
+        let routes: Vec<AttachedPhone> = inv
+            .routes()
+            .into_iter()
+            .filter(|p| {
+                p.adb_server.as_deref() == Some(label.as_str())
+                    && ((full && p.state == DeviceState::Device)
+                        || inv.is_frozen(&label, &p.transport))
+            })
+            .collect();
+        let checked = futures_util::future::join_all(routes.into_iter().map(|p| async move {
+            let ok = answers(&p.link).await;
+            (p, ok)
+        }))
+        .await;
+        for (p, ok) in checked {
+            let masked = crate::protocol::descriptor::mask_serial(&p.serial);
+            if ok && inv.thaw(&label, &p.transport) {
+                tracing::info!(serial = %masked, server = %label, "phone answers again: connected");
+            } else if !ok && inv.freeze(&label, &p.transport) {
+                tracing::warn!(serial = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; replug it or run `adb reconnect`");
+            }
+        }
+    }
+}
+
+/// The `host:track-devices` loop of [`run_adb_tracker_from`].
+async fn track(
+    inv: Inventory,
+    client: AdbServerClient,
+    source: Source,
+    shutdown: CancellationToken,
+) {
     // adb serial → ro.serialno learned while online.
     let mut known: HashMap<String, String> = HashMap::new();
     let mut warned = false;
@@ -323,6 +457,7 @@ pub async fn run_adb_tracker_from(
         // Server gone: everything it carried is unreachable until it returns — told apart from
         // a phone's own absence (`adb_server_unavailable`, field bug 34).
         for adb_serial in known.keys() {
+            inv.unmark(&source.label, adb_serial);
             inv.set_state_by_transport(
                 Some(&source.label),
                 adb_serial,
@@ -354,12 +489,16 @@ async fn reconcile(
     for e in &entries {
         let link = DeviceLink::via_server(client.clone(), e.serial.clone());
         if e.state == DeviceState::Device {
+            // A route marked unresponsive is the liveness check's (probing it here would hold
+            // this list's other changes back by the probe deadline).
             if !(known.contains_key(&e.serial)
-                && inv.online_by_transport(Some(&source.label), &e.serial))
+                && (inv.online_by_transport(Some(&source.label), &e.serial)
+                    || inv.is_frozen(&source.label, &e.serial)))
             {
                 to_probe.push((e.serial.clone(), link));
             }
         } else if known.contains_key(&e.serial) {
+            inv.unmark(&source.label, &e.serial);
             inv.set_state_by_transport(Some(&source.label), &e.serial, e.state.clone());
         } else {
             // Never online: its adb serial is the best name we have (USB serials equal ro.serialno).
@@ -378,6 +517,7 @@ async fn reconcile(
     }
     let present: Vec<&str> = entries.iter().map(|e| e.serial.as_str()).collect();
     for adb_serial in known.keys().filter(|s| !present.contains(&s.as_str())) {
+        inv.unmark(&source.label, adb_serial);
         inv.set_state_by_transport(Some(&source.label), adb_serial, DeviceState::Offline);
     }
     let probed =

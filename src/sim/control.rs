@@ -7,7 +7,7 @@
 //! | DELETE | `/v1/log` | – | clears the command log |
 //! | POST | `/v1/script` | [`Script`] | adds a scripted answer (first match wins) |
 //! | DELETE | `/v1/script` | – | removes all scripts |
-//! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
+//! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"frozen"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
 //! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys and drop connections; returns [`AuthView`] |
 //! | POST | `/v1/wireless/move` | – | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID; answers [`MovedPort`] `{"connect_port":N}` |

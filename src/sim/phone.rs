@@ -35,6 +35,10 @@ pub enum TransportMode {
     Unplugged,
     /// New connections get AUTH tokens and are never accepted (`adb devices`: `unauthorized`).
     Unauthorized,
+    /// Established connections stay open and fall silent: nothing more is read or sent (a hung
+    /// adbd or USB stack — the adb server keeps listing the phone `device`); new connections
+    /// are held silent as when `Offline`. Back `Online`, established connections carry on.
+    Frozen,
 }
 
 /// Everything a phone knows.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::phone::{Phone, TransportMode};
@@ -70,6 +70,7 @@ fn banner(phone: &Phone) -> Vec<u8> {
 async fn writer<W: AsyncWrite + Unpin>(
     mut wr: W,
     mut rx: mpsc::Receiver<Message>,
+    mut mode: watch::Receiver<TransportMode>,
     cancel: CancellationToken,
 ) {
     loop {
@@ -78,6 +79,14 @@ async fn writer<W: AsyncWrite + Unpin>(
             _ = cancel.cancelled() => None,
         };
         let Some(msg) = msg else { break };
+        // Frozen: nothing leaves until the transport thaws (or the connection ends).
+        let thawed = tokio::select! {
+            r = mode.wait_for(|m| *m != TransportMode::Frozen) => r.is_ok(),
+            _ = cancel.cancelled() => false,
+        };
+        if !thawed {
+            break;
+        }
         if wr.write_all(&msg.encode()).await.is_err() {
             break;
         }
@@ -186,6 +195,7 @@ async fn admit(
 fn spawn_io<R, W>(
     rd: R,
     wr: W,
+    mode: watch::Receiver<TransportMode>,
     cancel: &CancellationToken,
 ) -> (mpsc::Sender<Message>, mpsc::Receiver<Message>)
 where
@@ -194,7 +204,7 @@ where
 {
     let (out, out_rx) = mpsc::channel::<Message>(64);
     let (in_tx, rx) = mpsc::channel::<Message>(64);
-    tokio::spawn(writer(wr, out_rx, cancel.clone()));
+    tokio::spawn(writer(wr, out_rx, mode, cancel.clone()));
     tokio::spawn(reader(rd, in_tx, cancel.clone()));
     (out, rx)
 }
@@ -226,7 +236,7 @@ pub async fn serve_admitted<S>(
         }
     }
     let (rd, wr) = tokio::io::split(stream);
-    let (out, rx) = spawn_io(rd, wr, &cancel);
+    let (out, rx) = spawn_io(rd, wr, phone.watch_transport(), &cancel);
     online(phone, out, rx, cancel, host_max_payload, String::new()).await;
 }
 
@@ -260,7 +270,7 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
         return;
     }
     let (rd, wr) = sock.into_split();
-    let (out, mut rx) = spawn_io(rd, wr, &cancel);
+    let (out, mut rx) = spawn_io(rd, wr, phone.watch_transport(), &cancel);
     let hello = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
         while let Some(m) = rx.recv().await {
             if m.command == A_CNXN {
@@ -303,7 +313,20 @@ impl Conn {
                     continue;
                 }
                 r = watch.changed() => {
-                    if r.is_err() || *watch.borrow_and_update() != TransportMode::Online { break }
+                    if r.is_err() {
+                        break;
+                    }
+                    if *watch.borrow_and_update() == TransportMode::Frozen {
+                        // Nothing read (nor answered) until it thaws; then as any change.
+                        let thawed = tokio::select! {
+                            r = watch.wait_for(|m| *m != TransportMode::Frozen) => r.is_ok(),
+                            _ = self.cancel.cancelled() => false,
+                        };
+                        if !thawed {
+                            break;
+                        }
+                    }
+                    if *watch.borrow_and_update() != TransportMode::Online { break }
                     continue;
                 }
                 m = rx.recv() => m,

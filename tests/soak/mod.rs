@@ -44,6 +44,20 @@ pub const ERROR_BACKOFF: Duration = Duration::from_millis(250);
 /// Descriptors must follow the truth within this (issue 10).
 pub const CONVERGENCE: Duration = Duration::from_secs(2);
 
+/// The longest a frozen phone (transport open, nothing answered: adb keeps listing it
+/// `device`) may stay `connected` before the connector's liveness checks mark it `offline`:
+/// behind an adb server a check every `SERVER_LIVENESS_PERIOD`, two tries of
+/// `LIVENESS_DEADLINE`; direct, `LIVENESS_IDLE` of silence, the next `DIRECT_PROBE_PERIOD`
+/// tick and one `LIVENESS_DEADLINE`. The `offline` truth of a freeze is judged from then on,
+/// within [`CONVERGENCE`] like every other.
+pub fn freeze_detection() -> Duration {
+    use xagent_adb_connector::device::inventory::{
+        DIRECT_PROBE_PERIOD, LIVENESS_DEADLINE, LIVENESS_IDLE, SERVER_LIVENESS_PERIOD,
+    };
+    (SERVER_LIVENESS_PERIOD + 2 * LIVENESS_DEADLINE)
+        .max(LIVENESS_IDLE + DIRECT_PROBE_PERIOD + LIVENESS_DEADLINE)
+}
+
 /// Error codes that mean a binding was lost: never acceptable in the soak.
 const BINDING_LOST: &[&str] = &[
     "connector_channel_not_owned",
@@ -70,6 +84,10 @@ pub struct Report {
     pub reconnects: u64,
     /// Descriptor convergence lags measured (ms).
     pub convergence_ms: Vec<f64>,
+    /// Freezes whose `offline` truth was judged (not excused by another fault's window).
+    pub freezes_judged: u64,
+    /// Time from a freeze to the first `offline` its agent saw (ms), per freeze.
+    pub freeze_detect_ms: Vec<f64>,
     /// Largest connector RSS sampled (KiB) and open descriptors.
     pub max_rss_kb: u64,
     /// Largest count of open file descriptors of the connector.
@@ -123,6 +141,13 @@ impl Report {
             pick(0.95),
             lags.last().copied().unwrap_or(0.0)
         );
+        let mut detect = self.freeze_detect_ms.clone();
+        detect.sort_by(f64::total_cmp);
+        println!(
+            "  frozen phones: {} offline truths judged; freeze to offline seen {:?} ms",
+            self.freezes_judged,
+            detect.iter().map(|d| d.round() as u64).collect::<Vec<_>>()
+        );
         println!(
             "  connector RSS: baseline {} KiB, max {} KiB; open fds max {}",
             self.baseline_rss_kb, self.max_rss_kb, self.max_fds
@@ -169,6 +194,8 @@ struct Truth {
     /// When a phone was put back online (before adb re-attaches it, which may take longer
     /// than adb's own reconnect): a shorter outage than [`CONVERGENCE`] is not judged.
     returns: Vec<(usize, Instant)>,
+    /// Freezes: `(phone, frozen at, offline judged from)`.
+    frozen: Vec<(usize, Instant, Instant)>,
 }
 
 /// When the connector sent `packet` (its `time`, ms since the epoch), as an `Instant`: the
@@ -720,21 +747,24 @@ async fn inject(shared: Arc<Shared>, rig: Arc<Rig>) {
         let phone = &rig.phones[p];
         match kind {
             "unplug" | "freeze" => {
-                let mode = if kind == "unplug" {
-                    "unplugged"
+                // A freeze: the transport stays open and silent (adb keeps listing the phone
+                // `device`); held long enough for the liveness checks to tell, then judged.
+                let (mode, detection, hold) = if kind == "unplug" {
+                    ("unplugged", Duration::ZERO, 1000 + rng.below(2000))
                 } else {
-                    "offline"
+                    let d = freeze_detection();
+                    let hold = (d + CONVERGENCE).as_millis() as u64 + 1000 + rng.below(1000);
+                    ("frozen", d, hold)
                 };
                 post(phone, "/v1/transport", json!({"state": mode}));
-                if kind == "unplug" {
-                    shared
-                        .truth
-                        .lock()
-                        .unwrap()
-                        .transitions
-                        .push((p, Instant::now(), "offline"));
+                {
+                    let (now, mut truth) = (Instant::now(), shared.truth.lock().unwrap());
+                    truth.transitions.push((p, now + detection, "offline"));
+                    if kind == "freeze" {
+                        truth.frozen.push((p, now, now + detection));
+                    }
                 }
-                tokio::time::sleep(Duration::from_millis(1000 + rng.below(2000))).await;
+                tokio::time::sleep(Duration::from_millis(hold)).await;
                 post(phone, "/v1/transport", json!({"state": "online"}));
                 shared
                     .truth
@@ -859,6 +889,9 @@ async fn finish(shared: &Shared, rig: &Rig, started: Instant) {
         if superseded || excused {
             continue;
         }
+        if truth.frozen.iter().any(|(q, _, from)| q == p && from == at) {
+            shared.report.lock().unwrap().freezes_judged += 1;
+        }
         // Converged when the status the agent holds at `at + CONVERGENCE` (its last observation
         // by then) is the truth; the lag is 0 when it already was at `at`, else the time of the
         // first observation of the truth after `at`.
@@ -894,6 +927,17 @@ async fn finish(shared: &Shared, rig: &Rig, started: Instant) {
                 at.duration_since(started).as_secs_f64(),
                 history(&observed, &truth, *p, started)
             ));
+        }
+    }
+    for (p, start, _) in &truth.frozen {
+        if let Some(t) = observed
+            .iter()
+            .filter(|(q, t, s)| q == p && t >= start && s == "offline")
+            .map(|(_, t, _)| *t)
+            .min()
+        {
+            let ms = t.duration_since(*start).as_secs_f64() * 1000.0;
+            shared.report.lock().unwrap().freeze_detect_ms.push(ms);
         }
     }
     // No side effect ran twice for one tool_call_id: every tap and text is unique per call.

@@ -335,6 +335,28 @@ pub fn parse_current_display_size(text: &str) -> Option<(u32, u32)> {
     })
 }
 
+/// The rotation of display 0 (quarter turns, 0–3) from `dumpsys window displays`: the first
+/// `mCurrentRotation=ROTATION_<deg>` or `mRotation=<n>` / `mRotation=ROTATION_<deg>` token
+/// (AOSP `DisplayRotation.dump` "mRotation=1 mDeferredRotationPauseCount=0", older
+/// `WindowManagerService.dump` "mRotation=0 mAltOrientation=false", a configuration's
+/// `winConfig={… mRotation=ROTATION_90}`). `mDisplayRotation=` and unparsable values
+/// (`undefined`) are skipped. `None` when the dump names none.
+pub fn parse_current_rotation(text: &str) -> Option<u8> {
+    text.split(|c: char| c.is_whitespace() || c == '{' || c == ',')
+        .filter_map(|tok| {
+            tok.strip_prefix("mCurrentRotation=")
+                .or_else(|| tok.strip_prefix("mRotation="))
+        })
+        .find_map(|v| {
+            let v = v.trim_end_matches(['}', ',']);
+            let turns = match v.strip_prefix("ROTATION_") {
+                Some(deg) => deg.parse::<u16>().ok().filter(|d| d % 90 == 0)? / 90,
+                None => v.parse::<u16>().ok()?,
+            };
+            u8::try_from(turns).ok().filter(|t| *t <= 3)
+        })
+}
+
 #[cfg(test)]
 mod display_size_tests {
     use super::*;
@@ -344,5 +366,28 @@ mod display_size_tests {
         let t = "  Display: mDisplayId=0 rootTasks=1\n    init=1080x2400 420dpi cur=2400x1080 app=2400x1017 rng=1080x1017-2400x2337\n";
         assert_eq!(parse_current_display_size(t), Some((2400, 1080)));
         assert_eq!(parse_current_display_size("no display"), None);
+    }
+
+    #[test]
+    fn rotation_in_every_form() {
+        assert_eq!(
+            parse_current_rotation("  mCurrentRotation=ROTATION_270\n"),
+            Some(3)
+        );
+        assert_eq!(
+            parse_current_rotation("    mRotation=1 mDeferredRotationPauseCount=0\n"),
+            Some(1)
+        );
+        let cfg = "winConfig={ mBounds=Rect(0, 0 - 0, 0) mDisplayRotation=undefined mRotation=undefined}\n\
+                   winConfig={ mDisplayRotation=ROTATION_90 mRotation=ROTATION_90}";
+        assert_eq!(parse_current_rotation(cfg), Some(1));
+        let jb = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/window/avc-dumpsys-window-windows-jb-emulator.txt"
+        ))
+        .expect("fixture");
+        assert_eq!(parse_current_rotation(&jb), Some(0));
+        assert_eq!(parse_current_rotation("mRotation=7 cur=1x1"), None);
+        assert_eq!(parse_current_rotation("no rotation"), None);
     }
 }

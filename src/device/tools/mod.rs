@@ -115,7 +115,7 @@ pub struct ToolCtx<'a> {
     pub files: &'a FileCache,
     /// The calling channel (file refs are bound to it).
     pub channel_id: &'a str,
-    /// Display size cache of the bound phone.
+    /// Last display geometry read from the bound phone (a hint, see [`DisplayCache`]).
     pub display: &'a DisplayCache,
     /// What the agent last saw on this channel (UI snapshot, screenshots).
     pub last_seen: &'a LastSeen,

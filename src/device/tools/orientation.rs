@@ -1,7 +1,8 @@
 //! `android_set_orientation`: locks the display rotation (auto-rotate off, then
 //! `Settings.System.USER_ROTATION` = 0..3) or hands it back to the sensor (`auto`). Source: AOSP
 //! `Settings.System.ACCELEROMETER_ROTATION` / `USER_ROTATION`, applied by the window manager's
-//! `DisplayRotation`. The display-size cache is dropped so the next bounds check re-reads it.
+//! `DisplayRotation`. The display-geometry hint is dropped; coordinate tools read the geometry
+//! for every call anyway (field bug 25).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -18,11 +18,12 @@ use frame::{process, process_raw};
 use raw::RawFrame;
 use source::Source;
 
-use super::phone::display::fresh_display_size;
+use super::phone::display::display_geometry;
 use super::phone::file_refs;
 use super::phone::last_seen::ShotGeometry;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
+use crate::device::inventory::LIVENESS_DEADLINE;
 use crate::device::parse::{png_check, secure, text};
 use crate::device::shell_quote::command_line;
 use crate::file_cache::IssuedFile;
@@ -271,6 +272,25 @@ async fn capture_right_display(
     Ok((frame, Some(id), how, size))
 }
 
+/// `err` as the truth: an `invalid_screenshot` whose capture ended short because the phone or
+/// its transport went away (an unplug mid-capture: the stream just ends, fault soak) becomes
+/// [`DeviceError::WentAway`] (`device_offline`); a phone that still answers (a `sync:` stream
+/// opens within [`LIVENESS_DEADLINE`]) really sent a malformed image, and `err` stands. Other
+/// errors are returned unchanged.
+async fn went_away_or(ctx: &ToolCtx<'_>, err: DeviceError) -> DeviceError {
+    let DeviceError::InvalidScreenshot(what) = &err else {
+        return err;
+    };
+    let why = match tokio::time::timeout(LIVENESS_DEADLINE, ctx.link.open("sync:")).await {
+        Ok(Ok(_)) => return err,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("no answer within {} ms", LIVENESS_DEADLINE.as_millis()),
+    };
+    DeviceError::WentAway(format!(
+        "the capture ended short because the phone went away during it (now: {why}; the partial frame: {what}); reconnect the phone (replug the cable or `adb reconnect`) and take the screenshot again"
+    ))
+}
+
 /// Runs the capture (`screencap -p` or the raw `screencap`); returns whether the multi-display
 /// warning preceded the frame, and the frame (text before it dropped or skipped, never copied).
 async fn capture(
@@ -388,13 +408,16 @@ impl DeviceTool for Screenshot {
             &ctx.policy.quirks.screenshot_capture,
             passthrough,
         );
-        let (display, captured) = tokio::join!(
-            fresh_display_size(ctx),
+        let (geometry, captured) = tokio::join!(
+            display_geometry(ctx),
             capture_right_display(ctx, display_arg, source)
         );
-        let display = display?;
-        let (frame, display_arg, display_choice, other_size) = captured?;
-        let display = other_size.unwrap_or(display);
+        let geometry = geometry?;
+        let (frame, display_arg, display_choice, other_size) = match captured {
+            Ok(c) => c,
+            Err(e) => return Err(went_away_or(ctx, e).await),
+        };
+        let display = other_size.unwrap_or(geometry.size);
         let work = move || match frame {
             Captured::Png(png) => {
                 let (_, info) = png_check::find_png(&png)
@@ -403,9 +426,13 @@ impl DeviceTool for Screenshot {
             }
             Captured::Raw(raw) => process_raw(raw, format, max_dim, quality),
         };
-        let (bytes, size, blank) = tokio::task::spawn_blocking(work)
+        let processed = tokio::task::spawn_blocking(work)
             .await
-            .map_err(|_| DeviceError::Internal("image task failed".into()))??;
+            .map_err(|_| DeviceError::Internal("image task failed".into()))?;
+        let (bytes, size, blank) = match processed {
+            Ok(p) => p,
+            Err(e) => return Err(went_away_or(ctx, e).await),
+        };
         let secure_window = if blank {
             focused_secure(ctx).await
         } else {
@@ -418,6 +445,7 @@ impl DeviceTool for Screenshot {
             ShotGeometry {
                 image: size,
                 display,
+                frame: geometry,
             },
         );
         let hint = blank.then_some(if secure_window == Some(true) {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::command::SEP;
+use super::phone::display::DisplayGeometry;
 use super::phone::ui::TEXT_LIMIT;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -115,8 +116,11 @@ impl DeviceTool for DeviceStatus {
         // The input space: `cur=` (override and rotation applied), else wm's effective size.
         let effective = window::parse_current_display_size(part(4))
             .or_else(|| size.as_ref().and_then(|s| s.effective()));
-        if let Some(s) = effective {
-            ctx.display.set(s);
+        if let Some(size) = effective {
+            ctx.display.set(DisplayGeometry {
+                size,
+                rotation: window::parse_current_rotation(part(4)),
+            });
         }
         Ok(Output {
             model: prop("ro.product.model"),

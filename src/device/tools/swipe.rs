@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::display::{check_on_display, display_size};
+use super::phone::display::{check_on_display, display_geometry};
 use super::phone::input::{duration_schema, gesture_deadline, run_input};
 use super::phone::target::{resolve, resolve_xy, target_args, with_target_properties};
 use super::{DeviceTool, SideEffect, ToolCtx};
@@ -97,9 +97,12 @@ impl DeviceTool for Swipe {
 
     async fn run(args: SwipeArgs, ctx: &ToolCtx<'_>) -> Result<SwipeOutput, DeviceError> {
         let shot = args.screenshot_id.as_deref();
-        let (x1, y1) = resolve_xy(args.x1, args.y1, shot, ctx)?;
-        let (x2, y2) = resolve_xy(args.x2, args.y2, shot, ctx)?;
-        check_on_display(ctx, &[(x1, y1), (x2, y2)]).await?;
+        // Read for this call: a rotation or size change since must not map or check the
+        // points (field bug 25).
+        let now = display_geometry(ctx).await?;
+        let (x1, y1) = resolve_xy(args.x1, args.y1, shot, ctx, &now)?;
+        let (x2, y2) = resolve_xy(args.x2, args.y2, shot, ctx, &now)?;
+        check_on_display(&now, &[(x1, y1), (x2, y2)])?;
         let ms = args.duration_ms.unwrap_or(SWIPE_MS);
         run_swipe(ctx, (x1, y1), (x2, y2), ms).await?;
         Ok(SwipeOutput {
@@ -178,18 +181,22 @@ impl DeviceTool for Scroll {
     }
 
     async fn run(args: ScrollArgs, ctx: &ToolCtx<'_>) -> Result<ScrollOutput, DeviceError> {
-        let size = display_size(ctx).await?;
+        let now = display_geometry(ctx).await?;
+        let size = now.size;
         // Any element argument, even empty, asks to scroll inside an element.
         let (l, t, r, b) = if args.element_id.is_some()
             || args.text.is_some()
             || args.resource_id.is_some()
             || args.content_desc.is_some()
         {
-            let el = resolve(args.target(), ctx).await?.element.ok_or_else(|| {
-                DeviceError::InvalidArguments(
-                    "scroll inside an element needs element_id or a selector".into(),
-                )
-            })?;
+            let el = resolve(args.target(), ctx, &now)
+                .await?
+                .element
+                .ok_or_else(|| {
+                    DeviceError::InvalidArguments(
+                        "scroll inside an element needs element_id or a selector".into(),
+                    )
+                })?;
             (
                 el.bounds.left.into(),
                 el.bounds.top.into(),

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::phone::display::check_on_display;
+use super::phone::display::{check_on_display, display_geometry};
 use super::phone::input::{duration_schema, gesture_deadline, run_input, INPUT_DEADLINE};
 use super::phone::target::{
     resolve, target_args, target_properties, with_target_properties, Resolved, TargetSpec,
@@ -88,14 +88,17 @@ fn point_schema() -> Value {
     json!({"type": "object", "required": ["x", "y"], "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}})
 }
 
-/// The display size and the resolved, bounds-checked target.
+/// The display size and the resolved, bounds-checked target. The geometry is read from the
+/// phone for this call (never cached: a rotation or size change since the last call must not
+/// map or check the point, field bug 25).
 async fn locate(
     target: TargetSpec<'_>,
     ctx: &ToolCtx<'_>,
 ) -> Result<((u32, u32), Resolved), DeviceError> {
-    let at = resolve(target, ctx).await?;
-    let size = check_on_display(ctx, &[(at.x, at.y)]).await?;
-    Ok((size, at))
+    let now = display_geometry(ctx).await?;
+    let at = resolve(target, ctx, &now).await?;
+    check_on_display(&now, &[(at.x, at.y)])?;
+    Ok((now.size, at))
 }
 
 /// `android_tap`: `input tap X Y`.

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::command;
+use super::phone::display::display_geometry;
 use super::phone::ui::{dump_with_retries, meaningful, snapshot_of, TEXT_LIMIT};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -151,11 +152,16 @@ impl DeviceTool for UiTree {
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let max_nodes = args.max_nodes.unwrap_or(DEFAULT_MAX_NODES);
         let include_invisible = args.include_invisible;
-        let dump = dump_with_retries(ctx).await?;
+        // The geometry is read alongside the dump (no round trip in series): an element_id of
+        // this snapshot is refused after a rotation or size change (field bug 25). A failed
+        // read leaves the snapshot unchecked rather than failing the tree.
+        let (geometry, dump) = tokio::join!(display_geometry(ctx), dump_with_retries(ctx));
+        let dump = dump?;
         if !dump.nodes.iter().any(|n| meaningful(n, include_invisible)) {
             refuse_dark_screen(ctx).await?;
         }
-        let snap = snapshot_of(&dump, include_invisible);
+        let mut snap = snapshot_of(&dump, include_invisible);
+        snap.frame = geometry.ok();
         let nodes: Vec<&uiautomator::UiNode> = dump
             .nodes
             .iter()

@@ -156,7 +156,7 @@ impl DeviceTool for WaitFor {
         let mut polls = 0u32;
         loop {
             polls += 1;
-            let snap = take_snapshot(ctx, false).await?;
+            let snap = take_snapshot(ctx, None).await?;
             let found = snap.elements.iter().find(|e| args.matches(e)).cloned();
             let done = match args.condition {
                 Condition::Disappears => found.is_none(),

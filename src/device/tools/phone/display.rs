@@ -1,90 +1,133 @@
-//! The display's input size (px), read from the phone and cached per channel for
-//! [`DISPLAY_TTL`] so ms-scale gestures do not pay a `wm size` round trip each.
+//! The display's geometry (input size in px and rotation), read from the phone for every call
+//! that maps or checks coordinates: a rotation or a `wm size` change between two calls must
+//! never be served from a cache (field bug 25, kind "geometry": nothing cached survives a
+//! rotation or size change). The last geometry read is kept per channel only as a hint (the
+//! screenshot's PNG passthrough choice), never to check or map a point.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
-use super::command::SEP;
 use super::input::INPUT_DEADLINE;
 use super::target::check_bounds;
 use crate::device::error::DeviceError;
 use crate::device::parse::{text, window, wm};
 use crate::device::tools::ToolCtx;
 
-/// Last known display input size of a phone, reused for bounds checks for [`DISPLAY_TTL`].
+/// The display's geometry at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DisplayGeometry {
+    /// Input size (override and rotation applied), px.
+    pub size: (u32, u32),
+    /// Rotation in quarter turns (0–3); `None` when the phone's dump names none.
+    pub rotation: Option<u8>,
+}
+
+impl DisplayGeometry {
+    /// Whether coordinates read in `self`'s frame still mean the same points in `now`'s: same
+    /// size, and the same rotation where both are known (a 180° turn keeps the size).
+    pub fn same_frame(&self, now: &DisplayGeometry) -> bool {
+        self.size == now.size
+            && match (self.rotation, now.rotation) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+
+    /// `WxH rotation N` for messages.
+    pub fn describe(&self) -> String {
+        match self.rotation {
+            Some(r) => format!("{}x{} rotation {r}", self.size.0, self.size.1),
+            None => format!("{}x{}", self.size.0, self.size.1),
+        }
+    }
+}
+
+/// Last display geometry read on a channel: a hint for choices that cost nothing when wrong
+/// (whether a PNG may pass through unscaled), never for checking or mapping a point.
 #[derive(Debug, Default)]
 pub struct DisplayCache {
-    size: Mutex<Option<((u32, u32), Instant)>>,
+    last: Mutex<Option<DisplayGeometry>>,
 }
-
-/// How long a display size read from the phone is trusted (ms-scale taps must not pay a `wm size`
-/// round trip each; rotation changes are picked up within this time or at the next observation).
-pub const DISPLAY_TTL: Duration = Duration::from_secs(5);
 
 impl DisplayCache {
-    /// The cached size if fresh.
+    /// The last size read, px (a hint: the phone may have rotated since).
     pub fn get(&self) -> Option<(u32, u32)> {
-        let guard = self.size.lock().unwrap_or_else(|e| e.into_inner());
-        guard
-            .filter(|(_, at)| at.elapsed() < DISPLAY_TTL)
-            .map(|(s, _)| s)
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|g| g.size)
     }
-    /// Forgets the size (after a rotation change).
+    /// Forgets the hint (after a rotation change this connector made).
     pub fn clear(&self) {
-        *self.size.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
-    /// Records a size just read.
-    pub fn set(&self, size: (u32, u32)) {
-        *self.size.lock().unwrap_or_else(|e| e.into_inner()) = Some((size, Instant::now()));
+    /// Records a geometry just read.
+    pub fn set(&self, g: DisplayGeometry) {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(g);
     }
 }
 
-/// The display's input size (px) read from the phone now (the cache is refreshed): for
-/// observations whose geometry later calls rely on (screenshots), so a rotation or size change
-/// never survives in them (field bug 25).
-pub async fn fresh_display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), DeviceError> {
-    ctx.display.clear();
-    display_size(ctx).await
-}
-
-/// Checks `points` (display px) against the display; a refusal is never based on a cached size
-/// alone: when a point falls outside the cached size, the size is read again first (the phone
-/// may have rotated since). Returns the size checked against.
-pub async fn check_on_display(
-    ctx: &ToolCtx<'_>,
+/// Checks `points` (display px) against `geometry`, read by the caller for this call.
+pub fn check_on_display(
+    geometry: &DisplayGeometry,
     points: &[(i64, i64)],
-) -> Result<(u32, u32), DeviceError> {
-    let size = display_size(ctx).await?;
-    if points
-        .iter()
-        .all(|&(x, y)| check_bounds(x, y, size).is_ok())
-    {
-        return Ok(size);
-    }
-    let size = fresh_display_size(ctx).await?;
+) -> Result<(), DeviceError> {
     for &(x, y) in points {
-        check_bounds(x, y, size)?;
+        check_bounds(x, y, geometry.size)?;
     }
-    Ok(size)
+    Ok(())
 }
 
-/// The display's input size (px): from the cache, else `dumpsys window displays` `cur=` (override
-/// and rotation applied), else `wm size` (Override wins over Physical).
-pub async fn display_size(ctx: &ToolCtx<'_>) -> Result<(u32, u32), DeviceError> {
-    if let Some(s) = ctx.display.get() {
-        return Ok(s);
+/// The display's geometry read from the phone now: the size from `dumpsys window displays`
+/// `cur=` (override and rotation applied), the rotation from the same dump
+/// ([`window::parse_current_rotation`]); only when the dump names no `cur=` a second round trip
+/// asks `wm size` (Override wins over Physical). `wm` starts an `app_process` on older phones
+/// (≈ 100 ms), `dumpsys` is one binder call: every gesture pays this read, so `wm` is the
+/// exception. Errors: the link's, or `device_command_failed` when neither names a size.
+pub async fn display_geometry(ctx: &ToolCtx<'_>) -> Result<DisplayGeometry, DeviceError> {
+    let out = ctx
+        .link
+        .shell("dumpsys window displays", INPUT_DEADLINE, 4 << 20)
+        .await?;
+    let displays = text::decode_output(&out.stdout);
+    let size = match window::parse_current_display_size(&displays) {
+        Some(size) => Some(size),
+        None => {
+            let out = ctx.link.shell("wm size", INPUT_DEADLINE, 64 << 10).await?;
+            wm::parse_wm_size(&text::decode_output(&out.stdout)).and_then(|s| s.effective())
+        }
     }
-    let cmd = format!("dumpsys window displays; echo {SEP}; wm size");
-    let out = ctx.link.shell(&cmd, INPUT_DEADLINE, 4 << 20).await?;
-    let text = text::decode_output(&out.stdout);
-    let (displays, wm_part) = text.split_once(SEP).unwrap_or(("", text.as_str()));
-    let size = window::parse_current_display_size(displays)
-        .or_else(|| wm::parse_wm_size(wm_part).and_then(|s| s.effective()))
-        .ok_or_else(|| {
-            DeviceError::CommandFailed(
-                "could not read the display size (dumpsys window displays / wm size)".into(),
-            )
-        })?;
-    ctx.display.set(size);
-    Ok(size)
+    .ok_or_else(|| {
+        DeviceError::CommandFailed(
+            "could not read the display size (dumpsys window displays / wm size)".into(),
+        )
+    })?;
+    let geometry = DisplayGeometry {
+        size,
+        rotation: window::parse_current_rotation(&displays),
+    };
+    ctx.display.set(geometry);
+    Ok(geometry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_differs_by_size_or_by_a_known_rotation() {
+        let at = |w, h, r| DisplayGeometry {
+            size: (w, h),
+            rotation: r,
+        };
+        assert!(at(1080, 2400, Some(0)).same_frame(&at(1080, 2400, Some(0))));
+        // A quarter turn swaps the size; a half turn keeps it and only the rotation tells.
+        assert!(!at(1080, 2400, Some(0)).same_frame(&at(2400, 1080, Some(1))));
+        assert!(!at(1080, 2400, Some(0)).same_frame(&at(1080, 2400, Some(2))));
+        // `wm size` override: same rotation, another size.
+        assert!(!at(1080, 2400, Some(0)).same_frame(&at(720, 1600, Some(0))));
+        // A dump naming no rotation is judged by its size alone.
+        assert!(at(1080, 2400, None).same_frame(&at(1080, 2400, Some(2))));
+        assert_eq!(at(1080, 2400, Some(1)).describe(), "1080x2400 rotation 1");
+        assert_eq!(at(1080, 2400, None).describe(), "1080x2400");
+    }
 }

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use super::display::DisplayGeometry;
 use crate::device::parse::uiautomator::Bounds;
 
 /// How many screenshots' geometry are remembered per channel.
@@ -35,6 +36,9 @@ pub struct UiSnapshot {
     pub snapshot_id: String,
     /// Its elements.
     pub elements: Vec<SnapshotElement>,
+    /// The display geometry read with the dump (`None`: not read); an `element_id` of it is
+    /// refused once the display's differs (its bounds are in this frame).
+    pub frame: Option<DisplayGeometry>,
 }
 
 /// Geometry of a screenshot the agent received.
@@ -42,8 +46,12 @@ pub struct UiSnapshot {
 pub struct ShotGeometry {
     /// Image size, px.
     pub image: (u32, u32),
-    /// Display input size when taken, px.
+    /// Input size of the captured display when taken, px (what image px map onto).
     pub display: (u32, u32),
+    /// The display geometry read with it (`dumpsys window displays`: size and rotation): a
+    /// point in this screenshot's pixels is refused once the geometry read for the call
+    /// differs (field bug 25).
+    pub frame: DisplayGeometry,
 }
 
 /// What the agent last saw on one channel.

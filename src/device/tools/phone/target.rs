@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use super::display::DisplayGeometry;
 use super::last_seen::SnapshotElement;
 use super::ui::take_snapshot;
 use crate::device::error::DeviceError;
@@ -134,11 +135,16 @@ fn at_element(el: SnapshotElement) -> Resolved {
     }
 }
 
-/// Resolves a target: coordinates first, then `element_id`, then a selector on a fresh dump
+/// Resolves a target: coordinates first (mapped from `screenshot_id`'s pixel space against
+/// `now`, the geometry read for this call), then `element_id`, then a selector on a fresh dump
 /// (which becomes the channel's latest snapshot).
-pub async fn resolve(t: TargetSpec<'_>, ctx: &ToolCtx<'_>) -> Result<Resolved, DeviceError> {
+pub async fn resolve(
+    t: TargetSpec<'_>,
+    ctx: &ToolCtx<'_>,
+    now: &DisplayGeometry,
+) -> Result<Resolved, DeviceError> {
     if let (Some(x), Some(y)) = (t.x, t.y) {
-        let (x, y) = resolve_xy(x, y, given(t.screenshot_id), ctx)?;
+        let (x, y) = resolve_xy(x, y, given(t.screenshot_id), ctx, now)?;
         return Ok(Resolved {
             x,
             y,
@@ -151,6 +157,15 @@ pub async fn resolve(t: TargetSpec<'_>, ctx: &ToolCtx<'_>) -> Result<Resolved, D
         })?;
         if given(t.snapshot_id).is_some_and(|want| want != snap.snapshot_id) {
             return Err(DeviceError::StaleSnapshot);
+        }
+        // Its bounds are in the frame the dump was read in.
+        if let Some(taken) = snap.frame.filter(|f| !f.same_frame(now)) {
+            return Err(DeviceError::StaleFrame {
+                what: "the UI snapshot of element_id",
+                taken: taken.describe(),
+                now: now.describe(),
+                fix: "read the UI tree again (android_ui_tree) and use its element_ids",
+            });
         }
         let el = snap
             .elements
@@ -167,7 +182,7 @@ pub async fn resolve(t: TargetSpec<'_>, ctx: &ToolCtx<'_>) -> Result<Resolved, D
             "invalid arguments: give x and y, or element_id, or a selector (text, resource_id, content_desc)".into(),
         ));
     }
-    let snap = take_snapshot(ctx, true).await?;
+    let snap = take_snapshot(ctx, Some(*now)).await?;
     let el = snap
         .elements
         .into_iter()
@@ -183,11 +198,15 @@ pub async fn resolve(t: TargetSpec<'_>, ctx: &ToolCtx<'_>) -> Result<Resolved, D
 }
 
 /// Maps (x, y) given in a screenshot's pixel space (when `screenshot_id` is set) to display px.
+/// A screenshot taken in another frame than `now` (the display rotated or changed size since)
+/// is refused with [`DeviceError::StaleScreenshot`]: its pixels no longer show where a point
+/// lands (field bug 25).
 pub fn resolve_xy(
     x: i64,
     y: i64,
     screenshot_id: Option<&str>,
     ctx: &ToolCtx<'_>,
+    now: &DisplayGeometry,
 ) -> Result<(i64, i64), DeviceError> {
     let Some(id) = screenshot_id else {
         return Ok((x, y));
@@ -195,6 +214,14 @@ pub fn resolve_xy(
     let g = ctx.last_seen.shot(id).ok_or_else(|| {
         DeviceError::InvalidArguments("unknown screenshot_id (take a new screenshot)".into())
     })?;
+    if !g.frame.same_frame(now) {
+        return Err(DeviceError::StaleFrame {
+            what: "screenshot_id",
+            taken: g.frame.describe(),
+            now: now.describe(),
+            fix: "take a new screenshot and read the coordinates off it",
+        });
+    }
     if x >= i64::from(g.image.0) || y >= i64::from(g.image.1) {
         return Err(DeviceError::OutOfBounds {
             x,

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::command;
+use super::display::DisplayGeometry;
 use super::last_seen::{SnapshotElement, UiSnapshot};
 use crate::device::error::DeviceError;
 use crate::device::parse::uiautomator;
@@ -105,12 +106,17 @@ pub fn meaningful(n: &uiautomator::UiNode, include_invisible: bool) -> bool {
             || n.long_clickable)
 }
 
-/// Dumps the UI and builds a snapshot of its meaningful elements; `remember` stores it as the
-/// channel's latest (the one `element_id`s refer to).
-pub async fn take_snapshot(ctx: &ToolCtx<'_>, remember: bool) -> Result<UiSnapshot, DeviceError> {
+/// Dumps the UI and builds a snapshot of its meaningful elements; with `remember` (the display
+/// geometry read for this call) it is stored as the channel's latest, the one `element_id`s
+/// refer to.
+pub async fn take_snapshot(
+    ctx: &ToolCtx<'_>,
+    remember: Option<DisplayGeometry>,
+) -> Result<UiSnapshot, DeviceError> {
     let dump = dump_with_retries(ctx).await?;
-    let snap = snapshot_of(&dump, false);
-    if remember {
+    let mut snap = snapshot_of(&dump, false);
+    if let Some(frame) = remember {
+        snap.frame = Some(frame);
         ctx.last_seen.set_ui(snap.clone());
     }
     Ok(snap)
@@ -120,6 +126,7 @@ pub async fn take_snapshot(ctx: &ToolCtx<'_>, remember: bool) -> Result<UiSnapsh
 pub fn snapshot_of(dump: &uiautomator::UiDump, include_invisible: bool) -> UiSnapshot {
     UiSnapshot {
         snapshot_id: crate::protocol::random_id("ui"),
+        frame: None,
         elements: dump
             .nodes
             .iter()
