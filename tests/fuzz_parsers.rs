@@ -210,7 +210,7 @@ fn window(seed: &[u8], start: usize) -> &[u8] {
         return seed;
     }
     let mut at = 0;
-    if start % 4 != 0 {
+    if !start.is_multiple_of(4) {
         at = start % (seed.len() - MAX_LEN + 1);
         if let Some(nl) = seed[at..].iter().position(|&b| b == b'\n') {
             at = (at + nl + 1).min(seed.len());
@@ -377,7 +377,7 @@ fn fuzz_cases(
         let len = input.len();
         let peak = run_one(input);
         count.set(count.get() + 1);
-        if count.get() % progress == 0 {
+        if count.get().is_multiple_of(progress) {
             let elapsed = started.elapsed().as_secs_f64();
             eprintln!(
                 "fuzz {name}: seed {seed}: {} cases in {elapsed:.0} s ({:.0} execs/s) so far",
@@ -415,23 +415,24 @@ macro_rules! fuzz_tests {
     )*};
 }
 
-// Budgets sized for ~1–3 s per target on the CI machine (debug build).
+// Budgets sized for ~0.5–1 s of CPU per target in the debug build (about 10 s of CPU for all,
+// so ~5 s on 2 idle cores); the long offline runs set `FUZZ_CASES` (docs/reliability.md §1).
 fuzz_tests! {
-    envelope: 1500;
-    uiautomator: 300;
-    dumpsys_battery: 600;
-    dumpsys_window: 600;
-    dumpsys_power: 250;
-    getprop: 300;
-    wm: 1500;
-    packages: 1500;
-    devices: 1500;
-    screencap_png: 300;
-    adb_frame: 2000;
-    shell_v2: 2000;
-    pairing: 1000;
-    multipart: 800;
-    sim_transport: 60;
+    envelope: 30000;
+    uiautomator: 4000;
+    dumpsys_battery: 8000;
+    dumpsys_window: 6000;
+    dumpsys_power: 3000;
+    getprop: 2400;
+    wm: 20000;
+    packages: 16000;
+    devices: 16000;
+    screencap_png: 6000;
+    adb_frame: 20000;
+    shell_v2: 40000;
+    pairing: 30000;
+    multipart: 24000;
+    sim_transport: 3000;
 }
 
 #[test]
@@ -460,6 +461,41 @@ fn every_target_runs_here() {
             t.name
         );
         assert!(!targets::seeds(t).is_empty());
+    }
+}
+
+/// The harness's own checks: a future that can never finish is reported, not waited on.
+#[test]
+fn drive_reports_a_future_that_never_finishes() {
+    assert_eq!(targets::drive(std::future::pending::<u8>()), None);
+    assert_eq!(targets::drive(std::future::ready(7u8)), Some(7));
+}
+
+#[test]
+fn windows_stay_inside_the_seed_and_max_len() {
+    let seed: Vec<u8> = (0..20_000u32)
+        .flat_map(|i| format!("line {i}\n").into_bytes())
+        .collect();
+    assert_eq!(window(&seed, 0), &seed[..MAX_LEN]);
+    for start in [1usize, 5, 12_345, usize::MAX] {
+        let w = window(&seed, start);
+        assert!(!w.is_empty() && w.len() <= MAX_LEN);
+        // A window inside a capture opens on a line.
+        assert!(w.starts_with(b"line "), "{:?}", &w[..8]);
+    }
+    assert_eq!(window(b"short", 3), b"short");
+}
+
+#[test]
+fn the_watchdog_reads_this_threads_cpu_time() {
+    let tid = current_tid().expect("procfs names this thread");
+    let before = thread_cpu_ticks(&tid).expect("its CPU time");
+    // Busy until one clock tick (10 ms of CPU) is charged: counted in CPU, not wall time.
+    let mut x = 0u64;
+    while thread_cpu_ticks(&tid).expect("its CPU time") == before {
+        for i in 0..100_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
     }
 }
 
