@@ -10,9 +10,10 @@ mod targets;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use proptest::sample::select;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 
 /// Counts, per thread, the bytes allocated and their peak: a parser's peak while it handles
@@ -196,30 +197,171 @@ fn apply(mut data: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
     data
 }
 
-fn inputs(seeds: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
+/// libFuzzer's `-max_len` for the inputs the generator makes: random bytes, and mutations of
+/// a window of at most this many bytes of a seed (at the start of the capture or at a line
+/// boundary inside it, so every part of a large capture is reached). Full-size seeds still run:
+/// each unmutated at the start of a run, and mutated whole in 1 of 20 inputs.
+const MAX_LEN: usize = 4096;
+
+/// The window of `seed` an input starting near `start` mutates: the whole seed when it fits in
+/// [`MAX_LEN`]; else `MAX_LEN` bytes from the start (1 in 4) or from the line after `start`.
+fn window(seed: &[u8], start: usize) -> &[u8] {
+    if seed.len() <= MAX_LEN {
+        return seed;
+    }
+    let mut at = 0;
+    if !start.is_multiple_of(4) {
+        at = start % (seed.len() - MAX_LEN + 1);
+        if let Some(nl) = seed[at..].iter().position(|&b| b == b'\n') {
+            at = (at + nl + 1).min(seed.len());
+        }
+    }
+    &seed[at..(at + MAX_LEN).min(seed.len())]
+}
+
+fn inputs(seeds: Arc<Vec<Vec<u8>>>) -> impl Strategy<Value = Vec<u8>> {
+    let n = seeds.len();
+    let windows = Arc::clone(&seeds);
     prop_oneof![
-        1 => proptest::collection::vec(any::<u8>(), 0..1024),
-        6 => (select(seeds), proptest::collection::vec(edit(), 0..10))
-            .prop_map(|(seed, edits)| apply(seed, &edits)),
+        3 => proptest::collection::vec(any::<u8>(), 0..1024),
+        16 => (0..n, any::<usize>(), proptest::collection::vec(edit(), 0..10)).prop_map(
+            move |(i, start, edits)| {
+                let mut input = apply(window(&windows[i], start).to_vec(), &edits);
+                input.truncate(MAX_LEN);
+                input
+            }
+        ),
+        1 => (0..n, proptest::collection::vec(edit(), 0..10))
+            .prop_map(move |(i, edits)| apply(seeds[i].clone(), &edits)),
     ]
 }
 
+/// CPU time (user + system, in clock ticks of 10 ms) the thread `/proc/self/task/<tid>` has
+/// used; `None` where procfs is absent.
+fn thread_cpu_ticks(tid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ').skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// This thread's id as procfs names it.
+fn current_tid() -> Option<String> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
+/// CPU time one input may use before it counts as a hang: 10 s (the largest capture, 346 KB,
+/// takes under 50 ms in the debug build). CPU time, not wall time, so a process paused with
+/// SIGSTOP or starved by other work is never taken for a hang.
+const HANG_CPU_TICKS: u64 = 1000;
+
+/// The input a fuzz thread is running, for the watchdog: bumped `generation` per input.
+#[derive(Default)]
+struct Running {
+    generation: AtomicU64,
+    input: Mutex<Option<Arc<Vec<u8>>>>,
+    done: AtomicBool,
+}
+
+/// Watches the fuzz thread `tid`: if one input keeps it busy for [`HANG_CPU_TICKS`], the input
+/// is written to `CARGO_TARGET_TMPDIR` and the process aborts (a hang cannot be unwound).
+fn watchdog(name: &str, tid: &str, running: &Running) {
+    let mut seen = (u64::MAX, 0u64);
+    while !running.done.load(Ordering::Relaxed) {
+        std::thread::park_timeout(std::time::Duration::from_millis(200));
+        let generation = running.generation.load(Ordering::Relaxed);
+        let Some(cpu) = thread_cpu_ticks(tid) else {
+            return;
+        };
+        if generation != seen.0 {
+            seen = (generation, cpu);
+        } else if cpu.saturating_sub(seen.1) > HANG_CPU_TICKS {
+            let input = running.input.lock().map(|i| i.clone()).ok().flatten();
+            let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("fuzz-hang-{name}-{generation}.bin"));
+            if let Some(input) = input {
+                let _ = std::fs::write(&path, input.as_slice());
+            }
+            eprintln!(
+                "fuzz {name}: input {generation} ran {} s of CPU: a hang; input in {}",
+                (cpu - seen.1) / 100,
+                path.display()
+            );
+            std::process::abort();
+        }
+    }
+}
+
+/// Ends the watchdog when dropped: sets its flag and wakes it.
+struct Stop<'a>(&'a AtomicBool, Option<std::thread::Thread>);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        if let Some(t) = &self.1 {
+            t.unpark();
+        }
+    }
+}
+
 /// Runs one target for `FUZZ_CASES` cases (default `default_cases`), seeded by `FUZZ_SEED`
-/// (default fixed, so CI is reproducible). Every seed also runs unmutated.
+/// (default fixed, so CI is reproducible). Every seed also runs unmutated. `FUZZ_PROGRESS`
+/// (cases, default 1 000 000) sets how often a long run prints its count so far.
 fn fuzz(name: &str, default_cases: u32) {
     let target = targets::target(name).expect("known target");
-    let seeds = targets::seeds(target);
-    for seed in &seeds {
-        (target.run)(seed);
+    let seeds = Arc::new(targets::seeds(target));
+    let running = Running::default();
+    let tid = current_tid();
+    std::thread::scope(|scope| {
+        let watching = tid
+            .as_deref()
+            .map(|tid| scope.spawn(|| watchdog(name, tid, &running)));
+        // Stops the watchdog however the run ends, a failed seed's panic included.
+        let _stop = Stop(&running.done, watching.as_ref().map(|w| w.thread().clone()));
+        let result = fuzz_cases(name, target, seeds, default_cases, &running, tid.as_deref());
+        if let Err(e) = result {
+            panic!("fuzz target {name} failed: {e}");
+        }
+    });
+}
+
+fn fuzz_cases(
+    name: &str,
+    target: &targets::Target,
+    seeds: Arc<Vec<Vec<u8>>>,
+    default_cases: u32,
+    running: &Running,
+    tid: Option<&str>,
+) -> Result<(), proptest::test_runner::TestError<Vec<u8>>> {
+    let env = |key: &str| std::env::var(key).ok().and_then(|v| v.parse::<u64>().ok());
+    let cases = env("FUZZ_CASES").map_or(default_cases, |c| c.min(u64::from(u32::MAX)) as u32);
+    let seed = env("FUZZ_SEED").unwrap_or(0x5eed_0010_u64);
+    let progress = env("FUZZ_PROGRESS").unwrap_or(1_000_000).max(1);
+    let worst = Cell::new((0usize, 0usize));
+    let run_one = |input: Vec<u8>| -> usize {
+        let input = Arc::new(input);
+        running.generation.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut slot) = running.input.lock() {
+            *slot = Some(Arc::clone(&input));
+        }
+        let peak = peak_while(|| (target.run)(&input));
+        if peak > worst.get().0 {
+            worst.set((peak, input.len()));
+        }
+        peak
+    };
+    for s in seeds.iter() {
+        let peak = run_one(s.clone());
+        assert!(
+            peak <= memory_bound(s.len()),
+            "{name}: {peak} bytes allocated for a {}-byte seed",
+            s.len()
+        );
     }
-    let cases = std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    let seed = std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5eed_0010_u64);
     let config = Config {
         cases,
         failure_persistence: None,
@@ -227,31 +369,41 @@ fn fuzz(name: &str, default_cases: u32) {
         max_shrink_iters: 2000,
         ..Config::default()
     };
+    let cpu_before = tid.and_then(thread_cpu_ticks);
     let started = std::time::Instant::now();
     let mut runner = TestRunner::new(config);
-    let worst = Cell::new((0usize, 0usize));
-    let result = runner.run(&inputs(seeds), |input| {
-        let peak = peak_while(|| (target.run)(&input));
-        if peak > worst.get().0 {
-            worst.set((peak, input.len()));
+    let count = Cell::new(0u64);
+    let result = runner.run(&inputs(Arc::clone(&seeds)), |input| {
+        let len = input.len();
+        let peak = run_one(input);
+        count.set(count.get() + 1);
+        if count.get().is_multiple_of(progress) {
+            let elapsed = started.elapsed().as_secs_f64();
+            eprintln!(
+                "fuzz {name}: seed {seed}: {} cases in {elapsed:.0} s ({:.0} execs/s) so far",
+                count.get(),
+                count.get() as f64 / elapsed.max(1e-9)
+            );
         }
         prop_assert!(
-            peak <= memory_bound(input.len()),
-            "{peak} bytes allocated for a {}-byte input",
-            input.len()
+            peak <= memory_bound(len),
+            "{peak} bytes allocated for a {len}-byte input"
         );
         Ok(())
     });
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu = match (cpu_before, tid.and_then(thread_cpu_ticks)) {
+        (Some(a), Some(b)) => format!("{:.1}", (b - a) as f64 / 100.0),
+        _ => "?".into(),
+    };
     eprintln!(
-        "fuzz {name}: {cases} cases in {elapsed:.2} s ({:.0} execs/s), peak memory {} KiB (input {} bytes)",
+        "fuzz {name}: seed {seed}: {cases} cases + {} seeds in {elapsed:.2} s, {cpu} s CPU ({:.0} execs/s), peak memory {} KiB (input {} bytes)",
+        seeds.len(),
         f64::from(cases) / elapsed.max(1e-9),
         worst.get().0 / 1024,
         worst.get().1
     );
-    if let Err(e) = result {
-        panic!("fuzz target {name} failed: {e}");
-    }
+    result.map(|_| ())
 }
 
 macro_rules! fuzz_tests {
@@ -263,23 +415,24 @@ macro_rules! fuzz_tests {
     )*};
 }
 
-// Budgets sized for ~1–3 s per target on the CI machine (debug build).
+// Budgets sized for ~0.5–1 s of CPU per target in the debug build (about 10 s of CPU for all,
+// so ~5 s on 2 idle cores); the long offline runs set `FUZZ_CASES` (docs/reliability.md §1).
 fuzz_tests! {
-    envelope: 1500;
-    uiautomator: 300;
-    dumpsys_battery: 600;
-    dumpsys_window: 600;
-    dumpsys_power: 250;
-    getprop: 300;
-    wm: 1500;
-    packages: 1500;
-    devices: 1500;
-    screencap_png: 300;
-    adb_frame: 2000;
-    shell_v2: 2000;
-    pairing: 1000;
-    multipart: 800;
-    sim_transport: 60;
+    envelope: 30000;
+    uiautomator: 4000;
+    dumpsys_battery: 8000;
+    dumpsys_window: 6000;
+    dumpsys_power: 3000;
+    getprop: 2400;
+    wm: 20000;
+    packages: 16000;
+    devices: 16000;
+    screencap_png: 6000;
+    adb_frame: 20000;
+    shell_v2: 40000;
+    pairing: 30000;
+    multipart: 24000;
+    sim_transport: 3000;
 }
 
 #[test]
@@ -308,6 +461,41 @@ fn every_target_runs_here() {
             t.name
         );
         assert!(!targets::seeds(t).is_empty());
+    }
+}
+
+/// The harness's own checks: a future that can never finish is reported, not waited on.
+#[test]
+fn drive_reports_a_future_that_never_finishes() {
+    assert_eq!(targets::drive(std::future::pending::<u8>()), None);
+    assert_eq!(targets::drive(std::future::ready(7u8)), Some(7));
+}
+
+#[test]
+fn windows_stay_inside_the_seed_and_max_len() {
+    let seed: Vec<u8> = (0..20_000u32)
+        .flat_map(|i| format!("line {i}\n").into_bytes())
+        .collect();
+    assert_eq!(window(&seed, 0), &seed[..MAX_LEN]);
+    for start in [1usize, 5, 12_345, usize::MAX] {
+        let w = window(&seed, start);
+        assert!(!w.is_empty() && w.len() <= MAX_LEN);
+        // A window inside a capture opens on a line.
+        assert!(w.starts_with(b"line "), "{:?}", &w[..8]);
+    }
+    assert_eq!(window(b"short", 3), b"short");
+}
+
+#[test]
+fn the_watchdog_reads_this_threads_cpu_time() {
+    let tid = current_tid().expect("procfs names this thread");
+    let before = thread_cpu_ticks(&tid).expect("its CPU time");
+    // Busy until one clock tick (10 ms of CPU) is charged: counted in CPU, not wall time.
+    let mut x = 0u64;
+    while thread_cpu_ticks(&tid).expect("its CPU time") == before {
+        for i in 0..100_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
     }
 }
 

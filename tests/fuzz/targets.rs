@@ -341,19 +341,20 @@ fn screencap_png(data: &[u8]) {
 /// ADB transport frames as both sides read them (`Message::read_from`, shared by the host's
 /// direct transport and the simulated phone), plus the CNXN banner.
 fn adb_frame(data: &[u8]) {
-    use futures_util::FutureExt;
     let mut rest = data;
-    // Reading from a slice never pends, so `now_or_never` runs the async reader to completion.
+    // Reading from a slice never pends, so `drive` runs the async reader to completion.
     while !rest.is_empty() {
         let before = rest.len();
-        match wire::Message::read_from(&mut rest, wire::MAX_PAYLOAD).now_or_never() {
+        match drive(wire::Message::read_from(&mut rest, wire::MAX_PAYLOAD)) {
             Some(Ok(msg)) => {
                 assert!(msg.payload.len() <= wire::MAX_PAYLOAD as usize);
                 let encoded = msg.encode();
-                let back = wire::Message::read_from(&mut encoded.as_slice(), wire::MAX_PAYLOAD)
-                    .now_or_never()
-                    .expect("slice reads complete")
-                    .expect("an encoded message decodes");
+                let back = drive(wire::Message::read_from(
+                    &mut encoded.as_slice(),
+                    wire::MAX_PAYLOAD,
+                ))
+                .expect("slice reads complete")
+                .expect("an encoded message decodes");
                 assert_eq!(back, msg);
                 let _ = wire::parse_banner(&msg.payload);
                 assert!(rest.len() < before);
@@ -421,19 +422,26 @@ fn pairing(data: &[u8]) {
     }
 }
 
-/// Name of the fuzz runtime's threads: a panic there (a spawned sim task) is counted by the
-/// hook of [`count_runtime_panics`], since tokio would otherwise swallow it.
+/// Name of the threads of the simulated phone's runtime (its `spawn_blocking` pool): a panic
+/// there is counted by the hook of [`count_runtime_panics`], since tokio would otherwise swallow it.
 const RUNTIME_THREAD: &str = "fuzz-rt";
 
 static RUNTIME_PANICS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Installs (once) a panic hook counting panics on the fuzz runtime's threads.
+thread_local! {
+    /// Set while this thread drives the simulated phone's runtime: its tasks run here.
+    static IN_RUNTIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs (once) a panic hook counting panics in the simulated phone's tasks (on the thread
+/// driving its runtime, or on the runtime's blocking threads).
 pub fn count_runtime_panics() {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if std::thread::current().name() == Some(RUNTIME_THREAD) {
+            let in_runtime = IN_RUNTIME.try_with(std::cell::Cell::get).unwrap_or(false);
+            if in_runtime || std::thread::current().name() == Some(RUNTIME_THREAD) {
                 RUNTIME_PANICS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             previous(info);
@@ -445,119 +453,141 @@ fn runtime_panics() -> usize {
     RUNTIME_PANICS.load(std::sync::atomic::Ordering::SeqCst)
 }
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name(RUNTIME_THREAD)
-            .enable_all()
-            .build()
-            .expect("tokio runtime")
-    })
+/// Polls a future that has everything it needs in memory (a body, a slice) to completion
+/// without a runtime. Pending 10 000 times in a row means it waits for something that can
+/// never come: a hang, reported as `None`. Unlike a wall-clock timeout, this cannot mistake a
+/// paused or starved process for a hang.
+pub fn drive<F: std::future::Future>(fut: F) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    for _ in 0..10_000 {
+        if let std::task::Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return Some(out);
+        }
+    }
+    None
 }
 
 /// The upload endpoint's parse path: axum's `Multipart` over the body (as `server::upload`
 /// reads it), the `file` field's name through `clean_filename`, its type through `file_type`.
+/// The whole body is in memory, so the parse must complete without ever waiting ([`drive`]).
 fn multipart(data: &[u8]) {
     use axum::extract::{FromRequest, Multipart};
     let body = data.to_vec();
     let total = data.len();
-    let done = runtime().block_on(async move {
-        tokio::time::timeout(Duration::from_secs(5), async move {
-            let req = axum::http::Request::builder()
-                .method("POST")
-                .header("content-type", "multipart/form-data; boundary=XBOUND")
-                .body(axum::body::Body::from(body))
-                .expect("request");
-            let Ok(mut form) = Multipart::from_request(req, &()).await else {
-                return;
-            };
-            let mut seen = 0usize;
-            while let Ok(Some(field)) = form.next_field().await {
-                let name = clean_filename(field.file_name().unwrap_or("upload.bin"));
-                assert!(
-                    !name.contains('/') && !name.contains('\\') && !name.is_empty(),
-                    "unclean name {name:?}"
-                );
-                let _ = file_type(field.content_type().unwrap_or("application/octet-stream"));
-                if let Ok(bytes) = field.bytes().await {
-                    seen += bytes.len();
-                }
-            }
+    let parse = async move {
+        let req = axum::http::Request::builder()
+            .method("POST")
+            .header("content-type", "multipart/form-data; boundary=XBOUND")
+            .body(axum::body::Body::from(body))
+            .expect("request");
+        let Ok(mut form) = Multipart::from_request(req, &()).await else {
+            return;
+        };
+        let mut seen = 0usize;
+        while let Ok(Some(field)) = form.next_field().await {
+            let name = clean_filename(field.file_name().unwrap_or("upload.bin"));
             assert!(
-                seen <= total,
-                "fields hold {seen} bytes of a {total}-byte body"
+                !name.contains('/') && !name.contains('\\') && !name.is_empty(),
+                "unclean name {name:?}"
             );
-        })
-        .await
-    });
-    assert!(done.is_ok(), "multipart parse hung");
+            let _ = file_type(field.content_type().unwrap_or("application/octet-stream"));
+            if let Ok(bytes) = field.bytes().await {
+                seen += bytes.len();
+            }
+        }
+        assert!(
+            seen <= total,
+            "fields hold {seen} bytes of a {total}-byte body"
+        );
+    };
+    assert!(
+        drive(parse).is_some(),
+        "the multipart parse waited with the whole body in memory (a hang)"
+    );
+}
+
+/// Bytes of the phone's answer read per input: a program that streams without end (`logcat`,
+/// `screenrecord`) is cut there, as a host would stop reading.
+const SIM_ANSWER_CAP: usize = 8 * 1024 * 1024;
+
+thread_local! {
+    /// The simulated phone's runtime, one per thread and reused across inputs: current-thread
+    /// (its tasks run on this thread, so the counting allocator sees their memory) with paused
+    /// time. Paused time auto-advances only when every task is idle, so "quiet for 40 ms" means
+    /// "nothing left to run", and the 5 s bound after cancel cannot fire because the process
+    /// was paused or starved — only because a task waits forever.
+    static SIM_RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .thread_name(RUNTIME_THREAD)
+        .build()
+        .expect("tokio runtime");
 }
 
 /// The simulated phone's side of the transport: the bytes arrive as a host's stream on an
 /// admitted connection (what `serve_admitted` runs after TLS); the phone must answer or drop
-/// the connection, and stop within a bound once cancelled.
+/// the connection, and stop within a bound once cancelled. Every input gets a freshly booted
+/// phone (the persona is parsed once), so no input sees what an earlier one left behind.
 fn sim_transport(data: &[u8]) {
-    static PHONE: OnceLock<xagent_adb_sim::Phone> = OnceLock::new();
-    let phone = PHONE
-        .get_or_init(|| {
-            xagent_adb_sim::Phone::new(
-                xagent_adb_sim::persona::Persona::load("pixel-android14").expect("persona"),
-                "FUZZ0001",
-                "Pixel 8",
-            )
-        })
+    static PERSONA: OnceLock<xagent_adb_sim::persona::Persona> = OnceLock::new();
+    let persona = PERSONA
+        .get_or_init(|| xagent_adb_sim::persona::Persona::load("pixel-android14").expect("persona"))
         .clone();
+    let phone = xagent_adb_sim::Phone::new(persona, "FUZZ0001", "Pixel 8");
     let input = data.to_vec();
     count_runtime_panics();
     let panics_before = runtime_panics();
-    runtime().block_on(async move {
-        let (mut host, device) = tokio::io::duplex(256 * 1024);
-        let cancel = CancellationToken::new();
-        let served = tokio::spawn(xagent_adb_sim::transport::serve_admitted(
-            device,
-            phone,
-            cancel.clone(),
-            wire::MAX_PAYLOAD,
-        ));
-        let _ = host.write_all(&input).await;
-        // Read what the phone answers until it has been quiet for 40 ms (services run), then
-        // end the host's side and drain to EOF: the phone must notice and close.
-        let mut sink = vec![0u8; 64 * 1024];
-        let mut answered = 0usize;
-        loop {
-            match tokio::time::timeout(Duration::from_millis(40), host.read(&mut sink)).await {
-                Ok(Ok(n)) if n > 0 => answered += n,
-                _ => break,
-            }
-        }
-        let _ = host.shutdown().await;
-        let _ = tokio::time::timeout(Duration::from_millis(500), async {
-            while let Ok(n) = host.read(&mut sink).await {
-                if n == 0 {
-                    break;
+    IN_RUNTIME.with(|f| f.set(true));
+    SIM_RUNTIME.with(|rt| {
+        rt.block_on(async move {
+            let (mut host, device) = tokio::io::duplex(256 * 1024);
+            let cancel = CancellationToken::new();
+            let served = tokio::spawn(xagent_adb_sim::transport::serve_admitted(
+                device,
+                phone,
+                cancel.clone(),
+                wire::MAX_PAYLOAD,
+            ));
+            let _ = host.write_all(&input).await;
+            // Read what the phone answers until it has nothing left to run (virtual 40 ms of
+            // quiet), then end the host's side and drain to EOF: the phone must notice and close.
+            let mut sink = vec![0u8; 64 * 1024];
+            let mut answered = 0usize;
+            while answered < SIM_ANSWER_CAP {
+                match tokio::time::timeout(Duration::from_millis(40), host.read(&mut sink)).await {
+                    Ok(Ok(n)) if n > 0 => answered += n,
+                    _ => break,
                 }
-                answered += n;
+            }
+            let _ = host.shutdown().await;
+            let _ = tokio::time::timeout(Duration::from_millis(500), async {
+                while answered < 2 * SIM_ANSWER_CAP {
+                    match host.read(&mut sink).await {
+                        Ok(n) if n > 0 => answered += n,
+                        _ => break,
+                    }
+                }
+            })
+            .await;
+            if std::env::var_os("FUZZ_DEBUG").is_some() {
+                eprintln!(
+                    "sim_transport: {} bytes in, {answered} bytes out",
+                    input.len()
+                );
+            }
+            cancel.cancel();
+            drop(host);
+            let ended = tokio::time::timeout(Duration::from_secs(5), served).await;
+            assert!(
+                ended.is_ok(),
+                "the sim's connection did not end 5 s (virtual) after cancel"
+            );
+            if let Ok(Err(e)) = ended {
+                assert!(!e.is_panic(), "the sim's connection task panicked");
             }
         })
-        .await;
-        if std::env::var_os("FUZZ_DEBUG").is_some() {
-            eprintln!(
-                "sim_transport: {} bytes in, {answered} bytes out",
-                input.len()
-            );
-        }
-        cancel.cancel();
-        drop(host);
-        let ended = tokio::time::timeout(Duration::from_secs(5), served).await;
-        assert!(
-            ended.is_ok(),
-            "the sim's connection did not end 5 s after cancel"
-        );
-        if let Ok(Err(e)) = ended {
-            assert!(!e.is_panic(), "the sim's connection task panicked");
-        }
     });
+    IN_RUNTIME.with(|f| f.set(false));
     assert_eq!(runtime_panics(), panics_before, "a sim task panicked");
 }
