@@ -276,7 +276,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// `pair --code HOST:PORT CODE [--connect HOST:PORT]`: pairs, prints the GUID and the serial.
 async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> anyhow::Result<()> {
-    use xagent_adb_connector::adb::host_key::pair_with_phone;
+    use xagent_adb_connector::adb::host_key::{pair_with_phone, retry_until_key_recorded};
     use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
     let [addr, code] = <[String; 2]>::try_from(code)
         .map_err(|_| anyhow::anyhow!("--code takes HOST:PORT and the code"))?;
@@ -293,13 +293,14 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
     println!("paired with {}", guid.as_str());
     if let Some(connect) = connect {
         let link = DeviceLink::direct_with_key(connect, key_file);
-        let out = link
-            .shell(
+        let out = retry_until_key_recorded(|| {
+            link.shell(
                 "getprop ro.serialno",
                 std::time::Duration::from_secs(10),
                 1024,
             )
-            .await?;
+        })
+        .await?;
         println!("serial {}", out.stdout_text().trim());
     }
     Ok(())
@@ -313,6 +314,7 @@ async fn pair_qr(
     ttl_secs: u64,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
+    use xagent_adb_connector::adb::host_key::retry_until_key_recorded;
     use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
     use xagent_adb_connector::connector::qr_pairing::attempt::{pair_by_qr, QrStop};
     use xagent_adb_connector::connector::qr_pairing::{image, QrPairingConfig};
@@ -344,13 +346,14 @@ async fn pair_qr(
     })?;
     println!("paired with {}", guid.as_str());
     let link = DeviceLink::direct_with_key(addr.to_string(), key_file);
-    let out = link
-        .shell(
+    let out = retry_until_key_recorded(|| {
+        link.shell(
             "getprop ro.serialno",
             std::time::Duration::from_secs(10),
             1024,
         )
-        .await?;
+    })
+    .await?;
     println!("serial {}", out.stdout_text().trim());
     println!("connect address tcp:{addr} (serve it with --device tcp:{addr})");
     Ok(())

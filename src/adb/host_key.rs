@@ -154,3 +154,29 @@ pub enum PairWithPhoneError {
     #[error(transparent)]
     Pairing(PairingError),
 }
+
+/// How long after pairing a phone's refusal of the key is taken for "not recorded yet" (ms
+/// order): adbd records the host's key in its pairing-result callback, which runs only after
+/// both PeerInfos are exchanged (AOSP `adb/pairing_connection/pairing_connection.cpp`,
+/// `adb/daemon/adb_wifi.cpp`), so a connect sent the moment the host has the phone's PeerInfo
+/// can race it.
+pub const PAIRED_KEY_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `attempt` (the first connect after pairing) again every 100 ms while the phone answers
+/// [`AdbError::NotPaired`], for up to [`PAIRED_KEY_GRACE`]; any other outcome, or `NotPaired`
+/// after the grace, is returned as is.
+pub async fn retry_until_key_recorded<T, F, Fut>(mut attempt: F) -> Result<T, AdbError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, AdbError>>,
+{
+    let until = tokio::time::Instant::now() + PAIRED_KEY_GRACE;
+    loop {
+        match attempt().await {
+            Err(AdbError::NotPaired) if tokio::time::Instant::now() < until => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            outcome => return outcome,
+        }
+    }
+}

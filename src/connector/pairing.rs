@@ -222,9 +222,11 @@ impl Connector {
         let addr = addr.to_string();
         let transport = format!("tcp:{addr}");
         let link = DeviceLink::direct_with_key(addr.clone(), key_file.clone());
-        let phone = inventory::attach_direct(&self.inventory, &link, &transport)
-            .await
-            .map_err(|e| connect_refusal(&e, &addr))?;
+        let phone = crate::adb::host_key::retry_until_key_recorded(|| {
+            inventory::attach_direct(&self.inventory, &link, &transport)
+        })
+        .await
+        .map_err(|e| connect_refusal(&e, &addr))?;
         // Remembered before the bind: a restart follows the phone again whatever the bind says.
         let record = WirelessPhoneRecord {
             serial: phone.serial.clone(),

@@ -267,20 +267,27 @@ fn encode(img: View<'_>, format: Format, quality: u8) -> Result<Vec<u8>, DeviceE
     Ok(out)
 }
 
-/// Buffers from this size up are mapped on their own and unmapped on `free`.
-const MMAP_THRESHOLD: usize = 512 * 1024;
+/// Buffers from this size up are mapped on their own and unmapped on `free`: above the
+/// transport's 1 MiB WRTE payloads (`MAX_PAYLOAD`), so those are recycled from the heap within
+/// a capture instead of being mapped, faulted in and unmapped ten times per raw frame.
+const MMAP_THRESHOLD: usize = 2 * 1024 * 1024;
 
-/// Fixes glibc's mmap threshold (process-wide, once): frames, their PNGs and the downscaled
-/// copy are then their own mappings and go back to the OS on `free`, whichever thread frees
-/// them. Left dynamic, glibc raises the threshold to the largest freed mapping (up to 32 MB),
-/// and later frames land in per-thread heap arenas that stay resident.
+/// Free heap top glibc keeps between frees (bytes): a few recycled payloads stay mapped during a
+/// capture; [`release_memory`] hands them back when the image work is done.
+const TRIM_THRESHOLD: usize = 4 * 1024 * 1024;
+
+/// Fixes glibc's mmap and trim thresholds (process-wide, once): frames, their PNGs and the
+/// downscaled copy are then their own mappings and go back to the OS on `free`, whichever
+/// thread frees them. Left dynamic, glibc raises the threshold to the largest freed mapping (up
+/// to 32 MB), and later frames land in per-thread heap arenas that stay resident.
 fn fixed_mmap_threshold() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: mallopt only sets a glibc tunable; it takes the allocator's own lock.
+        // SAFETY: mallopt only sets glibc tunables; it takes the allocator's own lock.
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD as libc::c_int);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD as libc::c_int);
         }
     });
 }
