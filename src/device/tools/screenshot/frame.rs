@@ -272,9 +272,10 @@ fn encode(img: View<'_>, format: Format, quality: u8) -> Result<Vec<u8>, DeviceE
 /// a capture instead of being mapped, faulted in and unmapped ten times per raw frame.
 const MMAP_THRESHOLD: usize = 2 * 1024 * 1024;
 
-/// Free heap top glibc keeps between frees (bytes): a few recycled payloads stay mapped during a
-/// capture; [`release_memory`] hands them back when the image work is done.
-const TRIM_THRESHOLD: usize = 4 * 1024 * 1024;
+/// Free heap top glibc keeps between frees (bytes): room for one recycled 1 MiB payload, so
+/// the next WRTE reuses its pages. `malloc_trim` does not shrink a thread arena's top, so this
+/// is also what each arena may keep idle (4 MiB here left idle RSS at 25-28 MB).
+const TRIM_THRESHOLD: usize = 3 * 512 * 1024;
 
 /// Fixes glibc's mmap and trim thresholds (process-wide, once): frames, their PNGs and the
 /// downscaled copy are then their own mappings and go back to the OS on `free`, whichever
