@@ -203,7 +203,27 @@ fn parse_cli() -> Cli {
     }
 }
 
+/// Short-lived report commands die quietly on a closed pipe (`devices | head`), as `ls` does:
+/// Rust ignores SIGPIPE, so `println!` would panic on EPIPE instead (exit 134). The long-running
+/// commands keep it ignored: a peer closing a socket must be an error, not a kill.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal, before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
+    if matches!(
+        cli.command,
+        Command::PrintDefaultConfig
+            | Command::HashClaimCode
+            | Command::Check { .. }
+            | Command::Devices { .. }
+    ) {
+        quiet_on_closed_pipe();
+    }
     match cli.command {
         Command::PrintDefaultConfig => {
             print!("{}", config::DEFAULT_CONFIG_TOML);
@@ -292,7 +312,7 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
     .await?;
     println!("paired with {}", guid.as_str());
     if let Some(connect) = connect {
-        let link = DeviceLink::direct_with_key(connect, key_file);
+        let link = DeviceLink::direct_with_key(connect.clone(), key_file);
         let out = retry_until_key_recorded(|| {
             link.shell(
                 "getprop ro.serialno",
@@ -302,6 +322,7 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
         })
         .await?;
         println!("serial {}", out.stdout_text().trim());
+        println!("connect address tcp:{connect} (serve it with --device tcp:{connect})");
     }
     Ok(())
 }

@@ -482,6 +482,26 @@ async fn field_bug_12_frozen_transport_goes_offline_fails_fast_and_comes_back() 
     assert!(ack.get("error").is_none(), "binding survived: {ack}");
 }
 
+/// Row 12 kind, asked before the liveness probe noticed: the call's own connect finds a
+/// transport that never sends CNXN, which is `device_offline` (adb lists it `offline`), not a
+/// `device_timeout` of a slow command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_12_a_call_right_after_the_phone_went_offline_is_device_offline() {
+    let mut b = bench("SIMFB12000002", &[]).await;
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "offline"})),
+        200
+    );
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_20_a_command_that_never_ends_hits_its_deadline() {
     let mut b = bench("SIMFB20000001", &[]).await;
@@ -1053,6 +1073,25 @@ async fn field_bug_21_text_already_present_is_not_verified() {
     let r = &ack["payload"]["result"];
     assert_eq!(r["field_text"], "abcabc", "{r}");
     assert_eq!(r["verified"], true, "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_21_an_empty_field_showing_its_hint_is_verified_after_typing() {
+    let mut b = bench("SIMFB21000002", &[]).await;
+    focus_note(&mut b).await;
+    b.sim.control_post("/v1/state", json!({"note_text": ""}));
+    // Empty, the field's node text is its hint (what uiautomator dumps on Android 8+).
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.to_string().contains("Write a note"), "{ack}");
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": "hello"}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["field_text"], "hello", "{r}");
+    assert_eq!(r["verified"], true, "{r}");
+    assert!(r.get("warning").is_none(), "{r}");
+    assert_eq!(b.sim.state()["note_text"], "hello");
 }
 
 // ---- kind "geometry" (row 25), whole: nothing cached survives a rotation or a size change ----

@@ -1046,3 +1046,26 @@ fn plain_listener_off_loopback_warns() {
         );
     }
 }
+
+/// `devices | head` and friends: a report command whose reader went away ends quietly (killed
+/// by SIGPIPE, as `ls` is), never with Rust's "failed printing to stdout" panic (exit 134).
+#[test]
+fn a_report_into_a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new(bin())
+        .arg("print-default-config")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(out.status.code(), Some(134), "{stderr}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?} {stderr}",
+        out.status
+    );
+}

@@ -91,14 +91,14 @@ impl DirectConnection {
     /// Errors: [`AdbError::DeviceOffline`] when unreachable, [`AdbError::DeviceUnauthorized`]
     /// when the device asks for AUTH and holds no accepted key (the prompt waits on the phone),
     /// [`AdbError::Refused`] on STLS without a key, [`AdbError::NotPaired`] when the phone
-    /// refuses the key over TLS, [`AdbError::Timeout`].
+    /// refuses the key over TLS; no answer within the deadline is [`AdbError::DeviceOffline`].
     pub async fn connect_with(
         addr: &str,
         key: Option<&HostKeyFile>,
     ) -> Result<DirectConnection, AdbError> {
         let addr_owned = addr.to_string();
         let key = key.cloned();
-        with_deadline(
+        let connected = with_deadline(
             || "direct adb connect".into(),
             CONNECT_DEADLINE,
             async move {
@@ -125,7 +125,13 @@ impl DirectConnection {
                 Ok(DirectConnection { shared })
             },
         )
-        .await
+        .await;
+        match connected {
+            // A transport whose CNXN never comes is `offline`, as adb lists it (AOSP
+            // `transport.cpp`: kCsOffline until CNXN): the phone's state, not a slow command.
+            Err(AdbError::Timeout { .. }) => Err(AdbError::DeviceOffline),
+            other => other,
+        }
     }
 
     /// `host:port` of the device.

@@ -266,18 +266,24 @@ impl DeviceTool for InputText {
 }
 
 /// Whether the field's text after typing shows that `text` went in: `text` exactly after a
-/// clear; else the field changed, grew by exactly `text`'s characters and holds `text` (typed
-/// at the end, or at the cursor inside). When the text before is unknown, the field must end
-/// with `text` (the best evidence left).
+/// clear; else the field changed and holds exactly `text` (it was empty, showing its hint), or
+/// grew by exactly `text`'s characters and holds `text` (typed at the end, or at the cursor
+/// inside). When the text before is unknown, the field must end with `text` (the best evidence
+/// left).
 pub fn read_back_holds(before: Option<&str>, after: &str, text: &str, cleared: bool) -> bool {
     if cleared {
         return after == text;
     }
     match before {
+        // An empty field showing its hint reads back as the hint (Android 8+ puts the hint in
+        // the node's text while `isShowingHintText`, AOSP `TextView.java`
+        // `onInitializeAccessibilityNodeInfoInternal`), so "before" may be a hint: a field that
+        // changed and now holds exactly the typed text holds it.
         Some(before) => {
             after != before
-                && after.chars().count() == before.chars().count() + text.chars().count()
-                && (after == format!("{before}{text}") || after.contains(text))
+                && (after == text
+                    || (after.chars().count() == before.chars().count() + text.chars().count()
+                        && (after == format!("{before}{text}") || after.contains(text))))
         }
         None => after.ends_with(text),
     }
@@ -293,6 +299,19 @@ mod tests {
         assert!(!read_back_holds(Some("abc"), "abc", "abc", false));
         assert!(read_back_holds(Some("abc"), "abcabc", "abc", false));
         assert!(read_back_holds(Some(""), "abc", "abc", false));
+        // An empty field whose node text was its hint.
+        assert!(read_back_holds(
+            Some("Write a note"),
+            "hello",
+            "hello",
+            false
+        ));
+        assert!(!read_back_holds(
+            Some("Write a note"),
+            "Write a note",
+            "hello",
+            false
+        ));
         assert!(read_back_holds(Some("hello"), "helXlo", "X", false));
         assert!(!read_back_holds(Some("hello"), "hello!!", "!", false));
         assert!(read_back_holds(None, "xabc", "abc", false));
