@@ -21,6 +21,10 @@ pub enum CodecError {
     Internal(String),
 }
 
+/// What [`reencode`] returns: the encoded bytes, the output size (px) and whether the frame is
+/// all black.
+pub type Encoded = (Vec<u8>, (u32, u32), bool);
+
 /// Output encoding of [`reencode`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
@@ -181,7 +185,7 @@ pub fn reencode(
     format: Encoding,
     resize: Option<u32>,
     quality: u8,
-) -> Result<(Vec<u8>, (u32, u32), bool), CodecError> {
+) -> Result<Encoded, CodecError> {
     // The frame is at hand: the check stops at the first lit pixel.
     let blank = is_dark(frame.pixels, 4, 3);
     let small;

@@ -26,7 +26,7 @@ fn device_error(e: CodecError) -> DeviceError {
 }
 
 /// A processed image: bytes, size in px, all-black.
-pub type Processed = (Vec<u8>, (u32, u32), bool);
+pub type Processed = xagent_frame_codec::Encoded;
 
 /// CPU-bound image work, run on the blocking pool: blank check, optional downscale/re-encode.
 pub fn process(
