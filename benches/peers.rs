@@ -150,7 +150,8 @@ fn main() {
         x.validate = false;
         x.hello("").await;
         let (ch, _) = x.open(None).await;
-        let ack = claim_when_visible(&mut x, &ch, &serial).await;
+        // Claimed by `ro.serialno`; the adb serial (its address) is for the CLI and socket peers.
+        let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
         assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
         let socket = DeviceLink::via_server(AdbServerClient::new(adb.addr()), serial.clone());
         let mut mcp = Mcp::start(false, &android_home, adb.port);
