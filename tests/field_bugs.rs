@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::{claim_when_visible, elements, find_text};
+use common::scenario::{claim_when_visible, claimed_channel, elements, find_text};
 use common::xagent::{connect, XAgent};
 
 struct Bench {
@@ -27,11 +27,7 @@ async fn bench(serial: &str, sim_flags: &[&str]) -> Bench {
     let sim = SimPhone::start_with_control(serial, sim_flags);
     let dir = TempDir::new("fieldbug");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     Bench {
         sim,
         x,
@@ -1112,11 +1108,7 @@ async fn adb_bench(serial: &str) -> AdbBench {
     adb.connect(&sim.addr);
     let dir = TempDir::new("fbadb");
     let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     AdbBench {
         sim,
         x,

@@ -22,6 +22,17 @@ pub async fn claim_when_visible(x: &mut XAgent, channel: &str, serial: &str) -> 
     }
 }
 
+/// A client on the connector at `addr`: hello, one new channel, `serial` claimed (asserted
+/// `authenticated`). Returns the client and the channel id.
+pub async fn claimed_channel(addr: &str, serial: &str) -> (XAgent, String) {
+    let mut x = connect(addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    (x, ch)
+}
+
 /// Elements of an `android_ui_tree` result.
 pub fn elements(ack: &Value) -> Vec<Value> {
     ack["payload"]["result"]["elements"]
