@@ -27,10 +27,10 @@ fn main() {
     println!("cargo:rustc-env=XAGENT_GIT_REV={rev}");
     println!("cargo:rustc-env=XAGENT_GIT_TAG={tag}");
     println!("cargo:rustc-env=XAGENT_BUILD_TIME={}", yymmddhhmm(secs));
-    // Where git keeps them: in a linked worktree `.git` is a file, and a path that does not
-    // exist, or a watched directory any worktree's commit touches, reruns this script and
-    // rebuilds the crate on every build.
-    // Only this checkout's HEAD and the branch it names: `refs/` is shared by every worktree.
+    // Watched: this checkout's HEAD and the ref it names, where git keeps them (in a linked
+    // worktree `.git` is a file). Not `.git/refs`: every worktree shares it, and a watched path
+    // that does not exist or changes with another checkout's commit rebuilds the crate each
+    // time. A branch that is only in `packed-refs` at build time is seen through that file.
     let branch = git(&["symbolic-ref", "-q", "HEAD"]);
     for what in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
         if let Some(path) = git(&["rev-parse", "--git-path", what]) {
