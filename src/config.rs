@@ -91,6 +91,11 @@ pub struct Settings {
     /// How long a QR pairing code is valid, seconds [default: 180].
     #[arg(long, env = "XAGENT_ADB_QR_TTL_SECS")]
     pub qr_ttl_secs: Option<u64>,
+    /// Log line format, `text` or `json` [default: text]. The flag is the global
+    /// `--log-format` (env `XAGENT_ADB_LOG_FORMAT`), which wins over this file key; read once
+    /// at start, before the first log line (a SIGHUP does not change it).
+    #[arg(skip)]
+    pub log_format: Option<crate::logging::LogFormat>,
 }
 
 impl Settings {
@@ -124,42 +129,21 @@ impl Settings {
             tls_key: over.tls_key.or(self.tls_key),
             mdns_interfaces,
             qr_ttl_secs: over.qr_ttl_secs.or(self.qr_ttl_secs),
+            log_format: over.log_format.or(self.log_format),
         }
     }
 
     /// Applies the compiled-in defaults and validates every value (reads the API key file and
     /// the device profiles). Errors name the flag or key at fault, never a secret.
     pub fn resolve(self) -> Result<ServeConfig, ConfigError> {
-        let key_file = self.api_key_file.ok_or(ConfigError::Missing(
+        let key_file = self.api_key_file.clone().ok_or(ConfigError::Missing(
             "--api-key-file is required (a file whose first line is the API key)",
         ))?;
-        let data_dir = self
-            .data_dir
-            .ok_or(ConfigError::Missing("--data-dir is required"))?;
-        let adb_servers = if self.adb_server.is_empty() {
-            vec![parse_adb_server(DEFAULT_ADB_SERVER)?]
-        } else {
-            // `""` (alone or as an item) means none, not a malformed server.
-            let mut list = Vec::new();
-            for item in self.adb_server.iter().filter(|s| !s.trim().is_empty()) {
-                let server = parse_adb_server(item)?;
-                if list.iter().any(|s: &AdbServerSpec| s.name == server.name) {
-                    return Err(ConfigError::Invalid(format!(
-                        "--adb-server {:?} is listed twice",
-                        server.name
-                    )));
-                }
-                list.push(server);
-            }
-            list
-        };
-        // An empty item (e.g. `XAGENT_ADB_DEVICE=`) means no phone, not a malformed one.
-        let direct_devices = self
-            .devices
-            .iter()
-            .filter(|spec| !spec.trim().is_empty())
-            .map(|spec| parse_device_spec(spec))
-            .collect::<Result<_, _>>()?;
+        let SurveyConfig {
+            data_dir,
+            adb_servers,
+            direct_devices,
+        } = self.survey_config()?;
         let claim_codes = self
             .claim_codes
             .iter()
@@ -175,6 +159,16 @@ impl Settings {
                 return Err(ConfigError::Invalid(format!("{name} must be above 0")));
             }
         }
+        // An empty item (e.g. `XAGENT_ADB_MDNS_INTERFACE=`) names no interface; a name the
+        // box lacks is refused now, not browsed silently on nothing.
+        let mdns_interfaces: Vec<String> = self
+            .mdns_interfaces
+            .iter()
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .collect();
+        crate::adb::mdns::check_interfaces(&mdns_interfaces)
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         let tls = match (self.tls_cert, self.tls_key) {
             (Some(cert), Some(key)) => {
                 let files = crate::server::tls::TlsFiles { cert, key };
@@ -214,13 +208,7 @@ impl Settings {
             file_cache_max_bytes: self
                 .file_cache_max_bytes
                 .unwrap_or(crate::file_cache::DEFAULT_CAPACITY_BYTES),
-            // An empty item (e.g. `XAGENT_ADB_MDNS_INTERFACE=`) names no interface.
-            mdns_interfaces: self
-                .mdns_interfaces
-                .iter()
-                .map(|name| name.trim().to_string())
-                .filter(|name| !name.is_empty())
-                .collect(),
+            mdns_interfaces,
             qr_ttl: self
                 .qr_ttl_secs
                 .map(Duration::from_secs)
@@ -233,14 +221,73 @@ impl Settings {
     }
 }
 
-/// The staged configuration of `serve`: compiled-in defaults → the TOML file at `config_file`
-/// (if any) → `cli` (flags, each falling back to its `XAGENT_ADB_*` environment variable).
-pub fn load(config_file: Option<&Path>, cli: Settings) -> Result<ServeConfig, ConfigError> {
+impl Settings {
+    /// The part of the settings that says where the phones are ([`SurveyConfig`]), validated
+    /// as [`Settings::resolve`] does; the API key is neither needed nor read. Errors: no
+    /// `--data-dir`, a malformed `--adb-server` or `--device`.
+    pub fn survey_config(&self) -> Result<SurveyConfig, ConfigError> {
+        let data_dir = self
+            .data_dir
+            .clone()
+            .ok_or(ConfigError::Missing("--data-dir is required"))?;
+        let adb_servers = if self.adb_server.is_empty() {
+            vec![parse_adb_server(DEFAULT_ADB_SERVER)?]
+        } else {
+            // `""` (alone or as an item) means none, not a malformed server.
+            let mut list = Vec::new();
+            for item in self.adb_server.iter().filter(|s| !s.trim().is_empty()) {
+                let server = parse_adb_server(item)?;
+                if list.iter().any(|s: &AdbServerSpec| s.name == server.name) {
+                    return Err(ConfigError::Invalid(format!(
+                        "--adb-server {:?} is listed twice",
+                        server.name
+                    )));
+                }
+                list.push(server);
+            }
+            list
+        };
+        // An empty item (e.g. `XAGENT_ADB_DEVICE=`) means no phone, not a malformed one.
+        let direct_devices = self
+            .devices
+            .iter()
+            .filter(|spec| !spec.trim().is_empty())
+            .map(|spec| parse_device_spec(spec))
+            .collect::<Result<_, _>>()?;
+        Ok(SurveyConfig {
+            data_dir,
+            adb_servers,
+            direct_devices,
+        })
+    }
+}
+
+/// Where the phones are, for the operator commands (`check`, `devices`), which look at phones
+/// and never serve: no API key in it.
+#[derive(Debug, Clone)]
+pub struct SurveyConfig {
+    /// Directory of the database (bindings, paired phones) and the connector's adb key.
+    pub data_dir: PathBuf,
+    /// adb servers to ask, in config order.
+    pub adb_servers: Vec<AdbServerSpec>,
+    /// Direct-transport phones (`HOST:PORT`).
+    pub direct_devices: Vec<String>,
+}
+
+/// The stacked settings of `config_file` (if any) under `cli`, not yet resolved. Errors: the
+/// file cannot be read or parsed.
+pub fn stack(config_file: Option<&Path>, cli: Settings) -> Result<Settings, ConfigError> {
     let file = match config_file {
         Some(path) => read_config_file(path)?,
         None => Settings::default(),
     };
-    file.overlay(cli).resolve()
+    Ok(file.overlay(cli))
+}
+
+/// The staged configuration of `serve`: compiled-in defaults → the TOML file at `config_file`
+/// (if any) → `cli` (flags, each falling back to its `XAGENT_ADB_*` environment variable).
+pub fn load(config_file: Option<&Path>, cli: Settings) -> Result<ServeConfig, ConfigError> {
+    stack(config_file, cli)?.resolve()
 }
 
 /// Validated settings of `serve`.
@@ -380,8 +427,36 @@ pub fn read_config_file(path: &Path) -> Result<Settings, ConfigError> {
     })?;
     toml::from_str(&text).map_err(|e| ConfigError::Toml {
         path: path.into(),
-        message: e.to_string(),
+        message: one_line(&e),
     })
+}
+
+/// `e` and its causes on one line (`cause: its cause: …`), for the log and `check`: a journal
+/// line per event. Multi-line messages (a TOML diagnostic) keep their text lines and drop the
+/// quoted source excerpt (`2 | key = …`, `|   ^`), which may hold a plain claim code.
+pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    // `12 | text` or `| ^^^`: a line of a diagnostic's source excerpt.
+    let excerpt = |line: &str| match line.split_once('|') {
+        Some((before, _)) => before.trim().chars().all(|c| c.is_ascii_digit()),
+        None => false,
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = next {
+        let text = err.to_string();
+        let joined = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !excerpt(l))
+            .collect::<Vec<_>>()
+            .join(": ");
+        // A transparent wrapper repeats its cause's text.
+        if !joined.is_empty() && !parts.last().is_some_and(|p| p.ends_with(&joined)) {
+            parts.push(joined);
+        }
+        next = err.source();
+    }
+    parts.join(": ")
 }
 
 /// Reads the API key file (first line, trimmed); it must be at least 16 characters.
@@ -471,6 +546,7 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # tls_key = "/etc/xagent-adb-connector/tls/key.pem"
 # mdns_interfaces = ["wlan0"]         # QR pairing browses mDNS here; default: every interface
 # qr_ttl_secs = 180                   # how long a QR pairing code is valid
+# log_format = "text"                 # or "json": one JSON object per stderr line
 #
 # [claim_codes]                       # serial = code; prefer the hashed form:
 # R58N12ABCDEF = "sha256:<64 hex digits>"   # from `xagent-adb-connector hash-claim-code`

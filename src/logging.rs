@@ -4,8 +4,9 @@
 //! (systemd.exec(5): a service's stderr goes to the journal). Secrets never reach the log:
 //! they are held in [`crate::secret::Secret`], whose `Debug`/`Display` print a placeholder.
 
-/// Log line format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// Log line format (flag `--log-format`, config key `log_format`: `"text"` or `"json"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LogFormat {
     /// `TIMESTAMP LEVEL target: message key=value…` (tracing-subscriber's default format).
     #[default]

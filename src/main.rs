@@ -21,15 +21,9 @@ use xagent_adb_sim as sim;
 )]
 struct Cli {
     /// Log line format on stderr: `text` (colour only on a terminal) or `json` (one object
-    /// per line, for journald/Loki).
-    #[arg(
-        long,
-        global = true,
-        value_enum,
-        default_value_t = LogFormat::Text,
-        env = "XAGENT_ADB_LOG_FORMAT"
-    )]
-    log_format: LogFormat,
+    /// per line, for journald/Loki); over the config file's `log_format` [default: text].
+    #[arg(long, global = true, value_enum, env = "XAGENT_ADB_LOG_FORMAT")]
+    log_format: Option<LogFormat>,
     #[command(subcommand)]
     command: Command,
 }
@@ -83,11 +77,12 @@ enum Command {
         data_dir: PathBuf,
     },
     /// Pair the connector's adb key (`DATA_DIR/adbkey`) with an Android 11+ phone. Without
-    /// `--code`: draws a QR code here; on the phone, Developer options → Wireless debugging →
-    /// Pair device with QR code, scan it; the phone is found by mDNS, paired, and its serial
-    /// printed with its connect address. With `--code HOST:PORT CODE` ("Pair device with
-    /// pairing code"): prints the GUID, and with `--connect` the serial read over TLS. Then
-    /// serve the phone with `--device tcp:HOST:PORT`.
+    /// `--code`: draws a QR code here, on a terminal only (its payload holds the pairing
+    /// password: never written to a file, pipe or journal); on the phone, Developer options →
+    /// Wireless debugging → Pair device with QR code, scan it; the phone is found by mDNS,
+    /// paired, and its serial printed with its connect address. With `--code HOST:PORT CODE`
+    /// ("Pair device with pairing code", works anywhere): prints the GUID, and with
+    /// `--connect` the serial read over TLS. Then serve the phone with `--device tcp:HOST:PORT`.
     Pair {
         /// The pairing dialog's address and code: `--code HOST:PORT CODE`.
         #[arg(long, num_args = 2, value_names = ["HOST:PORT", "CODE"])]
@@ -181,11 +176,29 @@ impl SimArgs {
 
 fn main() {
     let cli = parse_cli();
-    xagent_adb_connector::logging::init(cli.log_format);
+    xagent_adb_connector::logging::init(log_format(&cli));
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// The log format: `--log-format` (or its environment variable), else the config file's
+/// `log_format`, else text. The file is read here only for that key, before the first log
+/// line; a file that does not read is reported by the command itself.
+fn log_format(cli: &Cli) -> LogFormat {
+    let file = match &cli.command {
+        Command::Serve { config, .. }
+        | Command::Check { config, .. }
+        | Command::Devices { config, .. } => config.as_deref(),
+        _ => None,
+    };
+    cli.log_format
+        .or_else(|| {
+            file.and_then(|path| config::read_config_file(path).ok())
+                .and_then(|settings| settings.log_format)
+        })
+        .unwrap_or_default()
 }
 
 /// Parses the arguments; a bad value read from an `XAGENT_ADB_*` variable is reported under
@@ -327,7 +340,14 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
     Ok(())
 }
 
-/// `pair` without `--code`: draws the QR in the terminal, waits for the phone (mDNS), pairs,
+/// Why `pair` without `--code` stops when stdout is not a terminal, and what to do instead.
+const QR_NEEDS_TERMINAL: &str = "the pairing QR code is drawn only on a terminal (it holds the \
+pairing password, which must not reach a file, a pipe or the journal): run `pair` on a terminal, \
+or pair with a code: on the phone, Wireless debugging → Pair device with pairing code, then \
+`pair --data-dir DIR --code HOST:PORT CODE --connect HOST:PORT`";
+
+/// `pair` without `--code`: draws the QR in the terminal (stdout must be one:
+/// [`QR_NEEDS_TERMINAL`]), waits for the phone (mDNS), pairs,
 /// connects over TLS and prints the GUID, the serial and the connect address.
 async fn pair_qr(
     data_dir: PathBuf,
@@ -339,6 +359,12 @@ async fn pair_qr(
     use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
     use xagent_adb_connector::connector::qr_pairing::attempt::{pair_by_qr, QrStop};
     use xagent_adb_connector::connector::qr_pairing::{image, QrPairingConfig};
+    // The QR payload holds the pairing password: drawn for eyes on a terminal, never into a
+    // file, a pipe or journald (where anyone reading the log could pair their own key).
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        anyhow::bail!("{QR_NEEDS_TERMINAL}");
+    }
+    xagent_adb_connector::adb::mdns::check_interfaces(&mdns_interfaces)?;
     let key_file = HostKeyFile::new(data_dir.join(daemon::ADB_KEY_FILE));
     let key = key_file.get().await?;
     let offer = xagent_adb_pairing::QrPairing::generate();

@@ -203,3 +203,116 @@ fn adb_servers_from_the_environment_as_a_list() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"nonsense\""), "{text}");
 }
+
+/// `log_format` is a file key like every flag's: `"json"` in the file makes every stderr line a
+/// JSON object; `XAGENT_ADB_LOG_FORMAT` (and so the flag) wins over the file.
+#[test]
+fn log_format_from_the_file_and_the_environment_over_it() {
+    let dir = TempDir::new("stages-logfmt");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "log_format = \"json\"\nadb_server = \"\"\ndata_dir = \"{}\"\napi_key_file = \"{}\"\nlisten = \"127.0.0.1:0\"\n",
+            dir.path().join("data").display(),
+            key.display()
+        ),
+    )
+    .unwrap();
+    let logs_of = |env: &[(&str, &str)], tag: &str| {
+        let log = dir.path().join(format!("{tag}.log"));
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
+            .arg("--config")
+            .arg(&config)
+            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()));
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+            cmd.env_remove(k);
+        }
+        cmd.env_remove("RUST_LOG");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let (mut child, _) = spawn_and_wait(cmd, "listening on http://");
+        // The log line follows the stdout line: wait (≤ 10 s) for it before stopping.
+        for _ in 0..100 {
+            if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("connector listening")) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        std::fs::read_to_string(&log).unwrap()
+    };
+    let json = logs_of(&[], "file");
+    let lines: Vec<&str> = json.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        lines.iter().any(|l| l.contains("connector listening")),
+        "{json}"
+    );
+    for line in &lines {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(v["fields"].is_object(), "{line}");
+    }
+    let text = logs_of(&[("XAGENT_ADB_LOG_FORMAT", "text")], "env");
+    assert!(text.contains("connector listening"), "{text}");
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_err(),
+            "the environment did not win: {line}"
+        );
+    }
+    let default = Command::new(bin())
+        .arg("print-default-config")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&default.stdout).contains("# log_format = \"text\""));
+}
+
+/// `--mdns-interface` naming an interface the box lacks stops `serve` at start (exit 1) with
+/// the name and the interfaces that exist; one that exists (`lo`) is taken.
+#[test]
+fn an_unknown_mdns_interface_is_refused_at_start() {
+    let dir = TempDir::new("stages-mdns");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--adb-server", ""])
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .arg("--api-key-file")
+        .arg(&key)
+        .args(["--mdns-interface", "nosuchif0"]);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().expect("serve");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--mdns-interface \"nosuchif0\": no such network interface"),
+        "{err}"
+    );
+    let listed = err.split("it has: ").nth(1).unwrap_or("");
+    assert!(listed.split([',', ')']).any(|n| n.trim() == "lo"), "{err}");
+    let addr = listen_addr_of(
+        &[],
+        &[
+            "--listen".into(),
+            free_addr(),
+            "--adb-server".into(),
+            String::new(),
+            "--data-dir".into(),
+            dir.path().join("data").display().to_string(),
+            "--api-key-file".into(),
+            key.display().to_string(),
+            "--mdns-interface".into(),
+            "lo".into(),
+        ],
+    );
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+}

@@ -235,3 +235,105 @@ fn pair_cli_pairs_and_prints_the_serial() {
     assert!(out.contains("serial SIMPAIRCLI01"), "{out}");
     assert!(!out.contains("161803"));
 }
+
+/// Runs the binary with `args` and no inherited `XAGENT_ADB_*`; (exit code, stdout).
+fn run_cli(args: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = std::process::Command::new(common::procs::bin());
+    cmd.args(args);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().expect("run binary");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// A phone paired over Wi-Fi (flow `adb_pair_code`; no adb server, no `--device`) is listed by
+/// `devices` and `check` with its state: `device` and its bound channel while the connector runs
+/// (read from its socket), then, with the connector stopped and the phone gone, `offline` under
+/// its remembered serial (read from the store) with the Wi-Fi fix. Neither command is given
+/// the API key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn devices_and_check_list_a_phone_paired_over_wifi() {
+    let dir = TempDir::new("pair-list");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        "SIMPAIRLIST01",
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let mut conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--mdns-interface", "lo"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ports = control(&sim, "/v1/pair", json!({ "code": "314159" }));
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "314159")}),
+        )
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let transport = format!("tcp:127.0.0.1:{}", ports["connect_port"]);
+    let data = dir.path().display().to_string();
+    let flags = ["--data-dir", data.as_str(), "--adb-server", ""];
+    let devices = |flags: &[&str]| {
+        let mut args = vec!["devices", "--json"];
+        args.extend_from_slice(flags);
+        let (code, out) = run_cli(&args);
+        assert_eq!(code, Some(0), "{out}");
+        let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
+        rows
+    };
+
+    // Running connector: from its socket, probed at the paired address.
+    let rows = devices(&flags);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["serial"], "SIMPAIRLIST01");
+    assert_eq!(rows[0]["state"], "device");
+    assert_eq!(rows[0]["transport"], transport.as_str());
+    assert_eq!(rows[0]["paired_over_wifi"], true);
+    assert_eq!(rows[0]["connector_channel_id"], ch.as_str());
+    let mut args = vec!["check"];
+    args.extend_from_slice(&flags);
+    let (_, out) = run_cli(&args);
+    assert!(
+        out.contains(&format!(
+            "ok       phone SIMPAIRLIST01 (Pixel 8) {transport} (paired over Wi-Fi): device"
+        )),
+        "{out}"
+    );
+    x.close().await;
+
+    // Connector stopped, phone gone: from the store, offline under its serial, with the fix.
+    conn.kill();
+    drop(sim);
+    let rows = devices(&flags);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["serial"], "SIMPAIRLIST01");
+    assert_eq!(rows[0]["state"], "offline");
+    assert_eq!(rows[0]["paired_over_wifi"], true);
+    assert_eq!(rows[0]["connector_channel_id"], ch.as_str());
+    let (code, out) = run_cli(&args);
+    assert_eq!(code, Some(1), "{out}");
+    let problem = out
+        .lines()
+        .skip_while(|l| !l.contains("SIMPAIRLIST01"))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        problem.starts_with(&format!(
+            "PROBLEM  phone SIMPAIRLIST01 {transport} (paired over Wi-Fi): offline"
+        )),
+        "{out}"
+    );
+    assert!(problem.contains("Wireless debugging on"), "{out}");
+    assert!(!out.contains("314159") && !out.contains(API_KEY), "{out}");
+}

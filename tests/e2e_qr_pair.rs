@@ -555,6 +555,80 @@ fn qr_pairing_failures_expiry_refresh_and_cancel_are_named() {
     });
 }
 
+/// A pseudo-terminal (posix_openpt(3)): the master side, which the test reads, and the
+/// slave side, a real terminal to the child's `isatty`. The terminal turns `\n` into `\r\n`.
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    // SAFETY: plain libc calls on a descriptor we own; `name` is NUL-terminated by ptsname_r.
+    unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(
+            master >= 0,
+            "posix_openpt: {}",
+            std::io::Error::last_os_error()
+        );
+        let master_file = std::fs::File::from_raw_fd(master);
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(path)
+            .expect("open the pty's slave side");
+        (master_file, slave)
+    }
+}
+
+/// `pair` with stdout not a terminal (a pipe, as a file or journald would be): no QR drawing
+/// and no QR text anywhere, a message naming the two ways on, exit status 1. Needs no mDNS: it
+/// stops before browsing. `pair --help` says the same.
+#[test]
+fn pair_cli_without_a_terminal_draws_no_qr_and_says_why() {
+    let dir = TempDir::new("qr-no-tty");
+    let out = Command::new(common::procs::bin())
+        .args(["pair", "--qr-ttl-secs", "5", "--data-dir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the pairing QR code is drawn only on a terminal"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("run `pair` on a terminal") && stderr.contains("--code HOST:PORT CODE"),
+        "{stderr}"
+    );
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains("WIFI:T:ADB"),
+            "a QR payload was written: {text}"
+        );
+        assert!(
+            !text.contains(['█', '▀', '▄']),
+            "a QR drawing was written: {text}"
+        );
+    }
+    assert!(stdout.is_empty(), "{stdout}");
+    let help = Command::new(common::procs::bin())
+        .args(["pair", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("on a terminal only"), "{help}");
+}
+
 #[test]
 fn pair_cli_draws_a_scannable_qr_and_prints_the_serial() {
     if !is_root() {
@@ -566,18 +640,24 @@ fn pair_cli_draws_a_scannable_qr_and_prints_the_serial() {
         use std::io::{BufRead, BufReader};
         let dir = TempDir::new("qr-cli");
         let sim = wireless_sim("SIMQRCLI0001", &dir);
+        // The QR is drawn only on a terminal: stdout is a pseudo-terminal here.
+        let (master, slave) = pty();
         let mut child = Command::new(common::procs::bin())
             .args(["pair", "--mdns-interface", "lo", "--qr-ttl-secs", "60"])
             .arg("--data-dir")
             .arg(dir.path())
-            .stdout(std::process::Stdio::piped())
+            .stdout(slave)
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        // The child holds the slave side now (our copy went into the Command, dropped above
+        // with it): once the child exits, reading the master ends (EIO).
+        let mut lines = BufReader::new(master)
+            .lines()
+            .map_while(Result::ok)
+            .map(|l| l.trim_end_matches('\r').to_string());
         let mut drawing = Vec::new();
         for line in lines.by_ref() {
-            let line = line.unwrap();
             if line.starts_with("On the phone:") {
                 break;
             }
@@ -587,7 +667,7 @@ fn pair_cli_draws_a_scannable_qr_and_prints_the_serial() {
         let qr = scan_terminal(&drawing);
         let password = password_of(&qr);
         control(&sim, "/v1/pair", json!({ "qr_code_text": qr }));
-        let rest: Vec<String> = lines.map_while(Result::ok).collect();
+        let rest: Vec<String> = lines.collect();
         let status = child.wait().unwrap();
         let mut err = String::new();
         std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();

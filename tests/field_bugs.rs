@@ -965,6 +965,19 @@ async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes(
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // The operator reads both ends of the outage in the log, once each, in order.
+    let logs = conn.logs();
+    let lost = logs.find("adb server connection lost");
+    let back = logs.find("adb server reachable again");
+    assert!(
+        matches!((lost, back), (Some(l), Some(b)) if l < b),
+        "the log misses the outage: {logs}"
+    );
+    assert_eq!(
+        logs.matches("adb server connection lost").count(),
+        1,
+        "{logs}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

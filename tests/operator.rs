@@ -146,8 +146,29 @@ async fn json_and_text_logs_carry_no_secrets() {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
         assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+        let out = x.request("auth.logout", Some(&ch), json!({})).await;
+        assert!(out.get("error").is_none(), "{out}");
         let logs = conn.logs();
         assert!(logs.contains("phone bound"), "the log is captured: {logs}");
+        // The wrong code and the logout are each one line, with the serial masked.
+        let masked = format!("SIM…{}", &sim.serial[sim.serial.len() - 4..]);
+        let refused: Vec<&str> = logs
+            .lines()
+            .filter(|l| l.contains("claim refused: wrong claim code"))
+            .collect();
+        assert_eq!(refused.len(), 1, "{logs}");
+        assert!(refused[0].contains(&masked), "{logs}");
+        assert!(refused[0].contains(&ch), "{logs}");
+        let released: Vec<&str> = logs
+            .lines()
+            .filter(|l| l.contains("auth.logout: phone released"))
+            .collect();
+        assert_eq!(released.len(), 1, "{logs}");
+        assert!(released[0].contains(&masked), "{logs}");
+        assert!(
+            !logs.contains(&sim.serial),
+            "the full serial is logged: {logs}"
+        );
         for secret in [API_KEY, claim_code, wrong, wrong_key] {
             assert!(!logs.contains(secret), "{format} log leaks {secret}");
         }
@@ -326,6 +347,100 @@ async fn check_and_devices_report_every_state_with_its_fix() {
     );
 }
 
+/// `devices` and `check` need no API key: `devices` lists the phones without one; `check`
+/// surveys the adb server and the phones and names the missing key as the problem `serve`
+/// would hit. `serve` still refuses to start without it.
+#[test]
+fn devices_and_check_need_no_api_key() {
+    let fake = fake_adb_server("FAKENOKEY001           offline usb:1-2 transport_id:2\n");
+    let dir = TempDir::new("nokey");
+    let data = dir.path().display().to_string();
+    let (code, out, err) = run(&[
+        "devices",
+        "--json",
+        "--data-dir",
+        &data,
+        "--adb-server",
+        &fake,
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["serial"], "FAKENOKEY001");
+    assert_eq!(rows[0]["state"], "offline");
+    assert_eq!(rows[0]["paired_over_wifi"], false);
+    let (code, out, _) = run(&["check", "--data-dir", &data, "--adb-server", &fake]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with("PROBLEM  config: --api-key-file is required"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("ok       adb server {fake} reachable")),
+        "the survey ran: {out}"
+    );
+    assert!(
+        out.contains("phone FAKENOKEY001") && out.contains("re-plug the cable"),
+        "{out}"
+    );
+    let mut with_key: Vec<String> = vec!["check".into()];
+    with_key.extend(base_flags(dir.path()));
+    with_key.extend(["--adb-server".into(), fake.clone()]);
+    let (_, out, _) = run(&with_key.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.starts_with("ok       config valid"), "{out}");
+    let (code, _, err) = run(&["serve", "--data-dir", &data, "--adb-server", ""]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--api-key-file is required"), "{err}");
+}
+
+/// A known phone going offline and coming back is one log line each (JSON lines here, parsed):
+/// masked serial, the states before and after, and never the full serial.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn phone_state_changes_are_logged() {
+    let sim = SimPhone::start("SIMSTATELOG01");
+    let dir = TempDir::new("statelog");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &["--claim-policy", "open", "--log-format", "json"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMSTATELOG01").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (serial, addr) = sim.unplug();
+    wait_log(&conn, "phone state changed", 1);
+    let _back = SimPhone::start_at(&serial, &addr);
+    wait_log(&conn, "phone state changed", 2);
+    let logs = conn.logs();
+    let changes: Vec<Value> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"] == "phone state changed")
+        .collect();
+    let moves: Vec<(String, String)> = changes
+        .iter()
+        .map(|v| {
+            assert_eq!(v["fields"]["serial"], "SIM…OG01", "{v}");
+            assert_eq!(v["fields"]["server"], "direct", "{v}");
+            (
+                v["fields"]["from"].as_str().unwrap_or("").to_string(),
+                v["fields"]["to"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ("device".to_string(), "offline".to_string()),
+            ("offline".to_string(), "device".to_string())
+        ],
+        "{logs}"
+    );
+    assert!(!logs.contains("SIMSTATELOG01"), "the full serial is logged");
+}
+
 /// Sends SIGHUP to `pid`.
 fn hangup(pid: u32) {
     let status = Command::new("kill")
@@ -442,7 +557,28 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
     wait_log(&conn, "keeping the running one", 1);
     assert_eq!(health(new_key), 200, "the running key stays");
     assert_eq!(health("short"), 401);
+    // A file that is not TOML (broken on a claim code's line): refused on one log line that
+    // names the place, without the source excerpt (it would show the plain code).
+    write_codes(format!(
+        "[claim_codes]\n{} = \"{code_1}\"\n{} = \"{code_2}\n",
+        bound.serial, second.serial
+    ));
+    hangup(conn.pid());
+    wait_log(&conn, "keeping the running one", 2);
+    assert_eq!(health(new_key), 200, "the running key stays");
     let logs = conn.logs();
+    let refusal = logs
+        .lines()
+        .find(|l| l.contains("invalid config file"))
+        .unwrap_or_else(|| panic!("no TOML refusal: {logs}"));
+    assert!(refusal.contains("keeping the running one"), "{refusal}");
+    assert!(refusal.contains("line 3"), "names the line: {refusal}");
+    for line in logs.lines() {
+        let excerpt = line
+            .split_once('|')
+            .is_some_and(|(before, _)| before.trim().chars().all(|c| c.is_ascii_digit()));
+        assert!(!excerpt, "a multi-line error reached the log: {line}");
+    }
     assert!(
         logs.contains("must be at least 16 characters"),
         "the log says why: {logs}"

@@ -29,6 +29,70 @@ const POLL: Duration = Duration::from_millis(250);
 #[error("mDNS browsing unavailable: {0}")]
 pub struct MdnsError(String);
 
+/// The network interfaces of the box by name, sorted (every interface, up or down, with or
+/// without an address: `if_nameindex(3)`). Empty when the list cannot be read.
+pub fn interface_names() -> Vec<String> {
+    let mut names = Vec::new();
+    // SAFETY: if_nameindex returns an array ended by an entry with index 0 and a null name, or
+    // null on failure; it is read up to that end, then freed once with if_freenameindex.
+    unsafe {
+        let list = libc::if_nameindex();
+        if list.is_null() {
+            return names;
+        }
+        let mut entry = list;
+        while (*entry).if_index != 0 && !(*entry).if_name.is_null() {
+            names.push(
+                std::ffi::CStr::from_ptr((*entry).if_name)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            entry = entry.add(1);
+        }
+        libc::if_freenameindex(list);
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// A `--mdns-interface` names no interface of the box (mdns-sd would browse nothing there
+/// without a word).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--mdns-interface {name:?}: no such network interface on this box (it has: {available})")]
+pub struct UnknownInterface {
+    /// The name given.
+    pub name: String,
+    /// The box's interfaces, comma-separated.
+    pub available: String,
+}
+
+/// Checks that every non-blank name in `names` is an interface of the box
+/// ([`interface_names`]; when that list cannot be read, every name passes). Errors: the
+/// first unknown one, with the list of those that exist.
+pub fn check_interfaces(names: &[String]) -> Result<(), UnknownInterface> {
+    let wanted: Vec<&str> = names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let present = interface_names();
+    if present.is_empty() {
+        // The list cannot be read: no grounds to refuse a name.
+        return Ok(());
+    }
+    match wanted.into_iter().find(|n| !present.iter().any(|p| p == n)) {
+        None => Ok(()),
+        Some(name) => Err(UnknownInterface {
+            name: name.to_string(),
+            available: present.join(", "),
+        }),
+    }
+}
+
 /// One mDNS querier confined to some interfaces; dropped → its thread stops.
 pub struct Browser {
     daemon: ServiceDaemon,
@@ -248,5 +312,14 @@ mod tests {
         assert_eq!(got[0].instance, "adb-SIM1-abc123");
         assert_eq!(got[1].service_type, "_adb-tls-pairing._tcp");
         assert_eq!(got[1].addr, "198.18.0.1:40002".parse().unwrap());
+    }
+
+    #[test]
+    fn loopback_exists_and_an_unknown_interface_is_named_with_the_real_ones() {
+        assert!(interface_names().iter().any(|n| n == "lo"));
+        assert!(check_interfaces(&["lo".into(), " ".into()]).is_ok());
+        let e = check_interfaces(&["lo".into(), "nosuch0".into()]).unwrap_err();
+        assert_eq!(e.name, "nosuch0");
+        assert!(e.available.split(", ").any(|n| n == "lo"), "{e}");
     }
 }

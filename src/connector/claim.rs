@@ -162,11 +162,17 @@ impl Connector {
             if code.is_empty() {
                 return Err(refuse(
                     ErrorCode::AuthFailed,
-                    "field `claim_code` is required: this connector binds a phone only with the code the administrator issued for it",
+                    "this connector requires an admin-issued claim code for this phone (claim policy `code`): field `claim_code` is required; ask the administrator for the phone's code",
                 ));
             }
             let ok = self.claim_code_matches(serial, code);
             if !ok {
+                // Never the code: the masked serial and the channel say which claim it was.
+                tracing::warn!(
+                    channel = channel_id,
+                    serial_hint = %crate::protocol::descriptor::mask_serial(serial),
+                    "claim refused: wrong claim code"
+                );
                 self.claim_guard.failed(serial);
                 return Err(refuse(
                     ErrorCode::AuthFailed,
@@ -241,11 +247,21 @@ impl Connector {
     /// Under the write gate (never interleaves with a claim of the same channel).
     pub async fn logout(&self, channel_id: &str) -> Result<(), ClaimError> {
         let _gate = self.writes.lock().await;
+        let released = self
+            .state()
+            .binding(channel_id)
+            .map(|b| crate::protocol::descriptor::mask_serial(&b.serial));
         self.store
             .binding_delete(channel_id.to_string())
             .await
             .map_err(|_| refuse(ErrorCode::InternalError, "could not remove the binding"))?;
         self.state().unbind(channel_id);
+        match released {
+            Some(serial_hint) => {
+                tracing::info!(channel = channel_id, serial_hint = %serial_hint, "auth.logout: phone released")
+            }
+            None => tracing::info!(channel = channel_id, "auth.logout: no phone was bound"),
+        }
         self.files
             .revoke_channel(Some(channel_id))
             .await

@@ -57,15 +57,16 @@ pub fn spawn(
                     continue;
                 }
             };
+            // One log line per refusal, whatever the error (a TOML diagnostic spans several).
             let config = match loaded {
                 Ok(c) => c,
                 Err(e) => {
-                    tracing::error!(error = %e, "SIGHUP: the new configuration is invalid; keeping the running one");
+                    tracing::error!(error = %crate::config::one_line(&e), "SIGHUP: the new configuration is invalid; keeping the running one");
                     continue;
                 }
             };
             if let Err(e) = apply(&config, &targets) {
-                tracing::error!(error = %e, "SIGHUP: the new configuration is invalid; keeping the running one");
+                tracing::error!(error = %crate::config::one_line(&e), "SIGHUP: the new configuration is invalid; keeping the running one");
                 continue;
             }
             if (config.listen, config.data_dir.clone(), config.adb_servers()) != fixed {

@@ -123,10 +123,35 @@ fn best(routes: &[AttachedPhone]) -> Option<&AttachedPhone> {
 }
 
 /// What subscribers see of a serial: its preferred route's state and place.
-fn visible(routes: Option<&Vec<AttachedPhone>>) -> Option<(DeviceState, String, Option<String>)> {
+type Visible = Option<(DeviceState, String, Option<String>)>;
+
+fn visible(routes: Option<&Vec<AttachedPhone>>) -> Visible {
     routes
         .and_then(|r| best(r))
         .map(|p| (p.state.clone(), p.transport.clone(), p.adb_server.clone()))
+}
+
+/// One log line when a known phone's visible state changes (`offline` → `device`, …): the
+/// masked serial, both states and the adb server (`direct` for the direct transport; never
+/// the transport, which for USB is the full serial). A first sighting is not logged, so the
+/// operator commands' one-shot surveys stay quiet; changes to or from
+/// `adb_server_unavailable` are at debug level, the adb server's own line says it once.
+fn log_state_change(serial: &str, before: &Visible, after: &Visible) {
+    let (Some((was, ..)), Some((now, _, server))) = (before, after) else {
+        return;
+    };
+    if was == now {
+        return;
+    }
+    let masked = crate::protocol::descriptor::mask_serial(serial);
+    let server = server.as_deref().unwrap_or("direct");
+    if matches!(was, DeviceState::ServerUnavailable)
+        || matches!(now, DeviceState::ServerUnavailable)
+    {
+        tracing::debug!(serial = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
+    } else {
+        tracing::info!(serial = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
+    }
 }
 
 impl Default for Inventory {
@@ -189,7 +214,8 @@ impl Inventory {
         }
         self.frozen_marks()
             .insert((server.to_string(), transport.to_string()));
-        self.set_state_by_transport(Some(server), transport, DeviceState::Offline);
+        // The liveness check logs this change in its own words.
+        self.set_state_inner(Some(server), transport, DeviceState::Offline, false);
         true
     }
 
@@ -202,7 +228,7 @@ impl Inventory {
         {
             return false;
         }
-        self.set_state_by_transport(Some(server), transport, DeviceState::Device);
+        self.set_state_inner(Some(server), transport, DeviceState::Device, false);
         true
     }
 
@@ -224,7 +250,8 @@ impl Inventory {
     fn upsert(&self, phone: AttachedPhone) {
         // The serial is an identifier the logs never carry whole (see `mask_serial`).
         let masked = crate::protocol::descriptor::mask_serial(&phone.serial);
-        let (changed, duplicate) = {
+        let serial = phone.serial.clone();
+        let (before, after, duplicate) = {
             let mut map = self.write();
             let routes = map.entry(phone.serial.clone()).or_default();
             let before = visible(Some(routes));
@@ -241,8 +268,10 @@ impl Inventory {
                     .map(|r| r.adb_server.clone().unwrap_or_else(|| r.transport.clone()))
                     .collect::<Vec<_>>()
             });
-            (before != visible(Some(routes)), dup)
+            (before, visible(Some(routes)), dup)
         };
+        let changed = before != after;
+        log_state_change(&serial, &before, &after);
         if let Some(places) = duplicate {
             tracing::warn!(
                 serial = %masked,
@@ -285,12 +314,23 @@ impl Inventory {
     }
 
     /// Marks every route through `transport` of `server` (`None`: direct) as `state` (kept,
-    /// so bindings survive).
+    /// so bindings survive). Each visible change is logged ([`log_state_change`]).
     fn set_state_by_transport(&self, server: Option<&str>, transport: &str, state: DeviceState) {
-        let changed = {
+        self.set_state_inner(server, transport, state, true);
+    }
+
+    /// [`Inventory::set_state_by_transport`], logging the changes only when `log`.
+    fn set_state_inner(
+        &self,
+        server: Option<&str>,
+        transport: &str,
+        state: DeviceState,
+        log: bool,
+    ) {
+        let changes = {
             let mut map = self.write();
-            let mut changed = false;
-            for routes in map.values_mut() {
+            let mut changes = Vec::new();
+            for (serial, routes) in map.iter_mut() {
                 let before = visible(Some(routes));
                 for p in routes
                     .iter_mut()
@@ -298,11 +338,19 @@ impl Inventory {
                 {
                     p.state = state.clone();
                 }
-                changed |= before != visible(Some(routes));
+                let after = visible(Some(routes));
+                if before != after {
+                    changes.push((serial.clone(), before, after));
+                }
             }
-            changed
+            changes
         };
-        if changed {
+        if log {
+            for (serial, before, after) in &changes {
+                log_state_change(serial, before, after);
+            }
+        }
+        if !changes.is_empty() {
             self.changes.send_modify(|n| *n += 1);
         }
     }
@@ -438,14 +486,20 @@ async fn track(
         match client.track_devices().await {
             Ok(mut tracker) => loop {
                 if warned {
-                    tracing::info!(server = client.addr(), "adb server reachable again");
+                    tracing::info!(server = %source.label, "adb server reachable again");
                     warned = false;
                 }
                 let list = tokio::select! {
                     _ = shutdown.cancelled() => return,
                     l = tracker.next_list() => l,
                 };
-                let Ok(list) = list else { break };
+                let Ok(list) = list else {
+                    // The server went away (killed, restarted, box rebooted): said once; the
+                    // line above says when it is back.
+                    tracing::warn!(server = %source.label, "adb server connection lost: its phones are unavailable until it answers again; retrying every 2 s");
+                    warned = true;
+                    break;
+                };
                 reconcile(&inv, &client, &source, &mut known, &list).await;
             },
             Err(e) if !warned => {

@@ -1,11 +1,14 @@
-//! Bound channels by phone serial, for `devices`.
+//! What the connector remembers about phones, for `devices` and `check`: the bound channels
+//! by phone serial, and the phones paired over Wi-Fi (flows `adb_pair_code`, `adb_qr_pair`),
+//! which no adb server lists and no `--device` names.
 //!
 //! The store is SQLite in `locking_mode=EXCLUSIVE` ([`crate::store`]): while `serve` runs, no
 //! other process can read it. So a running connector answers on a Unix socket in its data dir
 //! ([`SOCKET_FILE`], mode 0600 inside the 0700 data dir: only the service user, or root, may
 //! ask), and when no connector holds the data dir lock, the store is read directly.
 //! The socket speaks one message: on connect, the connector writes
-//! `{"bindings":[{"connector_channel_id":…,"serial":…},…]}` and closes.
+//! `{"bindings":[{"connector_channel_id":…,"serial":…},…],"paired":[{"serial":…,"addr":…},…]}`
+//! and closes (`paired` is absent from older connectors' answers: none then).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -32,10 +35,44 @@ struct Binding {
     serial: String,
 }
 
+/// A phone paired over Wi-Fi, as remembered: its `ro.serialno` and the last `HOST:PORT` of
+/// its wireless-debugging (`STLS`) port (a running connector stores a new one it finds by
+/// mDNS).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairedPhone {
+    /// `ro.serialno`.
+    pub serial: String,
+    /// Last known `HOST:PORT` of its connect port.
+    pub addr: String,
+}
+
 /// The socket's message.
 #[derive(Debug, Serialize, Deserialize)]
 struct Answer {
     bindings: Vec<Binding>,
+    #[serde(default)]
+    paired: Vec<PairedPhone>,
+}
+
+/// What [`read`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Remembered {
+    /// serial → bound channel id.
+    pub bound: HashMap<String, String>,
+    /// Phones paired over Wi-Fi, sorted by serial.
+    pub paired: Vec<PairedPhone>,
+}
+
+fn paired_of(records: Vec<crate::store::WirelessPhoneRecord>) -> Vec<PairedPhone> {
+    let mut paired: Vec<PairedPhone> = records
+        .into_iter()
+        .map(|r| PairedPhone {
+            serial: r.serial,
+            addr: r.addr,
+        })
+        .collect();
+    paired.sort_by(|a, b| a.serial.cmp(&b.serial));
+    paired
 }
 
 /// Errors reading the bindings.
@@ -82,8 +119,15 @@ pub fn spawn(
                 })
                 .collect();
             bindings.sort_by(|a, b| a.serial.cmp(&b.serial));
-            let body = serde_json::to_vec(&Answer { bindings }).unwrap_or_default();
+            let store = connector.store().clone();
             tasks.spawn(async move {
+                // The store's queue answers in order; a failed read lists no paired phone.
+                let paired =
+                    match tokio::time::timeout(SOCKET_DEADLINE, store.wireless_phone_all()).await {
+                        Ok(Ok(records)) => paired_of(records),
+                        _ => Vec::new(),
+                    };
+                let body = serde_json::to_vec(&Answer { bindings, paired }).unwrap_or_default();
                 let _ = tokio::time::timeout(SOCKET_DEADLINE, stream.write_all(&body)).await;
             });
         }
@@ -92,10 +136,10 @@ pub fn spawn(
     Ok(())
 }
 
-/// serial → bound channel id, from the running connector's socket, else from the store in
-/// `data_dir` (none when it does not exist yet). Errors: a connector holds the store but its
-/// socket does not answer, or the store cannot be read.
-pub async fn read(data_dir: &Path) -> Result<HashMap<String, String>, BindingsError> {
+/// The bound channels and the paired phones, from the running connector's socket, else from
+/// the store in `data_dir` (none when it does not exist yet). Errors: a connector holds the
+/// store but its socket does not answer, or the store cannot be read.
+pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
     let err = |e: &dyn std::fmt::Display| BindingsError::Read(e.to_string());
     let socket = data_dir.join(SOCKET_FILE);
     if let Ok(Ok(stream)) =
@@ -110,15 +154,18 @@ pub async fn read(data_dir: &Path) -> Result<HashMap<String, String>, BindingsEr
         .map_err(|e| err(&e))?
         .map_err(|e| err(&e))?;
         let answer: Answer = serde_json::from_slice(&body).map_err(|e| err(&e))?;
-        return Ok(answer
-            .bindings
-            .into_iter()
-            .map(|b| (b.serial, b.connector_channel_id))
-            .collect());
+        return Ok(Remembered {
+            bound: answer
+                .bindings
+                .into_iter()
+                .map(|b| (b.serial, b.connector_channel_id))
+                .collect(),
+            paired: answer.paired,
+        });
     }
     let db = data_dir.join(crate::daemon::DB_FILE);
     if !db.exists() {
-        return Ok(HashMap::new());
+        return Ok(Remembered::default());
     }
     // No socket answered: take the data dir lock so a connector starting now waits for it,
     // then read the store (blocking SQLite, on the blocking pool).
@@ -133,8 +180,27 @@ pub async fn read(data_dir: &Path) -> Result<HashMap<String, String>, BindingsEr
         let rows = st
             .query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(0)?)))
             .map_err(|e| err(&e))?;
-        rows.collect::<Result<HashMap<_, _>, _>>()
-            .map_err(|e| err(&e))
+        let bound = rows
+            .collect::<Result<HashMap<_, _>, _>>()
+            .map_err(|e| err(&e))?;
+        let mut st = conn
+            .prepare(crate::store::sql::WIRELESS_ALL)
+            .map_err(|e| err(&e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(crate::store::WirelessPhoneRecord {
+                    serial: r.get(0)?,
+                    guid: r.get(1)?,
+                    addr: r.get(2)?,
+                    paired_ms: r.get(3)?,
+                })
+            })
+            .map_err(|e| err(&e))?;
+        let records = rows.collect::<Result<Vec<_>, _>>().map_err(|e| err(&e))?;
+        Ok(Remembered {
+            bound,
+            paired: paired_of(records),
+        })
     })
     .await
     .map_err(|e| err(&e))?

@@ -1,9 +1,11 @@
 //! `check`: the box's health as an operator reads it, one line per item, each problem with
-//! its fix. Exit status 0 when all is well, 1 when anything needs the operator.
+//! its fix. Exit status 0 when all is well, 1 when anything needs the operator. A configuration
+//! `serve` would refuse (e.g. no API key file) is a problem, but the phones are still checked
+//! whenever the settings say where they are.
 
 use std::fmt::Write as _;
 
-use crate::config::{ConfigError, ServeConfig};
+use crate::config::{ConfigError, ServeConfig, Settings};
 use crate::device::parse::devices::DeviceState;
 
 use super::{survey, Survey};
@@ -47,12 +49,17 @@ pub fn fix_for(state: &DeviceState, transport: &str) -> Option<String> {
     })
 }
 
-/// The report of `check` for a loaded configuration (or its error) and what the survey saw;
-/// returns (text, all fine).
+/// The fix of a phone paired over Wi-Fi that does not answer at its last address.
+const PAIRED_OFFLINE_FIX: &str = "the phone does not answer at its last address: on the phone \
+turn Developer options → Wireless debugging on (same network as this box); a running connector \
+finds its new address by mDNS";
+
+/// The report of `check` for a loaded configuration (or its error) and what the survey saw
+/// (`None`: the settings do not say where the phones are); returns (text, all fine).
 pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) -> (String, bool) {
     let mut out = String::new();
     let mut ok = true;
-    let config = match config {
+    match config {
         Ok(c) => {
             let scheme = if c.tls.is_some() { "https" } else { "http" };
             let _ = writeln!(
@@ -60,15 +67,21 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
                 "ok       config valid (listen {scheme}://{})",
                 c.listen
             );
-            c
         }
         Err(e) => {
-            let _ = writeln!(out, "PROBLEM  config: {e}");
-            return (out, false);
+            // One line whatever the cause (a TOML error spans several).
+            let _ = writeln!(out, "PROBLEM  config: {}", crate::config::one_line(e));
+            ok = false;
         }
+    }
+    let Some(seen) = seen else {
+        return (out, ok);
     };
-    let seen = seen.cloned().unwrap_or_default();
-    if config.adb_servers().is_empty() && config.direct_devices.is_empty() {
+    let configured_direct = seen
+        .phones
+        .iter()
+        .any(|p| p.adb_server.is_none() && !p.paired);
+    if seen.servers.is_empty() && !configured_direct {
         // Not a problem by itself: phones paired over Wi-Fi (`adb_pair_code`) need neither.
         let _ = writeln!(
             out,
@@ -98,9 +111,14 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
     for p in &seen.phones {
         let via = match &p.adb_server {
             Some(s) => format!("{} via adb server {s}", p.transport),
+            None if p.paired => format!("{} (paired over Wi-Fi)", p.transport),
             None => p.transport.clone(),
         };
-        match fix_for(&p.state, &p.transport) {
+        let fix = match p.state {
+            DeviceState::Offline if p.paired => Some(PAIRED_OFFLINE_FIX.to_string()),
+            _ => fix_for(&p.state, &p.transport),
+        };
+        match fix {
             None => {
                 let _ = writeln!(
                     out,
@@ -125,13 +143,29 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
     (out, ok)
 }
 
-/// Runs `check` on a loaded configuration; returns (text, all fine).
-pub async fn run(config: Result<ServeConfig, ConfigError>) -> (String, bool) {
-    let seen = match &config {
-        Ok(c) => Some(survey(c).await),
-        Err(_) => None,
+/// Runs `check` on the stacked settings: validates them as `serve` would, and surveys the
+/// phones (paired ones included) when the settings say where they are; returns (text, all
+/// fine).
+pub async fn run(stacked: Settings) -> (String, bool) {
+    let survey_config = stacked.survey_config();
+    let config = stacked.resolve();
+    let Ok(phones_at) = survey_config else {
+        return report(&config, None);
     };
-    report(&config, seen.as_ref())
+    let (paired, read_problem) = match super::bindings::read(&phones_at.data_dir).await {
+        Ok(r) => (r.paired, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let seen = survey(&phones_at, &paired).await;
+    let (mut text, mut ok) = report(&config, Some(&seen));
+    if let Some(e) = read_problem {
+        ok = false;
+        let _ = writeln!(
+            text,
+            "PROBLEM  {e}\n         fix: run check as the service user (or root), so it may ask the running connector"
+        );
+    }
+    (text, ok)
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 use super::PhoneRow;
 
 /// The JSON form: an array of `{"serial", "model", "state", "transport", "adb_server",
-/// "connector_channel_id"}` (`adb_server` and `connector_channel_id` null when none).
+/// "connector_channel_id", "paired_over_wifi"}` (`adb_server` and `connector_channel_id` null
+/// when none; `paired_over_wifi` true for a phone paired with flow `adb_pair_code` or
+/// `adb_qr_pair`, probed at its last address).
 pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
     Value::Array(
         phones
@@ -20,6 +22,7 @@ pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
                     "transport": p.transport,
                     "adb_server": p.adb_server,
                     "connector_channel_id": bound.get(&p.serial),
+                    "paired_over_wifi": p.paired,
                 })
             })
             .collect(),

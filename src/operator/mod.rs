@@ -1,13 +1,15 @@
 //! Operator subcommands run beside (or instead of) `serve`, with the same configuration
-//! (file, `XAGENT_ADB_*` environment, flags; [`crate::config::load`]):
+//! (file, `XAGENT_ADB_*` environment, flags; [`crate::config::stack`]); neither needs the API
+//! key (they look at phones, they do not serve):
 //!
 //! * [`check`]: is the config valid, is each adb server reachable (and its protocol
 //!   version), is each phone usable — and, when not, the fix (exit status 1 on any problem);
 //! * [`devices`]: the phones as a table or JSON, each with its bound channel.
 //!
 //! Both look at the phones themselves ([`survey`]: the adb servers' `host:devices-l`, an
-//! identity probe of online phones, the direct-transport phones), and [`bindings`] reads the
-//! bound channels from the store, or from the running connector when it holds the store.
+//! identity probe of online phones, the direct-transport phones, the phones paired over Wi-Fi
+//! at their last address), and [`bindings`] reads the bound channels and the paired phones
+//! from the store, or from the running connector when it holds the store.
 
 pub mod bindings;
 pub mod check;
@@ -16,7 +18,7 @@ pub mod devices;
 use std::time::Duration;
 
 use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
-use crate::config::ServeConfig;
+use crate::config::SurveyConfig;
 use crate::device::inventory::{self, Inventory};
 use crate::device::parse::devices::{parse_devices_l, DeviceState};
 
@@ -45,6 +47,8 @@ pub struct PhoneRow {
     pub transport: String,
     /// The adb server (label) carrying it; `None` for direct-transport phones.
     pub adb_server: Option<String>,
+    /// Paired over Wi-Fi and remembered by the connector (reached at its last address).
+    pub paired: bool,
 }
 
 /// Everything the configured adb servers and direct phones show now.
@@ -56,9 +60,10 @@ pub struct Survey {
     pub phones: Vec<PhoneRow>,
 }
 
-/// Asks every adb server of `config` and probes every direct phone, each under
+/// Asks every adb server of `config` and probes every direct phone and every phone in
+/// `paired` (at its last address; one a `--device` already names is probed once), each under
 /// [`SURVEY_DEADLINE`]. Never fails: an unreachable server is a [`ServerReport`] with an error.
-pub async fn survey(config: &ServeConfig) -> Survey {
+pub async fn survey(config: &SurveyConfig, paired: &[bindings::PairedPhone]) -> Survey {
     let mut out = Survey::default();
     for (rank, spec) in config.adb_servers.iter().enumerate() {
         let source = inventory::Source {
@@ -85,6 +90,18 @@ pub async fn survey(config: &ServeConfig) -> Survey {
     let key = HostKeyFile::new(config.data_dir.join(crate::daemon::ADB_KEY_FILE));
     for addr in &config.direct_devices {
         out.phones.push(direct_phone(addr, &key).await);
+    }
+    for phone in paired
+        .iter()
+        .filter(|p| !config.direct_devices.contains(&p.addr))
+    {
+        let mut row = direct_phone(&phone.addr, &key).await;
+        if row.state != DeviceState::Device {
+            // Not answering: the name remembered at pairing beats the address.
+            row.serial = phone.serial.clone();
+        }
+        row.paired = true;
+        out.phones.push(row);
     }
     out.phones
         .sort_by(|a, b| (&a.serial, &a.adb_server).cmp(&(&b.serial, &b.adb_server)));
@@ -114,6 +131,7 @@ async fn server_phones(
                     state: e.state,
                     transport: e.serial,
                     adb_server: Some(source.label.clone()),
+                    paired: false,
                 },
                 None => PhoneRow {
                     serial: e.serial.clone(),
@@ -121,6 +139,7 @@ async fn server_phones(
                     state: e.state,
                     transport: e.serial,
                     adb_server: Some(source.label.clone()),
+                    paired: false,
                 },
             }
         })
@@ -151,6 +170,7 @@ async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
                 state: DeviceState::Device,
                 transport,
                 adb_server: None,
+                paired: false,
             }
         }
         Ok(Err(AdbError::DeviceUnauthorized | AdbError::NotPaired)) => DeviceState::Unauthorized,
@@ -162,16 +182,22 @@ async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
         state,
         transport,
         adb_server: None,
+        paired: false,
     }
 }
 
 /// `check` with the staged configuration (`config_file`, then `settings`): prints the report
-/// on stdout. Errors: anything needs the operator (exit status 1).
+/// on stdout. The phones are surveyed whenever the settings say where they are, even when the
+/// rest of the configuration (e.g. the API key `serve` needs) is a problem. Errors: anything
+/// needs the operator (exit status 1).
 pub async fn run_check(
     config_file: Option<&std::path::Path>,
     settings: crate::config::Settings,
 ) -> anyhow::Result<()> {
-    let (text, ok) = check::run(crate::config::load(config_file, settings)).await;
+    let (text, ok) = match crate::config::stack(config_file, settings) {
+        Ok(stacked) => check::run(stacked).await,
+        Err(e) => check::report(&Err(e), None),
+    };
     print!("{text}");
     if !ok {
         anyhow::bail!("check found problems (see the lines marked PROBLEM)");
@@ -179,25 +205,26 @@ pub async fn run_check(
     Ok(())
 }
 
-/// `devices [--json]` with the staged configuration: prints the phones and their bound
-/// channels on stdout. Errors: the config is invalid, or the bound channels cannot be read.
+/// `devices [--json]` with the staged configuration: prints the phones (the paired ones
+/// included) and their bound channels on stdout. Needs no API key. Errors: the config is
+/// invalid, or the bound channels cannot be read.
 pub async fn run_devices(
     config_file: Option<&std::path::Path>,
     settings: crate::config::Settings,
     as_json: bool,
 ) -> anyhow::Result<()> {
-    let config = crate::config::load(config_file, settings)?;
-    let seen = survey(&config).await;
+    let config = crate::config::stack(config_file, settings)?.survey_config()?;
+    let remembered = bindings::read(&config.data_dir).await?;
+    let seen = survey(&config, &remembered.paired).await;
     for s in &seen.servers {
         if let Err(e) = &s.version {
             tracing::warn!(server = %s.name, error = %e, "adb server not reachable; its phones are not listed");
         }
     }
-    let bound = bindings::read(&config.data_dir).await?;
     if as_json {
-        println!("{:#}", devices::to_json(&seen.phones, &bound));
+        println!("{:#}", devices::to_json(&seen.phones, &remembered.bound));
     } else {
-        print!("{}", devices::to_table(&seen.phones, &bound));
+        print!("{}", devices::to_table(&seen.phones, &remembered.bound));
     }
     Ok(())
 }
