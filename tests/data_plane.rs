@@ -447,13 +447,13 @@ async fn claim_code_guessing_is_throttled() {
             )
             .await;
         assert_eq!(code(&e), "auth_failed", "{e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains("`claim_code` is required"), "{e}");
         assert!(
-            e["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("`claim_code` is required"),
+            message.contains("requires an admin-issued claim code for this phone"),
             "{e}"
         );
+        assert!(!message.contains("right-code-123"), "{e}");
     }
     for _ in 0..5 {
         let e = x
