@@ -311,8 +311,32 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     );
     x.close().await;
 
-    // Connector stopped, phone gone: from the store, offline under its serial, with the fix.
+    // Connector stopped, the phone no longer knows the box's key (here: the box has another
+    // one, made by `pair` in another data dir): from the store, `unauthorized`, and the fix
+    // is to pair again.
     conn.kill();
+    let other = dir.path().join("other");
+    let other_s = other.display().to_string();
+    let (code, _) = run_cli(&[
+        "pair",
+        "--code",
+        "127.0.0.1:1",
+        "000000",
+        "--data-dir",
+        &other_s,
+    ]);
+    assert_eq!(code, Some(1), "nothing listens on port 1");
+    std::fs::rename(dir.path().join("adbkey"), dir.path().join("adbkey.old")).unwrap();
+    std::fs::copy(other.join("adbkey"), dir.path().join("adbkey")).unwrap();
+    let rows = devices(&flags);
+    assert_eq!(rows[0]["serial"], "SIMPAIRLIST01", "{rows:?}");
+    assert_eq!(rows[0]["state"], "unauthorized", "{rows:?}");
+    let (code, out) = run_cli(&args);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("pair it again"), "{out}");
+    std::fs::rename(dir.path().join("adbkey.old"), dir.path().join("adbkey")).unwrap();
+
+    // Phone gone: offline under its remembered serial, with the Wi-Fi fix.
     drop(sim);
     let rows = devices(&flags);
     assert_eq!(rows.len(), 1, "{rows:?}");

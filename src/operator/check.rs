@@ -54,6 +54,13 @@ const PAIRED_OFFLINE_FIX: &str = "the phone does not answer at its last address:
 turn Developer options → Wireless debugging on (same network as this box); a running connector \
 finds its new address by mDNS";
 
+/// The fix of a phone paired over Wi-Fi that refuses the connector's key. Source: Android
+/// revokes wireless-debugging keys on "Revoke USB debugging authorisations" and after 7 days
+/// unused unless "Disable adb authorization timeout" is on (Developer options).
+const PAIRED_REFUSED_FIX: &str = "the phone no longer accepts this connector's key (pairing \
+revoked, or forgotten after 7 days unused): pair it again (flow adb_pair_code or adb_qr_pair, \
+or `xagent-adb-connector pair`)";
+
 /// The report of `check` for a loaded configuration (or its error) and what the survey saw
 /// (`None`: the settings do not say where the phones are); returns (text, all fine).
 pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) -> (String, bool) {
@@ -116,6 +123,7 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
         };
         let fix = match p.state {
             DeviceState::Offline if p.paired => Some(PAIRED_OFFLINE_FIX.to_string()),
+            DeviceState::Unauthorized if p.paired => Some(PAIRED_REFUSED_FIX.to_string()),
             _ => fix_for(&p.state, &p.transport),
         };
         match fix {
