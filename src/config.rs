@@ -566,6 +566,24 @@ mod tests {
     }
 
     #[test]
+    fn one_line_keeps_the_words_and_drops_the_source_excerpt() {
+        let err = toml::from_str::<Settings>("[claim_codes]\nS1 = \"plain-code-123\n").unwrap_err();
+        assert!(err.to_string().lines().count() > 1, "{err}");
+        let line = one_line(&err);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.contains("line 2"), "{line}");
+        assert!(!line.contains("plain-code-123"), "{line}");
+        let read = ConfigError::Read {
+            path: "/nonexistent".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(
+            one_line(&read),
+            "cannot read /nonexistent: entity not found"
+        );
+    }
+
+    #[test]
     fn device_specs() {
         assert_eq!(
             parse_device_spec("tcp:127.0.0.1:5555").unwrap(),

@@ -1,5 +1,6 @@
 //! `xagent-adb-connector`: parses flags, loads config, starts tracing, runs the chosen command.
-//! Every error becomes a message on stderr and exit code 1 (2 for usage errors, by clap).
+//! Every error becomes a one-line message on stderr and exit code 1 (2 for usage errors, by
+//! clap).
 
 #[cfg(feature = "sim")]
 use std::net::SocketAddr;
@@ -178,7 +179,9 @@ fn main() {
     let cli = parse_cli();
     xagent_adb_connector::logging::init(log_format(&cli));
     if let Err(e) = run(cli) {
-        eprintln!("error: {e:#}");
+        // One line (journald: one entry), causes joined by `: `, as `{e:#}` would, without a
+        // TOML diagnostic's source excerpt ([`config::one_line`]).
+        eprintln!("error: {}", config::one_line(&*e));
         std::process::exit(1);
     }
 }
