@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::config::{ConfigError, ServeConfig};
-use crate::device::parse::devices::DeviceState;
+use crate::device::parse::devices::{DeviceState, RouteKind};
 
 use super::{survey, Survey};
 
@@ -26,7 +26,7 @@ pub fn fix_for(state: &DeviceState, transport: &str) -> Option<String> {
                 .into()
         }
         // One text for `check`, claims and tool errors (`DeviceState::remedy`).
-        DeviceState::NoPermissions { .. } => state.remedy()?.to_string(),
+        DeviceState::NoPermissions { .. } => state.remedy(RouteKind::UsbAdbServer)?.to_string(),
         DeviceState::Offline if wireless => "the phone does not answer: wireless debugging is \
              probably off or the phone left the network — turn Developer options → Wireless \
              debugging on and connect again"
@@ -34,6 +34,13 @@ pub fn fix_for(state: &DeviceState, transport: &str) -> Option<String> {
         DeviceState::Offline => "the phone does not answer: re-plug the cable, or toggle USB \
              debugging off and on in Developer options"
             .into(),
+        DeviceState::Gone => state
+            .remedy(if wireless {
+                RouteKind::WifiAdbServer
+            } else {
+                RouteKind::UsbAdbServer
+            })?
+            .to_string(),
         DeviceState::Authorizing | DeviceState::Connecting => {
             "the transport is still coming up: check again in a few seconds".into()
         }
@@ -143,7 +150,10 @@ mod tests {
         let state = DeviceState::NoPermissions {
             hint: String::new(),
         };
-        assert!(state.remedy().unwrap().contains(UDEV_RULE_PATH));
+        assert!(state
+            .remedy(RouteKind::UsbAdbServer)
+            .unwrap()
+            .contains(UDEV_RULE_PATH));
         assert!(fix_for(&state, "1-1").unwrap().contains(UDEV_RULE_PATH));
     }
 }
