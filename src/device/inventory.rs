@@ -423,7 +423,10 @@ async fn run_server_liveness(inv: Inventory, label: String, shutdown: Cancellati
             if ok && inv.thaw(&label, &p.transport) {
                 tracing::info!(serial = %masked, server = %label, "phone answers again: connected");
             } else if !ok && inv.freeze(&label, &p.transport) {
-                tracing::warn!(serial = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; replug it or run `adb reconnect`");
+                let fix = DeviceState::Offline
+                    .remedy(p.route_kind())
+                    .unwrap_or_default();
+                tracing::warn!(serial = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
             }
         }
     }

@@ -206,9 +206,10 @@ impl DeviceState {
                  in Developer options and replug"
             }
             (Self::Unauthorized, _) => {
-                "unlock the phone and accept the \"Allow debugging?\" RSA fingerprint prompt \
-                 (tick \"Always allow\"); a phone on wireless debugging needs pairing again \
-                 (Developer options → Wireless debugging → Pair device)"
+                "unlock the phone and accept the \"Allow USB debugging?\" RSA key prompt (Android \
+                 shows it for network connections too; tick \"Always allow\"); a phone on \
+                 wireless debugging (Android 11+) needs pairing again (Developer options → \
+                 Wireless debugging → Pair device)"
             }
             (Self::NoPermissions { .. }, _) => {
                 "the adb server's user may not open the USB device: install the udev rule \
