@@ -122,8 +122,8 @@ struct SimArgs {
     /// The phone's ro.serialno.
     #[arg(long)]
     serial: String,
-    /// ro.product.model.
-    #[arg(long, default_value = "Pixel 8")]
+    /// ro.product.model; empty or absent = the persona's model.
+    #[arg(long, default_value = "")]
     model: String,
     /// Persona (device data file).
     #[arg(long, default_value = "pixel-android14")]

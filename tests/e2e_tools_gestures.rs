@@ -134,6 +134,105 @@ async fn gestures_wait_and_orientation_on_the_phone() {
         .await);
 }
 
+/// Key names are read in any case, with or without `KEYCODE_`, Android's own names included;
+/// an unknown key is `invalid_arguments` listing every valid name (fresh-user finding).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
+    let sim = SimPhone::start_with_control("SIMKEYS000001", &[]);
+    let dir = TempDir::new("keys");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    for (asked, name, code) in [
+        ("HOME", "home", "3"),
+        ("KEYCODE_BACK", "back", "4"),
+        ("keycode_app_switch", "recents", "187"),
+        ("Volume_Up", "volume_up", "24"),
+    ] {
+        let r = ok(&x
+            .tool(&ch, "android_press_key", json!({"key": asked}))
+            .await)
+        .clone();
+        assert_eq!(r["key"], name, "{asked}: {r}");
+        assert_eq!(sim.count_runs(&["input", "keyevent", code]), 1, "{asked}");
+    }
+    let before = sim.state()["command_log"].as_array().unwrap().len();
+    for asked in ["self_destruct", "KEYCODE_", "keycode_a"] {
+        let ack = x
+            .tool(&ch, "android_press_key", json!({"key": asked}))
+            .await;
+        assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+        let m = ack["error"]["message"].as_str().unwrap();
+        for valid in ["home", "back", "recents", "dpad_center", "select_all"] {
+            assert!(m.contains(valid), "{m}");
+        }
+        assert!(m.contains("/key"), "names the field: {m}");
+    }
+    assert_eq!(
+        sim.state()["command_log"].as_array().unwrap().len(),
+        before,
+        "nothing ran for an unknown key"
+    );
+}
+
+/// A status section the phone leaves empty or garbles gives `null` fields named in
+/// `unavailable`, never empty strings; a phone that reports nothing at all is
+/// `device_command_failed` (fresh-user finding). The sim's scripts empty one command each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn device_status_names_what_it_could_not_read_and_fails_when_nothing_was() {
+    let sim = SimPhone::start_with_control("SIMSTAT000001", &[]);
+    let dir = TempDir::new("status");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let st = ok(&x.tool(&ch, "android_device_status", json!({})).await).clone();
+    assert_eq!(st["unavailable"], json!([]), "{st}");
+    assert_eq!(st["model"], "Pixel 8", "{st}");
+    // `getprop` prints nothing: the four properties are null, the rest still read.
+    let status = sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^getprop$", "stdout": ""}),
+    );
+    assert_eq!(status, 200);
+    let st = ok(&x.tool(&ch, "android_device_status", json!({})).await).clone();
+    for field in ["model", "manufacturer", "android_release", "sdk"] {
+        assert_eq!(st[field], Value::Null, "{field}: {st}");
+    }
+    assert_eq!(
+        st["unavailable"],
+        json!(["model", "manufacturer", "android_release", "sdk"]),
+        "{st}"
+    );
+    assert!(st["battery_percent"].is_u64(), "{st}");
+    assert!(st["display"]["width"].is_u64(), "{st}");
+    // A garbled `dumpsys battery` joins them.
+    sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^dumpsys battery$", "stdout": "Can't find service: battery\n"}),
+    );
+    let st = ok(&x.tool(&ch, "android_device_status", json!({})).await).clone();
+    assert_eq!(st["battery_percent"], Value::Null, "{st}");
+    assert!(
+        st["unavailable"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("battery_percent")),
+        "{st}"
+    );
+    // Every section empty: nothing was read, which is an error, not a result of nulls.
+    sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^(dumpsys .*|wm size)$", "stdout": ""}),
+    );
+    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+    assert!(
+        ack["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reported none of its status"),
+        "{ack}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn screen_record_pushes_progress_and_returns_a_file() {
     let sim = SimPhone::start_with_control("SIMREC0000001", &[]);

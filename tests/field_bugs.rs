@@ -588,6 +588,7 @@ async fn field_bug_26_pm_usage_text_is_never_an_empty_list() {
     .await;
     let usage = "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n       pm list permission-groups\n";
     // The phone does not know `-3`: the connector falls back to `-f` and reads the paths.
+    // (Field bug 26: fall back to flags the phone knows, down to none; never an empty list.)
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^pm list packages -3$", "stdout": usage}),
@@ -606,7 +607,45 @@ async fn field_bug_26_pm_usage_text_is_never_an_empty_list() {
         .unwrap()
         .iter()
         .all(|p| p["system"] == false));
-    // A phone that answers every form with its usage text: an error quoting it, never count 0.
+    // A phone whose `pm` knows no flag of `list packages` at all: the plain form lists every
+    // package and `dumpsys package`'s SYSTEM flag tells the user apps — the real list.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^pm list packages -", "stdout": usage}),
+    );
+    let from = log_len(&b.sim);
+    let ack = b.x.tool(&b.ch, "android_app_list", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let names: Vec<&str> = ack["payload"]["result"]["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["package"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"com.example.notes"), "{names:?}");
+    assert!(
+        !names.contains(&"com.android.settings"),
+        "system apps stay out: {names:?}"
+    );
+    let plain = b.sim.state()["command_log"].as_array().unwrap()[from..]
+        .iter()
+        .filter(|e| e["argv"] == json!(["pm", "list", "packages"]))
+        .count();
+    assert_eq!(plain, 1, "asked once without flags");
+    // With include_system the plain list is the answer, system apps marked.
+    let ack =
+        b.x.tool(&b.ch, "android_app_list", json!({"include_system": true}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let packages = ack["payload"]["result"]["packages"].as_array().unwrap();
+    assert!(packages
+        .iter()
+        .any(|p| p["package"] == "com.android.settings" && p["system"] == true));
+    assert!(packages
+        .iter()
+        .any(|p| p["package"] == "com.example.notes" && p["system"] == false));
+    // A phone that answers every form, the plain one too, with its usage text: an error quoting
+    // it, never count 0.
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^pm list packages", "stdout": usage}),
@@ -1351,7 +1390,125 @@ async fn a_capture_cut_short_by_an_unplug_is_device_offline_a_malformed_one_inva
     assert_eq!(unplug.join().unwrap(), 200);
     assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
     let m = message(&ack);
-    assert!(m.contains("went away") && m.contains("reconnect"), "{m}");
+    // The phone was reached over TCP through the adb server: the fix is Wi-Fi's, not a cable.
+    assert!(
+        m.contains("went away") && m.contains("Wireless debugging") && !m.contains("cable"),
+        "{m}"
+    );
+}
+
+// ---- the fix a message names follows how the phone is reached (fresh-user finding) ----
+
+/// Calls `android_device_status` until it fails with a message containing `says` (the
+/// inventory notices a change within its probe period); returns that answer, or the last one.
+async fn status_until(x: &mut XAgent, ch: &str, says: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let ack = x.tool(ch, "android_device_status", json!({})).await;
+        if message(&ack).contains(says) || std::time::Instant::now() > deadline {
+            return ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// What a direct-transport phone's error may never tell: commands for an adb server the
+/// connector does not use, a cable, or a freeze for an unplugged phone.
+const NOT_FOR_DIRECT: &[&str] = &[
+    "adb reconnect",
+    "adb connect",
+    "adb disconnect",
+    "replug",
+    "frozen",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unplugged_direct_phone_is_unreachable_and_its_fix_names_no_adb_server() {
+    let mut b = bench("SIMROUTE00001", &[]).await;
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "unplugged"})),
+        200
+    );
+    let ack = status_until(&mut b.x, &b.ch, "not reachable").await;
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("not reachable") && m.contains("dials it again"),
+        "{m}"
+    );
+    for wrong in NOT_FOR_DIRECT {
+        assert!(!m.contains(wrong), "{wrong}: {m}");
+    }
+    // Frozen (connected, silent) is told as such, with the direct fix too.
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let back = loop {
+        let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+        if ack.get("error").is_none() || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(back.get("error").is_none(), "the phone came back: {back}");
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "frozen"})),
+        200
+    );
+    let ack = status_until(&mut b.x, &b.ch, "does not answer").await;
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(m.contains("connected but does not answer"), "{m}");
+    for wrong in NOT_FOR_DIRECT {
+        assert!(!m.contains(wrong), "{wrong}: {m}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wifi_phone_behind_the_adb_server_that_left_gets_the_wifi_fix() {
+    let mut b = adb_bench("SIMROUTE00002").await;
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "unplugged"})),
+        200
+    );
+    let ack = status_until(&mut b.x, &b.ch, "Wireless debugging").await;
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(m.contains("Wireless debugging") && m.contains("adb"), "{m}");
+    assert!(!m.contains("cable") && !m.contains("frozen"), "{m}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usb_phone_adb_lists_offline_gets_the_usb_fix_at_claim_time() {
+    let server = fake_adb_server("R58N12ABCDEF\toffline\n").await;
+    let dir = TempDir::new("routeusb");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(server));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let ack = loop {
+        let ack = x.claim(&ch, "R58N12ABCDEF").await;
+        if ack["error"]["code"] != "auth_failed" || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("attached but does not answer")
+            && m.contains("USB cable")
+            && m.contains("adb reconnect"),
+        "{m}"
+    );
+    assert!(!m.contains("Wireless debugging"), "{m}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -290,6 +290,7 @@ fn pairing_needs_wireless_and_a_sound_body() {
         json!({"code": "1", "qr_code_text": "WIFI:T:ADB;S:a;P:b;;"}),
         json!({"qr_code_text": "WIFI:T:WPA;S:a;P:secretpw;;"}),
         json!({"code": "12 34"}),
+        json!({"code": "654321", "qr_code_text": "WIFI:T:ADB;S:a;P:b;;"}),
     ] {
         let resp = ureq::post(format!("{}/v1/pair", sim.control))
             .content_type("application/json")
@@ -299,6 +300,26 @@ fn pairing_needs_wireless_and_a_sound_body() {
         };
         assert_eq!(code, 400, "{body}");
     }
+    // Android's pairing code is 6 decimal digits (AOSP AdbDebuggingManager,
+    // PAIRING_CODE_LENGTH): anything else is a clear 400 that never repeats the code.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    for code in ["12345", "1234567", "12345a", "abcdef", "\u{663}23456", ""] {
+        let mut resp = agent
+            .post(format!("{}/v1/pair", sim.control))
+            .content_type("application/json")
+            .send(json!({ "code": code }).to_string())
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 400, "{code:?}");
+        let body = resp.body_mut().read_to_string().unwrap();
+        let error: Value = serde_json::from_str(&body).unwrap();
+        let text = error["error"].as_str().unwrap();
+        assert!(text.contains("6 digits"), "{text}");
+        assert!(code.is_empty() || !text.contains(code), "{text}");
+    }
+    assert_eq!(sim.get("/v1/state")["wireless"]["pairing_open"], false);
     let resp = ureq::post(format!("{}/v1/pair", plain.control))
         .content_type("application/json")
         .send(json!({"code": "123456"}).to_string());

@@ -186,7 +186,7 @@ impl Connector {
                 "no attached phone has this serial (check the cable or `adb devices`)",
             )
         })?;
-        if let Some((code, message)) = state_refusal(&phone.state) {
+        if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
             return Err(ClaimError { code, message });
         }
         self.bind_phone(channel_id, serial, &phone.model).await

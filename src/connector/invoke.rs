@@ -60,7 +60,7 @@ impl Connector {
         let phone = self.inventory.get(&binding.serial).ok_or_else(|| {
             ToolError::new(ErrorCode::DeviceOffline, "the bound phone is not attached")
         })?;
-        if let Some((code, message)) = state_refusal(&phone.state) {
+        if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
             return Err(ToolError::new(code, message));
         }
         // The model's copy of connector_channel_id is ignored: routing uses the envelope (§10).
@@ -96,6 +96,7 @@ impl Connector {
         let ctx = ToolCtx {
             policy: &policy,
             link: &phone.link,
+            route: phone.route_kind(),
             files: &self.files,
             channel_id,
             display: &runtime.display,

@@ -3,7 +3,7 @@
 //! what the phone printed, nor secrets; where there is a fix, they name it.
 
 use crate::adb::AdbError;
-use crate::device::parse::devices::DeviceState;
+use crate::device::parse::devices::{DeviceState, RouteKind};
 use crate::protocol::ErrorCode;
 
 /// A device-side failure of a tool call.
@@ -175,12 +175,14 @@ impl DeviceError {
     }
 }
 
-/// Why a phone in `state` cannot take a claim or a tool call: its protocol code and a message
-/// naming the fix — the one mapping of inventory states, used at claim time and before every
-/// tool call (field bug 28: `no permissions` is `device_no_permissions` with the udev fix at
-/// both). `None` when the phone is usable.
-pub fn state_refusal(state: &DeviceState) -> Option<(ErrorCode, String)> {
-    let remedy = state.remedy()?;
+/// Why a phone in `state`, reached through `route`, cannot take a claim or a tool call: its
+/// protocol code and a message saying what the state means and naming the fix for that route
+/// (no `adb` command for a direct phone, no cable for a Wi-Fi one) — the one mapping of
+/// inventory states, used at claim time and before every tool call (field bug 28: `no
+/// permissions` is `device_no_permissions` with the udev fix at both). `None` when the phone
+/// is usable.
+pub fn state_refusal(state: &DeviceState, route: RouteKind) -> Option<(ErrorCode, String)> {
+    let remedy = state.remedy(route)?;
     let (code, what) = match state {
         DeviceState::Unauthorized => (
             ErrorCode::DeviceUnauthorized,
@@ -194,13 +196,7 @@ pub fn state_refusal(state: &DeviceState) -> Option<(ErrorCode, String)> {
             ErrorCode::AdbServerUnavailable,
             "the adb server is not reachable (the phone may be fine)".to_string(),
         ),
-        other => (
-            ErrorCode::DeviceOffline,
-            format!(
-                "the phone is attached but not online (adb state: {})",
-                other.as_str()
-            ),
-        ),
+        other => (ErrorCode::DeviceOffline, other.meaning(route)),
     };
     Some((code, format!("{}; {remedy}", what.trim_end())))
 }
@@ -254,17 +250,62 @@ mod tests {
 
     #[test]
     fn every_state_maps_once() {
-        assert!(state_refusal(&DeviceState::Device).is_none());
-        let (code, msg) = state_refusal(&DeviceState::from_adb(
-            "no permissions (missing udev rules? user is in the plugdev group); see [url]",
-        ))
+        let usb = RouteKind::UsbAdbServer;
+        assert!(state_refusal(&DeviceState::Device, usb).is_none());
+        let (code, msg) = state_refusal(
+            &DeviceState::from_adb(
+                "no permissions (missing udev rules? user is in the plugdev group); see [url]",
+            ),
+            usb,
+        )
         .unwrap();
         assert_eq!(code, ErrorCode::DeviceNoPermissions);
         assert!(msg.contains("udev") && msg.contains("plugdev"), "{msg}");
-        let (code, _) = state_refusal(&DeviceState::ServerUnavailable).unwrap();
+        let (code, _) = state_refusal(&DeviceState::ServerUnavailable, usb).unwrap();
         assert_eq!(code, ErrorCode::AdbServerUnavailable);
-        let (code, msg) = state_refusal(&DeviceState::Offline).unwrap();
+        let (code, msg) = state_refusal(&DeviceState::Offline, usb).unwrap();
         assert_eq!(code, ErrorCode::DeviceOffline);
         assert!(msg.contains("adb reconnect"), "{msg}");
+    }
+
+    /// The fix depends on how the phone is reached: no `adb` command for a direct phone, no
+    /// cable for a Wi-Fi one; an unplugged phone is never called frozen.
+    #[test]
+    fn fixes_follow_the_route() {
+        for state in [
+            DeviceState::Offline,
+            DeviceState::Gone,
+            DeviceState::Unauthorized,
+            DeviceState::Connecting,
+            DeviceState::Unknown("rescue".into()),
+        ] {
+            let (_, direct) = state_refusal(&state, RouteKind::Direct).unwrap();
+            for box_side in [
+                "adb reconnect",
+                "adb connect",
+                "adb disconnect",
+                "replug",
+                "adb server",
+            ] {
+                assert!(!direct.contains(box_side), "{state:?}: {direct}");
+            }
+            let (_, wifi) = state_refusal(&state, RouteKind::WifiAdbServer).unwrap();
+            assert!(
+                !wifi.contains("cable") && !wifi.contains("replug"),
+                "{state:?}: {wifi}"
+            );
+        }
+        for route in [
+            RouteKind::UsbAdbServer,
+            RouteKind::WifiAdbServer,
+            RouteKind::Emulator,
+            RouteKind::Direct,
+        ] {
+            let (code, msg) = state_refusal(&DeviceState::Gone, route).unwrap();
+            assert_eq!(code, ErrorCode::DeviceOffline);
+            assert!(!msg.contains("frozen"), "{msg}");
+        }
+        let (_, usb) = state_refusal(&DeviceState::Gone, RouteKind::UsbAdbServer).unwrap();
+        assert!(usb.contains("unplugged") && usb.contains("cable"), "{usb}");
     }
 }

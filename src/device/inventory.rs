@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
-use crate::device::parse::devices::{parse_devices_l, DeviceState};
+use crate::device::parse::devices::{parse_devices_l, DeviceState, RouteKind};
 use crate::device::parse::text::decode_output;
 
 /// How often direct-transport phones are checked (ms scale: pushes must follow within 2 s).
@@ -72,6 +72,11 @@ pub struct AttachedPhone {
 }
 
 impl AttachedPhone {
+    /// How this route reaches the phone (what a fix may tell the user to do).
+    pub fn route_kind(&self) -> RouteKind {
+        RouteKind::of(self.adb_server.as_deref(), &self.transport)
+    }
+
     /// Whether `self` and `other` are the same route (server and transport).
     fn same_route(&self, other: &AttachedPhone) -> bool {
         self.adb_server == other.adb_server && self.transport == other.transport
@@ -466,7 +471,10 @@ async fn run_server_liveness(inv: Inventory, label: String, shutdown: Cancellati
             if ok && inv.thaw(&label, &p.transport) {
                 tracing::info!(serial = %masked, server = %label, "phone answers again: connected");
             } else if !ok && inv.freeze(&label, &p.transport) {
-                tracing::warn!(serial = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; replug it or run `adb reconnect`");
+                let fix = DeviceState::Offline
+                    .remedy(p.route_kind())
+                    .unwrap_or_default();
+                tracing::warn!(serial = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
             }
         }
     }
@@ -569,10 +577,12 @@ async fn reconcile(
             });
         }
     }
+    // A phone adb no longer lists was unplugged (or its network transport dropped): `Gone`,
+    // not adb's `offline` (attached but silent).
     let present: Vec<&str> = entries.iter().map(|e| e.serial.as_str()).collect();
     for adb_serial in known.keys().filter(|s| !present.contains(&s.as_str())) {
         inv.unmark(&source.label, adb_serial);
-        inv.set_state_by_transport(Some(&source.label), adb_serial, DeviceState::Offline);
+        inv.set_state_by_transport(Some(&source.label), adb_serial, DeviceState::Gone);
     }
     let probed =
         futures_util::future::join_all(to_probe.into_iter().map(|(adb_serial, link)| async move {
@@ -607,23 +617,28 @@ async fn reconcile(
 }
 
 /// Whether an online direct link still answers: connected, and either recently heard from or
-/// answering a short `echo`. A frozen link is dropped so the next probe dials again.
-async fn alive(link: &DeviceLink) -> bool {
+/// answering a short `echo`. Otherwise the state to record: [`DeviceState::Gone`] when the
+/// connection closed or failed (unplugged, off the network), [`DeviceState::Offline`] when it
+/// stays open but silent (a frozen adbd: field bug 12). A silent link is dropped so the next
+/// probe dials again.
+async fn alive(link: &DeviceLink) -> Result<(), DeviceState> {
     if !link.is_connected().await {
-        return false;
+        return Err(DeviceState::Gone);
     }
     if link
         .idle_for()
         .await
         .is_some_and(|idle| idle < LIVENESS_IDLE)
     {
-        return true;
+        return Ok(());
     }
-    if link.shell("echo", LIVENESS_DEADLINE, 64).await.is_ok() {
-        return true;
-    }
+    let state = match link.shell("echo", LIVENESS_DEADLINE, 64).await {
+        Ok(_) => return Ok(()),
+        Err(AdbError::Timeout { .. }) => DeviceState::Offline,
+        Err(_) => DeviceState::Gone,
+    };
     link.reset().await;
-    false
+    Err(state)
 }
 
 /// Identifies the phone behind a direct `link` (`getprop`, [`PROBE_DEADLINE`]) and records it
@@ -667,20 +682,32 @@ pub async fn run_direct_watch(
     let mut online = false;
     loop {
         let ok = if online {
-            alive(&link).await
+            match alive(&link).await {
+                Ok(()) => true,
+                Err(state) => {
+                    inv.set_state_by_transport(None, &transport, state);
+                    false
+                }
+            }
         } else {
             match attach_direct(&inv, &link, &transport).await {
                 Ok(_) => true,
-                Err(AdbError::DeviceUnauthorized) => {
-                    inv.set_state_by_transport(None, &transport, DeviceState::Unauthorized);
+                Err(e) => {
+                    // A known phone's state follows why it cannot be reached (no-op for one
+                    // never attached).
+                    let state = match e {
+                        AdbError::DeviceUnauthorized => Some(DeviceState::Unauthorized),
+                        AdbError::Timeout { .. } => Some(DeviceState::Offline),
+                        AdbError::Io(_) | AdbError::DeviceOffline => Some(DeviceState::Gone),
+                        _ => None,
+                    };
+                    if let Some(state) = state {
+                        inv.set_state_by_transport(None, &transport, state);
+                    }
                     false
                 }
-                Err(_) => false,
             }
         };
-        if online && !ok {
-            inv.set_state_by_transport(None, &transport, DeviceState::Offline);
-        }
         online = ok;
         tokio::select! {
             _ = shutdown.cancelled() => return,

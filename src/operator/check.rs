@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::config::{ConfigError, ServeConfig, Settings};
-use crate::device::parse::devices::DeviceState;
+use crate::device::parse::devices::{DeviceState, RouteKind};
 
 use super::{survey, Survey};
 
@@ -14,28 +14,37 @@ use super::{survey, Survey};
 /// interface (class ff, subclass 42, protocol 01).
 pub const UDEV_RULE_PATH: &str = "/usr/lib/udev/rules.d/60-xagent-adb-connector.rules";
 
-/// The fix for a phone in `state`, or `None` when it is usable.
+/// The fix for a phone in `state` reached through `route`, or `None` when it is usable; a
+/// phone the connector dials itself (direct transport) gets no `adb`-server command and no
+/// cable (`DeviceState::remedy`, shared with claims and tool errors).
 /// Sources: adb's own hints (AOSP `packages/modules/adb/transport.cpp`,
 /// `UsbNoPermissionsShortHelpText`), Android's "Run apps on a hardware device" guide.
-pub fn fix_for(state: &DeviceState, transport: &str) -> Option<String> {
-    let wireless = transport.contains(':');
+pub fn fix_for(state: &DeviceState, route: RouteKind) -> Option<String> {
+    let usb = route == RouteKind::UsbAdbServer;
     Some(match state {
         DeviceState::Device => return None,
-        DeviceState::Unauthorized => {
+        DeviceState::Unauthorized if usb => {
             "on the phone, accept the \"Allow USB debugging?\" RSA key prompt \
              (tick \"Always allow from this computer\"); no prompt: unplug and re-plug, or revoke \
              USB debugging authorisations in Developer options"
                 .into()
         }
         // One text for `check`, claims and tool errors (`DeviceState::remedy`).
-        DeviceState::NoPermissions { .. } => state.remedy()?.to_string(),
-        DeviceState::Offline if wireless => "the phone does not answer: wireless debugging is \
+        DeviceState::NoPermissions { .. } | DeviceState::Unauthorized | DeviceState::Gone => {
+            state.remedy(route)?.to_string()
+        }
+        DeviceState::Offline if route == RouteKind::WifiAdbServer => {
+            "the phone does not answer: wireless debugging is \
              probably off or the phone left the network — turn Developer options → Wireless \
              debugging on and connect again"
-            .into(),
-        DeviceState::Offline => "the phone does not answer: re-plug the cable, or toggle USB \
+                .into()
+        }
+        DeviceState::Offline if usb => {
+            "the phone does not answer: re-plug the cable, or toggle USB \
              debugging off and on in Developer options"
-            .into(),
+                .into()
+        }
+        DeviceState::Offline => state.remedy(route)?.to_string(),
         DeviceState::Authorizing | DeviceState::Connecting => {
             "the transport is still coming up: check again in a few seconds".into()
         }
@@ -124,7 +133,10 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
         let fix = match p.state {
             DeviceState::Offline if p.paired => Some(PAIRED_OFFLINE_FIX.to_string()),
             DeviceState::Unauthorized if p.paired => Some(PAIRED_REFUSED_FIX.to_string()),
-            _ => fix_for(&p.state, &p.transport),
+            _ => fix_for(
+                &p.state,
+                RouteKind::of(p.adb_server.as_deref(), &p.transport),
+            ),
         };
         match fix {
             None => {
@@ -185,7 +197,18 @@ mod tests {
         let state = DeviceState::NoPermissions {
             hint: String::new(),
         };
-        assert!(state.remedy().unwrap().contains(UDEV_RULE_PATH));
-        assert!(fix_for(&state, "1-1").unwrap().contains(UDEV_RULE_PATH));
+        assert!(state
+            .remedy(RouteKind::UsbAdbServer)
+            .unwrap()
+            .contains(UDEV_RULE_PATH));
+        assert!(fix_for(&state, RouteKind::UsbAdbServer)
+            .unwrap()
+            .contains(UDEV_RULE_PATH));
+        // A direct phone's fix names no adb server command and no cable.
+        let direct = fix_for(&DeviceState::Offline, RouteKind::Direct).unwrap();
+        assert!(
+            !direct.contains("adb ") && !direct.contains("cable"),
+            "{direct}"
+        );
     }
 }

@@ -11,7 +11,7 @@
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
 //! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys and drop connections; returns [`AuthView`] |
 //! | POST | `/v1/wireless/move` | – | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID; answers [`MovedPort`] `{"connect_port":N}` |
-//! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}`, optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
+//! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}` (6 digits, else 400), optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
 //!
 //! Errors answer 400 with `{"error": "…"}` — a body that is not JSON or does not fit its shape
 //! too ([`JsonBody`]). Passwords and codes are never echoed.
@@ -371,6 +371,16 @@ pub enum LeaveAfter {
     Spake2,
 }
 
+/// Digits of a wireless-debugging pairing code: Android draws it as a 6-digit decimal number
+/// (AOSP `frameworks/base/services/core/java/com/android/server/adb/AdbDebuggingManager.java`,
+/// `PAIRING_CODE_LENGTH = 6`, `createPairingCode`: `SecureRandom` digits 0–9).
+pub const PAIRING_CODE_LENGTH: usize = 6;
+
+/// Whether `code` is a code a phone could show: exactly [`PAIRING_CODE_LENGTH`] ASCII digits.
+pub fn valid_pairing_code(code: &str) -> bool {
+    code.len() == PAIRING_CODE_LENGTH && code.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn pair_request(body: PairBody) -> Result<PairRequest, String> {
     let (password, service_name) = match (body.qr_code_text, body.code) {
         (Some(text), None) => {
@@ -380,10 +390,8 @@ fn pair_request(body: PairBody) -> Result<PairRequest, String> {
         }
         (None, Some(code)) => {
             let code = zeroize::Zeroizing::new(code);
-            let plain =
-                (1..=63).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_graphic());
-            if !plain {
-                return Err("code must be 1 to 63 printable ASCII characters".into());
+            if !valid_pairing_code(&code) {
+                return Err(format!("code must be the {PAIRING_CODE_LENGTH} digits the phone shows under \"Pair device with pairing code\""));
             }
             (code, None)
         }

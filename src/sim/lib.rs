@@ -67,7 +67,7 @@ pub struct SimOptions {
     pub listen: SocketAddr,
     /// `ro.serialno`.
     pub serial: String,
-    /// `ro.product.model`, default "Pixel 8".
+    /// `ro.product.model`; empty (the default) = the persona's `model`.
     pub model: String,
     /// Persona name, default `pixel-android14`.
     pub persona: String,
@@ -96,7 +96,7 @@ impl Default for SimOptions {
         SimOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             serial: "SIM0001".into(),
-            model: "Pixel 8".into(),
+            model: String::new(),
             persona: persona::DEFAULT_PERSONA.into(),
             control: None,
             require_auth: false,

@@ -2,7 +2,8 @@
 //! fixed output, a delay, or never (a hang), to replay field faults
 //! (`/work/shared/cases/field-bugs.md` #6, #7, #9, #10, #20; `field-bugs-2.md` #21–#34).
 //!
-//! A script's `command_regex` is tried twice: first against the whole command line the host
+//! A script's `command_regex` is searched (unanchored, [`regex::Regex::is_match`]; `^…$`
+//! anchors it) twice: first in the whole command line the host
 //! sent (the script then answers for the whole line, no shell runs), then, while the shell runs
 //! that line, against each simple command it executes — its expanded argv joined by single
 //! spaces, unquoted (`'logcat' '-d'` is seen as `logcat -d`). A per-command match answers for

@@ -328,7 +328,11 @@ fn devices_text(data: &[u8]) {
     let list = devices::parse_devices_l(&s);
     assert!(list.len() <= s.lines().count());
     for d in &list {
-        let _ = (d.state.as_str(), d.state.remedy());
+        let _ = (
+            d.state.as_str(),
+            d.state
+                .remedy(xagent_adb_connector::device::parse::devices::RouteKind::Direct),
+        );
     }
 }
 

@@ -41,6 +41,53 @@ pub enum DeviceState {
     /// (`adb kill-server`, a crash); the phone itself may be fine (kitakkun/JetWhale PR #105,
     /// field bug 34). Cleared when tracking resumes.
     ServerUnavailable,
+    /// Not an adb state: the connector's mark for a route that went away — its adb server no
+    /// longer lists the phone (unplugged, or a Wi-Fi transport adb dropped), or its direct
+    /// address closed or refused the connection. Told apart from [`Self::Offline`] (attached
+    /// or connected, but not answering). Shown as `offline`, adb's word, in tables and metrics.
+    Gone,
+}
+
+/// How the connector reaches a phone: what a fix may tell the user to do (no `adb` command
+/// for a phone the connector dials itself, no cable for a Wi-Fi phone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteKind {
+    /// USB, through an adb server.
+    UsbAdbServer,
+    /// TCP/IP (`adb connect HOST:PORT`, `adb tcpip`) or wireless debugging (mDNS names
+    /// `adb-SERIAL-ID._adb-tls-connect._tcp`), through an adb server.
+    WifiAdbServer,
+    /// An emulator (`emulator-PORT`), through an adb server.
+    Emulator,
+    /// The connector's own direct transport (`--device tcp:HOST:PORT`, or a phone paired over
+    /// Wi-Fi): no adb server involved.
+    Direct,
+}
+
+impl RouteKind {
+    /// The kind of a route through `adb_server` (`None`: direct) with adb serial `transport`.
+    /// adb names network transports `HOST:PORT` (AOSP `client/adb_client.cpp`
+    /// `adb_connect`/`socket_spec.cpp`) or by their mDNS service instance
+    /// (`client/transport_mdns.cpp`), emulators `emulator-PORT` (`transport_local.cpp`); any
+    /// other serial is a USB device's `iSerial`.
+    pub fn of(adb_server: Option<&str>, transport: &str) -> RouteKind {
+        if adb_server.is_none() {
+            return RouteKind::Direct;
+        }
+        let host_port = transport
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+        if host_port || transport.contains("._adb-tls-connect.") {
+            RouteKind::WifiAdbServer
+        } else if transport
+            .strip_prefix("emulator-")
+            .is_some_and(|p| p.parse::<u16>().is_ok())
+        {
+            RouteKind::Emulator
+        } else {
+            RouteKind::UsbAdbServer
+        }
+    }
 }
 
 impl DeviceState {
@@ -66,11 +113,12 @@ impl DeviceState {
         }
     }
 
-    /// The state as adb names it (`no permissions` without the hint).
+    /// The state as adb names it (`no permissions` without the hint; [`Self::Gone`] is
+    /// `offline`).
     pub fn as_str(&self) -> &str {
         match self {
             Self::Device => "device",
-            Self::Offline => "offline",
+            Self::Offline | Self::Gone => "offline",
             Self::Unauthorized => "unauthorized",
             Self::NoPermissions { .. } => "no permissions",
             Self::Bootloader => "bootloader",
@@ -84,32 +132,116 @@ impl DeviceState {
         }
     }
 
-    /// What to tell the user to make the phone usable; `None` for a usable `device`.
-    pub fn remedy(&self) -> Option<&'static str> {
-        Some(match self {
-            Self::Device | Self::Host => return None,
-            Self::Offline => {
-                "the transport is frozen: replug the cable or run `adb reconnect`; for TCP/IP devices \
-                 `adb disconnect` then `adb connect` again"
+    /// What the state means for a phone reached through `route`, in a user's words.
+    pub fn meaning(&self, route: RouteKind) -> String {
+        use RouteKind::*;
+        match (self, route) {
+            (Self::Gone, UsbAdbServer) => {
+                "the phone is unplugged: the adb server no longer lists it".into()
             }
-            Self::Unauthorized => {
+            (Self::Gone, WifiAdbServer) => {
+                "the phone left: the adb server no longer lists its Wi-Fi connection".into()
+            }
+            (Self::Gone, Emulator) => {
+                "the emulator stopped: the adb server no longer lists it".into()
+            }
+            (Self::Gone, Direct) => {
+                "the phone is not reachable: its address closed or refused the connection".into()
+            }
+            (Self::Offline, Direct) => {
+                "the phone is connected but does not answer (adbd or the network hangs)".into()
+            }
+            (Self::Offline, _) => {
+                "the phone is attached but does not answer (adb state: offline)".into()
+            }
+            (other, _) => format!(
+                "the phone is attached but not online (adb state: {})",
+                other.as_str()
+            ),
+        }
+    }
+
+    /// What to tell the user to make the phone usable, for a phone reached through `route`;
+    /// `None` for a usable `device`. No `adb` command for a direct phone, no cable for a Wi-Fi
+    /// one. Sources: adb's own hints (AOSP `transport.cpp`, `UsbNoPermissionsShortHelpText`),
+    /// Android's "Run apps on a hardware device" and "Wireless debugging" guides.
+    pub fn remedy(&self, route: RouteKind) -> Option<&'static str> {
+        use RouteKind::*;
+        Some(match (self, route) {
+            (Self::Device | Self::Host, _) => return None,
+            (Self::Gone, UsbAdbServer) => {
+                "plug the USB cable back in (try another cable or port if it stays away); the \
+                 connector picks the phone up again by itself"
+            }
+            (Self::Gone, WifiAdbServer) => {
+                "make sure the phone is on the same network with Developer options → Wireless \
+                 debugging on (it turns off after a reboot or a network change), then \
+                 `adb connect HOST:PORT` again on the box"
+            }
+            (Self::Gone, Emulator) => "start the emulator again",
+            (Self::Gone, Direct) => {
+                "make sure the phone is on and on the network, and that it still listens (wireless \
+                 debugging on; a phone on TCP/IP debugging forgets it when it reboots: \
+                 `adb tcpip 5555` again from a computer it is plugged into); the connector dials \
+                 it again every second and resumes by itself"
+            }
+            (Self::Offline, UsbAdbServer) => {
+                "replug the USB cable or run `adb reconnect` on the box; if it stays offline, \
+                 toggle USB debugging off and on in Developer options"
+            }
+            (Self::Offline, WifiAdbServer) => {
+                "run `adb reconnect` on the box; if it stays offline, toggle Developer options → \
+                 Wireless debugging off and on (or the phone's Wi-Fi), then `adb disconnect \
+                 HOST:PORT` and `adb connect HOST:PORT` again"
+            }
+            (Self::Offline, Emulator) => "restart the emulator (cold boot)",
+            (Self::Offline, Direct) => {
+                "the connector drops the silent connection and dials again by itself; if the \
+                 phone stays silent, toggle wireless debugging off and on (or its Wi-Fi), or \
+                 reboot it"
+            }
+            (Self::Unauthorized, UsbAdbServer) => {
                 "unlock the phone and accept the \"Allow USB debugging?\" RSA fingerprint prompt \
                  (tick \"Always allow\"); if no prompt shows, revoke USB debugging authorisations \
                  in Developer options and replug"
             }
-            Self::NoPermissions { .. } => {
+            (Self::Unauthorized, _) => {
+                "unlock the phone and accept the \"Allow USB debugging?\" RSA key prompt (Android \
+                 shows it for network connections too; tick \"Always allow\"); a phone on \
+                 wireless debugging (Android 11+) needs pairing again (Developer options → \
+                 Wireless debugging → Pair device)"
+            }
+            (Self::NoPermissions { .. }, _) => {
                 "the adb server's user may not open the USB device: install the udev rule \
                  /usr/lib/udev/rules.d/60-xagent-adb-connector.rules (shipped in the .deb; \
                  README \"USB permissions\"; without the package: a rule giving ADB interfaces \
                  MODE=\"0660\" and a group the adb server runs in, e.g. plugdev), reload udev \
                  and replug"
             }
-            Self::Authorizing => "wait a moment and accept the RSA prompt on the phone if it appears",
-            Self::Connecting => "wait for the connection to finish; if it stays, `adb disconnect` and connect again",
-            Self::Bootloader => "the phone is in the bootloader (fastboot): reboot it to Android",
-            Self::Recovery | Self::Sideload => "the phone is in recovery: reboot it to Android",
-            Self::Unknown(_) => "unknown adb state: replug the phone or restart the adb server",
-            Self::ServerUnavailable => {
+            (Self::Authorizing, _) => {
+                "wait a moment and accept the RSA prompt on the phone if it appears"
+            }
+            (Self::Connecting, Direct) => "wait for the connection to finish",
+            (Self::Connecting, _) => {
+                "wait for the connection to finish; if it stays, `adb disconnect` and connect again"
+            }
+            (Self::Bootloader, _) => {
+                "the phone is in the bootloader (fastboot): reboot it to Android"
+            }
+            (Self::Recovery | Self::Sideload, _) => {
+                "the phone is in recovery: reboot it to Android"
+            }
+            (Self::Unknown(_), Direct) => {
+                "reboot the phone; the connector dials it again by itself"
+            }
+            (Self::Unknown(_), WifiAdbServer) => {
+                "unknown adb state: `adb disconnect HOST:PORT` and connect again, or restart the \
+                 adb server"
+            }
+            (Self::Unknown(_), _) => {
+                "unknown adb state: replug the phone or restart the adb server"
+            }
+            (Self::ServerUnavailable, _) => {
                 "the adb server on this host is not running or not answering: start it \
                  (`adb start-server`); the connector picks the phone up again by itself"
             }
@@ -199,6 +331,20 @@ fn parse_line(raw: &str) -> Option<DeviceEntry> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn route_kinds_from_the_adb_serial() {
+        let kind = |t| RouteKind::of(Some("127.0.0.1:5037"), t);
+        assert_eq!(kind("R58N12ABCDEF"), RouteKind::UsbAdbServer);
+        assert_eq!(kind("192.168.1.5:5555"), RouteKind::WifiAdbServer);
+        assert_eq!(
+            kind("adb-R58N12ABCDEF-AbCdEf._adb-tls-connect._tcp"),
+            RouteKind::WifiAdbServer
+        );
+        assert_eq!(kind("[fe80::1]:5555"), RouteKind::WifiAdbServer);
+        assert_eq!(kind("emulator-5554"), RouteKind::Emulator);
+        assert_eq!(RouteKind::of(None, "tcp:10.0.0.2:5555"), RouteKind::Direct);
+    }
+
     macro_rules! fixture {
         ($name:literal) => {
             include_str!(concat!(
@@ -242,7 +388,10 @@ mod tests {
             (e.serial.as_str(), &e.state),
             ("XXXXXXXXXXXXXXXX", &DeviceState::Unauthorized)
         );
-        assert!(e.state.remedy().is_some_and(|r| r.contains("RSA")));
+        assert!(e
+            .state
+            .remedy(RouteKind::UsbAdbServer)
+            .is_some_and(|r| r.contains("RSA")));
         assert_eq!(e.transport_id, None);
     }
 
@@ -261,7 +410,7 @@ mod tests {
         assert_eq!(e.usb.as_deref(), Some("0-1.5"));
         assert_eq!(e.model.as_deref(), Some("M2012K11AC"));
         assert_eq!(e.transport_id, Some(58));
-        assert_eq!(e.state.remedy(), None);
+        assert_eq!(e.state.remedy(RouteKind::UsbAdbServer), None);
     }
 
     #[test]
@@ -297,7 +446,10 @@ mod tests {
             }
         );
         assert_eq!(e.state.as_str(), "no permissions");
-        assert!(e.state.remedy().is_some_and(|r| r.contains("udev")));
+        assert!(e
+            .state
+            .remedy(RouteKind::UsbAdbServer)
+            .is_some_and(|r| r.contains("udev")));
     }
 
     #[test]

@@ -31,9 +31,6 @@ pub const LIST_DEADLINE: Duration = Duration::from_secs(30);
 pub const STOP_DEADLINE: Duration = Duration::from_secs(10);
 /// Output cap of app-tool shell calls (bytes; `dumpsys activity activities` can be ~1 MB).
 pub const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
-/// Longest command line of one `dumpsys package` batch (bytes; adb host requests carry a
-/// 4-hex-digit length, old adbd a 4 KiB payload).
-const BATCH_BYTES: usize = 3500;
 
 /// Packages with an activity in `cmd package query-activities --brief` output (component lines
 /// `pkg/.Act`; the `priority=…` lines are skipped). `None` when the command is unsupported.
@@ -205,36 +202,23 @@ impl DeviceTool for AppList {
     }
 }
 
-/// `versionName` of each package, batched: one shell call per ≤ [`BATCH_BYTES`] of command line.
+/// `versionName` of each package, batched ([`command::run_batched`]).
 async fn version_names(
     ctx: &ToolCtx<'_>,
     names: &[String],
 ) -> Result<Vec<Option<String>>, DeviceError> {
-    let mut out = Vec::with_capacity(names.len());
-    let mut batch: Vec<String> = Vec::new();
-    let mut len = 0;
-    for (i, name) in names.iter().enumerate() {
-        let part = format!(
-            "{} | {}",
-            command_line(&["dumpsys", "package", name]),
-            command_line(&["grep", "-F", "versionName="])
-        );
-        len += part.len() + command::SEP.len() + 10;
-        batch.push(part);
-        if len >= BATCH_BYTES || i + 1 == names.len() {
-            let n = batch.len();
-            let text = command::run(ctx, &compound(&batch), LIST_DEADLINE, OUTPUT_LIMIT).await?;
-            out.extend(
-                sections(&text.stdout, n)
-                    .iter()
-                    .take(n)
-                    .map(|s| parse_version_name(s)),
-            );
-            batch.clear();
-            len = 0;
-        }
-    }
-    Ok(out)
+    let parts: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "{} | {}",
+                command_line(&["dumpsys", "package", name]),
+                command_line(&["grep", "-F", "versionName="])
+            )
+        })
+        .collect();
+    let out = command::run_batched(ctx, &parts, LIST_DEADLINE, OUTPUT_LIMIT).await?;
+    Ok(out.iter().map(|s| parse_version_name(s)).collect())
 }
 
 /// Arguments of `android_app_stop`.

@@ -111,6 +111,8 @@ pub struct ToolCtx<'a> {
     pub policy: &'a crate::device::policy::Policy,
     /// The bound phone.
     pub link: &'a DeviceLink,
+    /// How the bound phone is reached (the fix a message names depends on it).
+    pub route: crate::device::parse::devices::RouteKind,
     /// Where screenshots and files go.
     pub files: &'a FileCache,
     /// The calling channel (file refs are bound to it).

@@ -9,40 +9,41 @@ use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
 
-/// Keys of `android_press_key` (closed set) and their Android keycodes
-/// (`android.view.KeyEvent`, frameworks/base/core/java/android/view/KeyEvent.java).
-pub const KEYS: &[(&str, u32)] = &[
-    ("home", 3),
-    ("back", 4),
-    ("enter", 66),
-    ("recents", 187),
-    ("delete", 67),
-    ("tab", 61),
-    ("space", 62),
-    ("escape", 111),
-    ("dpad_up", 19),
-    ("dpad_down", 20),
-    ("dpad_left", 21),
-    ("dpad_right", 22),
-    ("dpad_center", 23),
-    ("volume_up", 24),
-    ("volume_down", 25),
-    ("volume_mute", 164),
-    ("power", 26),
-    ("wake", 224),
-    ("sleep", 223),
-    ("menu", 82),
-    ("search", 84),
-    ("paste", 279),
-    ("copy", 278),
-    ("cut", 277),
-    ("select_all", 29),
+/// Keys of `android_press_key` (closed set): the tool's name, the Android keycode and the
+/// `KeyEvent` constant's name without `KEYCODE_` (`None` for `select_all`, a combination) —
+/// frameworks/base/core/java/android/view/KeyEvent.java.
+pub const KEYS: &[(&str, u32, Option<&str>)] = &[
+    ("home", 3, Some("HOME")),
+    ("back", 4, Some("BACK")),
+    ("enter", 66, Some("ENTER")),
+    ("recents", 187, Some("APP_SWITCH")),
+    ("delete", 67, Some("DEL")),
+    ("tab", 61, Some("TAB")),
+    ("space", 62, Some("SPACE")),
+    ("escape", 111, Some("ESCAPE")),
+    ("dpad_up", 19, Some("DPAD_UP")),
+    ("dpad_down", 20, Some("DPAD_DOWN")),
+    ("dpad_left", 21, Some("DPAD_LEFT")),
+    ("dpad_right", 22, Some("DPAD_RIGHT")),
+    ("dpad_center", 23, Some("DPAD_CENTER")),
+    ("volume_up", 24, Some("VOLUME_UP")),
+    ("volume_down", 25, Some("VOLUME_DOWN")),
+    ("volume_mute", 164, Some("VOLUME_MUTE")),
+    ("power", 26, Some("POWER")),
+    ("wake", 224, Some("WAKEUP")),
+    ("sleep", 223, Some("SLEEP")),
+    ("menu", 82, Some("MENU")),
+    ("search", 84, Some("SEARCH")),
+    ("paste", 279, Some("PASTE")),
+    ("copy", 278, Some("COPY")),
+    ("cut", 277, Some("CUT")),
+    ("select_all", 29, None),
 ];
 
 /// Arguments.
 #[derive(Debug, Deserialize)]
 pub struct Args {
-    /// A key of [`KEYS`].
+    /// A key of [`KEYS`], as [`resolve_key`] reads it.
     pub key: String,
     /// Hold the key.
     #[serde(default)]
@@ -52,14 +53,37 @@ pub struct Args {
 /// The result.
 #[derive(Debug, Serialize)]
 pub struct Output {
-    /// The key pressed.
-    pub key: String,
+    /// The key pressed, by its name in [`KEYS`] (lower case, whatever spelling was asked).
+    pub key: &'static str,
     /// Whether it was held.
     pub long_press: bool,
 }
 
 fn key_names() -> Vec<&'static str> {
-    KEYS.iter().map(|(k, _)| *k).collect()
+    KEYS.iter().map(|(k, _, _)| *k).collect()
+}
+
+/// The key `asked` names, and its keycode: a name of [`KEYS`] or the Android `KeyEvent` name
+/// (`APP_SWITCH` for `recents`), in any case, with or without `KEYCODE_` — as `input keyevent`
+/// itself reads names (AOSP `KeyEvent.keyCodeFromString` strips `KEYCODE_`). `None` when it is
+/// none of them.
+pub fn resolve_key(asked: &str) -> Option<(&'static str, u32)> {
+    let lower = asked.trim().to_ascii_lowercase();
+    let bare = lower.strip_prefix("keycode_").unwrap_or(&lower);
+    KEYS.iter()
+        .find(|(name, _, android)| {
+            *name == bare || android.is_some_and(|a| a.eq_ignore_ascii_case(bare))
+        })
+        .map(|(name, code, _)| (*name, *code))
+}
+
+/// The `invalid_arguments` text for a key [`resolve_key`] does not know: every valid name. The
+/// value asked is not repeated (argument values are never echoed, see the registry).
+fn unknown_key() -> DeviceError {
+    DeviceError::InvalidArguments(format!(
+        "invalid argument /key: not a key this tool presses; valid keys (any case, `KEYCODE_` prefix optional, Android's names such as APP_SWITCH also accepted): {}",
+        key_names().join(", ")
+    ))
 }
 
 /// `android_press_key`.
@@ -68,15 +92,15 @@ pub struct PressKey;
 impl DeviceTool for PressKey {
     const ID: &'static str = "android_press_key";
     const TITLE: &'static str = "Press a key";
-    const DESCRIPTION: &'static str =
-        "Press one key on the bound phone (home, back, enter, recents, delete, …).";
+    const DESCRIPTION: &'static str = "Press one key on the bound phone: home, back, enter, recents, delete, tab, space, escape, dpad_up, dpad_down, dpad_left, dpad_right, dpad_center, volume_up, volume_down, volume_mute, power, wake, sleep, menu, search, paste, copy, cut, select_all. Names are case-insensitive; a `KEYCODE_` prefix and Android's own KeyEvent names (KEYCODE_APP_SWITCH for recents, KEYCODE_DEL for delete, KEYCODE_WAKEUP for wake) are accepted too. The result names the key by the list's name.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = Args;
     type Output = Output;
 
     fn input_schema() -> Value {
         json!({"type": "object", "required": ["key"], "properties": {
-            "key": {"type": "string", "enum": key_names(), "description": "Key to press."},
+            "key": {"type": "string", "minLength": 1, "maxLength": 64, "description": format!(
+                "Key to press, case-insensitive, `KEYCODE_` prefix optional: {}.", key_names().join(", "))},
             "long_press": {"type": "boolean", "description": "Hold the key (long press)."}
         }})
     }
@@ -88,12 +112,8 @@ impl DeviceTool for PressKey {
     }
 
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
-        let code = KEYS
-            .iter()
-            .find(|(k, _)| *k == args.key)
-            .map(|(_, c)| *c)
-            .ok_or_else(|| DeviceError::InvalidArguments("unknown key".into()))?;
-        let cmd = if args.key == "select_all" {
+        let (key, code) = resolve_key(&args.key).ok_or_else(unknown_key)?;
+        let cmd = if key == "select_all" {
             // Ctrl+A: KEYCODE_A (29) with META_CTRL_ON via `input keycombination` is Android 13+;
             // `input keyevent --longpress` cannot express it, so use the two-key combination form.
             command_line(&["input", "keycombination", "113", "29"])
@@ -104,7 +124,7 @@ impl DeviceTool for PressKey {
         };
         run_input(ctx, &cmd, INPUT_DEADLINE).await?;
         Ok(Output {
-            key: args.key,
+            key,
             long_press: args.long_press,
         })
     }
@@ -118,8 +138,28 @@ mod tests {
     #[test]
     fn outputs_match_the_schema() {
         assert_output::<PressKey>(&Output {
-            key: "home".into(),
+            key: "home",
             long_press: false,
         });
+    }
+
+    #[test]
+    fn keys_are_read_in_any_case_with_or_without_keycode() {
+        for asked in ["home", "HOME", "Home", "KEYCODE_HOME", "keycode_home"] {
+            assert_eq!(resolve_key(asked), Some(("home", 3)), "{asked}");
+        }
+        assert_eq!(resolve_key("KEYCODE_APP_SWITCH"), Some(("recents", 187)));
+        assert_eq!(resolve_key("del"), Some(("delete", 67)));
+        assert_eq!(resolve_key("KEYCODE_WAKEUP"), Some(("wake", 224)));
+        assert_eq!(resolve_key("Select_All"), Some(("select_all", 29)));
+        for asked in ["", "KEYCODE_", "self_destruct", "keycode_a", "homes"] {
+            assert_eq!(resolve_key(asked), None, "{asked}");
+        }
+        let m = unknown_key().to_string();
+        assert!(key_names().iter().all(|k| m.contains(k)), "{m}");
+        // The card's description lists the same keys (it is a constant, so checked here).
+        assert!(key_names()
+            .iter()
+            .all(|k| PressKey::DESCRIPTION.contains(k)));
     }
 }

@@ -24,6 +24,7 @@ use super::phone::last_seen::ShotGeometry;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::inventory::LIVENESS_DEADLINE;
+use crate::device::parse::devices::DeviceState;
 use crate::device::parse::{png_check, secure, text};
 use crate::device::shell_quote::command_line;
 use crate::file_cache::IssuedFile;
@@ -286,8 +287,11 @@ async fn went_away_or(ctx: &ToolCtx<'_>, err: DeviceError) -> DeviceError {
         Ok(Err(e)) => e.to_string(),
         Err(_) => format!("no answer within {} ms", LIVENESS_DEADLINE.as_millis()),
     };
+    let fix = DeviceState::Gone
+        .remedy(ctx.route)
+        .unwrap_or("reconnect the phone");
     DeviceError::WentAway(format!(
-        "the capture ended short because the phone went away during it (now: {why}; the partial frame: {what}); reconnect the phone (replug the cable or `adb reconnect`) and take the screenshot again"
+        "the capture ended short because the phone went away during it (now: {why}; the partial frame: {what}); {fix}; then take the screenshot again"
     ))
 }
 

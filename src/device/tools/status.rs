@@ -1,5 +1,7 @@
 //! `android_device_status`: model, release, battery, screen, display size and foreground app in
 //! one shell round trip (`getprop; dumpsys battery; wm size; dumpsys power; dumpsys window`).
+//! What a section did not give is `null` and listed in `unavailable` (a user reading `""` as a
+//! model cannot tell a blank property from a failed read); nothing at all is an error.
 
 use std::time::Duration;
 
@@ -51,15 +53,16 @@ pub struct Display {
     pub r#override: Option<Size>,
 }
 
-/// The result.
+/// The result. A field the phone's answer did not give (a missing, empty or garbled property
+/// or `dumpsys` section) is `null` — never an empty string — and named in `unavailable`.
 #[derive(Debug, Serialize)]
 pub struct Output {
     /// `ro.product.model`.
-    pub model: String,
+    pub model: Option<String>,
     /// `ro.product.manufacturer`.
-    pub manufacturer: String,
+    pub manufacturer: Option<String>,
     /// `ro.build.version.release`.
-    pub android_release: String,
+    pub android_release: Option<String>,
     /// `ro.build.version.sdk`.
     pub sdk: Option<u32>,
     /// `level`×100/`scale` (field bug 18).
@@ -70,12 +73,59 @@ pub struct Output {
     pub display: Display,
     /// Package of the focused window.
     pub foreground_package: Option<String>,
+    /// Fields above that are `null` because the phone did not report them, in field order
+    /// ([`UNAVAILABLE_FIELDS`]; `display` when its input-space size is unknown). Empty when
+    /// everything was read.
+    pub unavailable: Vec<&'static str>,
+}
+
+/// Names `unavailable` may hold, in result order.
+pub const UNAVAILABLE_FIELDS: &[&str] = &[
+    "model",
+    "manufacturer",
+    "android_release",
+    "sdk",
+    "battery_percent",
+    "screen_on",
+    "display",
+    "foreground_package",
+];
+
+impl Output {
+    /// Fills `unavailable` from the fields that are `null`.
+    fn with_unavailable(mut self) -> Output {
+        let missing = [
+            self.model.is_none(),
+            self.manufacturer.is_none(),
+            self.android_release.is_none(),
+            self.sdk.is_none(),
+            self.battery_percent.is_none(),
+            self.screen_on.is_none(),
+            self.display.width.is_none() || self.display.height.is_none(),
+            self.foreground_package.is_none(),
+        ];
+        self.unavailable = UNAVAILABLE_FIELDS
+            .iter()
+            .zip(missing)
+            .filter(|(_, m)| *m)
+            .map(|(f, _)| *f)
+            .collect();
+        self
+    }
+}
+
+/// A property's value, `None` when it is absent or blank (a phone without the property prints
+/// nothing for it; `getprop.cpp` prints `[]` for an empty one).
+fn non_blank(v: Option<&String>) -> Option<String> {
+    v.map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 impl DeviceTool for DeviceStatus {
     const ID: &'static str = "android_device_status";
     const TITLE: &'static str = "Android device status";
-    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, display size (px) and the foreground app package. No side effects.";
+    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, display size (px) and the foreground app package. A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
     type Args = Args;
     type Output = Output;
@@ -87,17 +137,19 @@ impl DeviceTool for DeviceStatus {
     fn output_schema() -> Value {
         let size = json!({"type": ["object", "null"], "required": ["width", "height"], "properties": {
             "width": {"type": "integer"}, "height": {"type": "integer"}}});
+        let text = json!({"type": ["string", "null"], "minLength": 1});
         json!({"type": "object",
-        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "screen_on", "display", "foreground_package"],
+        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "screen_on", "display", "foreground_package", "unavailable"],
         "properties": {
-            "model": {"type": "string"}, "manufacturer": {"type": "string"},
-            "android_release": {"type": "string"}, "sdk": {"type": ["integer", "null"]},
+            "model": text, "manufacturer": text,
+            "android_release": text, "sdk": {"type": ["integer", "null"]},
             "battery_percent": {"type": ["integer", "null"]}, "screen_on": {"type": ["boolean", "null"]},
             "display": {"type": "object", "required": ["width", "height", "physical", "override"], "properties": {
                 "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
                 "physical": size, "override": size
             }},
-            "foreground_package": {"type": ["string", "null"]}
+            "foreground_package": {"type": ["string", "null"]},
+            "unavailable": {"type": "array", "uniqueItems": true, "items": {"enum": UNAVAILABLE_FIELDS}}
         }})
     }
 
@@ -110,7 +162,7 @@ impl DeviceTool for DeviceStatus {
         let parts: Vec<&str> = text.split(&format!("{SEP}\n")).collect();
         let part = |i: usize| parts.get(i).copied().unwrap_or("");
         let props = getprop::parse_getprop(part(0));
-        let prop = |k: &str| props.get(k).cloned().unwrap_or_default();
+        let prop = |k: &str| non_blank(props.get(k));
         let battery = battery::parse_dumpsys_battery(part(1));
         let size = wm::parse_wm_size(part(2));
         // The input space: `cur=` (override and rotation applied), else wm's effective size.
@@ -122,11 +174,11 @@ impl DeviceTool for DeviceStatus {
                 rotation: window::parse_current_rotation(part(4)),
             });
         }
-        Ok(Output {
+        let out = Output {
             model: prop("ro.product.model"),
             manufacturer: prop("ro.product.manufacturer"),
             android_release: prop("ro.build.version.release"),
-            sdk: prop("ro.build.version.sdk").parse::<u32>().ok(),
+            sdk: prop("ro.build.version.sdk").and_then(|v| v.parse::<u32>().ok()),
             battery_percent: battery.as_ref().and_then(|b| b.percent),
             screen_on: power::parse_screen_on(part(3)),
             display: Display {
@@ -136,8 +188,28 @@ impl DeviceTool for DeviceStatus {
                 r#override: size.as_ref().and_then(|s| s.override_size).map(Size::from),
             },
             foreground_package: window::parse_current_focus(part(4)).and_then(|f| f.package),
-        })
+            unavailable: Vec::new(),
+        }
+        .with_unavailable();
+        if out.unavailable.len() == UNAVAILABLE_FIELDS.len() {
+            return Err(nothing_read(&text));
+        }
+        Ok(out)
     }
+}
+
+/// The phone answered, but no section held anything readable (a shell that prints nothing, or
+/// only errors): `device_command_failed` quoting the first line it printed.
+fn nothing_read(text: &str) -> DeviceError {
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.contains(SEP))
+        .map(|l| l.chars().take(200).collect::<String>());
+    DeviceError::CommandFailed(match first {
+        Some(line) => format!("the phone reported none of its status (getprop, dumpsys battery/power/window, wm size gave nothing readable); it printed: {line}"),
+        None => "the phone reported none of its status: getprop, dumpsys battery/power/window and wm size printed nothing".to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -148,9 +220,9 @@ mod tests {
     #[test]
     fn outputs_match_the_schema() {
         let mut out = Output {
-            model: "Pixel 7".into(),
-            manufacturer: "Google".into(),
-            android_release: "14".into(),
+            model: Some("Pixel 7".into()),
+            manufacturer: Some("Google".into()),
+            android_release: Some("14".into()),
             sdk: Some(34),
             battery_percent: None,
             screen_on: Some(true),
@@ -161,14 +233,23 @@ mod tests {
                 r#override: None,
             },
             foreground_package: None,
-        };
+            unavailable: Vec::new(),
+        }
+        .with_unavailable();
+        assert_eq!(out.unavailable, ["battery_percent", "foreground_package"]);
         assert_output::<DeviceStatus>(&out);
+        out.model = None;
         out.display = Display {
             width: None,
             height: None,
             physical: None,
             r#override: Some((720, 1600).into()),
         };
+        let out = out.with_unavailable();
+        assert_eq!(
+            out.unavailable,
+            ["model", "battery_percent", "display", "foreground_package"]
+        );
         assert_output::<DeviceStatus>(&out);
     }
 }

@@ -218,18 +218,26 @@ fn builtin_version(pkg: &str) -> &'static str {
     }
 }
 
-/// `dumpsys package PKG`: the `Packages:` block of one package (empty for unknown ones).
+/// `dumpsys package PKG`: the `Packages:` block of one package (empty for unknown ones). A
+/// system app (every package `pm list packages -3` leaves out) sits under `/system/priv-app/`
+/// with `SYSTEM` in its `flags=[…]`, a user app under `/data/app/` without it (AOSP
+/// `Settings.dumpPackageLPr`; captures `tests/fixtures/packages/*dumpsys-package*`).
 pub fn dumpsys_package(s: &PhoneState, pkg: &str, installed: &[String]) -> String {
     if !installed.iter().any(|p| p == pkg) {
         return "Dexopt state:\n  Unable to find package: ".to_string() + pkg + "\n";
     }
-    let version = installed_apks(s)
-        .into_iter()
-        .find(|a| a.package == pkg)
+    let added = installed_apks(s).into_iter().find(|a| a.package == pkg);
+    let user = added.is_some() || pkg.starts_with("com.example.");
+    let version = added
         .map(|a| a.version_name.unwrap_or_default())
         .unwrap_or_else(|| builtin_version(pkg).to_string());
     let hash = super::ident(pkg);
-    format!("Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath=/data/app/~~sim/{pkg}-1\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ]\n")
+    let (code_path, system) = if user {
+        (format!("/data/app/~~sim/{pkg}-1"), "")
+    } else {
+        (format!("/system/priv-app/{pkg}"), " SYSTEM")
+    };
+    format!("Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath={code_path}\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[{system} HAS_CODE ALLOW_CLEAR_USER_DATA ]\n")
 }
 
 /// `am start -a android.intent.action.VIEW -d URL` without a component: http(s) URLs open (the

@@ -84,6 +84,38 @@ pub fn sections(stdout: &str, n: usize) -> Vec<String> {
     out
 }
 
+/// Longest command line of one [`run_batched`] call (bytes; adb host requests carry a
+/// 4-hex-digit length, old adbd a 4 KiB payload).
+pub const BATCH_BYTES: usize = 3500;
+
+/// Runs `parts` (quoted command lines) as few [`compound`] calls as keep each line under
+/// [`BATCH_BYTES`], each within `deadline`; returns one stdout section per part, in order.
+pub async fn run_batched(
+    ctx: &ToolCtx<'_>,
+    parts: &[String],
+    deadline: Duration,
+    limit: usize,
+) -> Result<Vec<String>, DeviceError> {
+    let mut out = Vec::with_capacity(parts.len());
+    let mut start = 0;
+    let mut len = 0;
+    for (i, part) in parts.iter().enumerate() {
+        len += part.len() + SEP.len() + 10;
+        if len >= BATCH_BYTES || i + 1 == parts.len() {
+            let batch = &parts[start..=i];
+            let text = run(ctx, &compound(batch), deadline, limit).await?;
+            out.extend(
+                sections(&text.stdout, batch.len())
+                    .into_iter()
+                    .take(batch.len()),
+            );
+            start = i + 1;
+            len = 0;
+        }
+    }
+    Ok(out)
+}
+
 /// Lines that tell why a command failed, most telling first: a missing service, a Java
 /// exception, an error or usage line. Matched case-sensitively at any position of a line.
 const TELLING: &[&str] = &[

@@ -97,10 +97,16 @@ fn is_package_list(out: &str) -> bool {
 
 /// The phone's package list, classified from stdout, stderr and exit status: a missing package
 /// service is `device_booting` (field bug 27), a usage text or error is
-/// `device_command_failed` quoting it — never an empty list (field bug 26). User apps come
-/// from `pm list packages -3`; a build whose `pm` answers that with its usage text is asked
-/// `pm list packages -f` (every Android has `-f`) and its packages under `/data/` are the
-/// user-installed ones (AOSP `PackageManagerShellCommand.runListPackages`: `package:PATH=NAME`).
+/// `device_command_failed` quoting it — never an empty list (field bug 26).
+///
+/// A `pm` that answers a flag with its usage text (an older or trimmed build than the flag:
+/// Android 6, renderdoc PR #959) is asked again with less, down to plain `pm list packages`,
+/// which every Android's `pm` knows. User apps come from `pm list packages -3`; else from
+/// `-f`, whose packages under `/data/` are the user-installed ones (AOSP
+/// `PackageManagerShellCommand.runListPackages`: `package:PATH=NAME`); else from the plain
+/// list, each package's `flags=[…]` line of `dumpsys package NAME` telling system apps by
+/// `SYSTEM` — the test `-3` itself applies (`ApplicationInfo.FLAG_SYSTEM`; captures
+/// `tests/fixtures/packages/`).
 pub async fn list_packages(
     ctx: &ToolCtx<'_>,
     which: Which,
@@ -115,34 +121,70 @@ pub async fn list_packages(
         }
         Ok::<_, DeviceError>((is_package_list(&out.stdout), out))
     };
-    let (listed, out) = match which {
-        Which::All => ask(None).await?,
-        Which::ThirdParty => match ask(Some("-3")).await? {
-            (true, out) => (true, out),
-            (false, _) => {
-                let (listed, out) = ask(Some("-f")).await?;
-                if listed {
-                    let user = package::parse_pm_list_packages(&out.stdout)
-                        .into_iter()
-                        .filter(|p| {
-                            p.apk_path
-                                .as_deref()
-                                .is_some_and(|a| a.starts_with("/data/"))
-                        })
-                        .collect();
-                    return Ok(user);
-                }
-                (false, out)
-            }
-        },
-    };
+    if which == Which::ThirdParty {
+        if let (true, out) = ask(Some("-3")).await? {
+            return Ok(package::parse_pm_list_packages(&out.stdout));
+        }
+        if let (true, out) = ask(Some("-f")).await? {
+            return Ok(package::parse_pm_list_packages(&out.stdout)
+                .into_iter()
+                .filter(|p| {
+                    p.apk_path
+                        .as_deref()
+                        .is_some_and(|a| a.starts_with("/data/"))
+                })
+                .collect());
+        }
+    }
+    let (listed, out) = ask(None).await?;
     if !listed {
         return Err(DeviceError::CommandFailed(format!(
-            "pm list packages printed no package list but: {} (this phone's pm does not support the flags used; report the phone's model and Android version)",
+            "pm list packages printed no package list but: {} (this phone's pm does not list packages even without flags; report the phone's model and Android version)",
             out.telling_line()
         )));
     }
-    Ok(package::parse_pm_list_packages(&out.stdout))
+    let all = package::parse_pm_list_packages(&out.stdout);
+    if which == Which::All {
+        return Ok(all);
+    }
+    let names: Vec<String> = all.iter().map(|p| p.package.clone()).collect();
+    let system = system_flags(ctx, &names, deadline).await?;
+    Ok(all
+        .into_iter()
+        .zip(system)
+        .filter(|(_, system)| *system == Some(false))
+        .map(|(p, _)| p)
+        .collect())
+}
+
+/// Whether each package is a system app: the `SYSTEM` flag on the first `flags=[ … ]` line of
+/// `dumpsys package NAME` (AOSP `Settings.dumpPackageLPr` prints the application flags before
+/// `privateFlags=` and `pkgFlags=`); `None` when the phone printed no such line.
+async fn system_flags(
+    ctx: &ToolCtx<'_>,
+    names: &[String],
+    deadline: Duration,
+) -> Result<Vec<Option<bool>>, DeviceError> {
+    let parts: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "{} | {}",
+                command_line(&["dumpsys", "package", name]),
+                command_line(&["grep", "-F", "flags=["])
+            )
+        })
+        .collect();
+    let out = command::run_batched(ctx, &parts, deadline, 8 << 20).await?;
+    Ok(out.iter().map(|s| parse_system_flag(s)).collect())
+}
+
+/// The `SYSTEM` flag of the first line of `out` that starts (indentation aside) with `flags=[`.
+fn parse_system_flag(out: &str) -> Option<bool> {
+    out.lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("flags=["))
+        .map(|flags| flags.split_whitespace().any(|f| f == "SYSTEM"))
 }
 
 /// Fails with `app_not_installed` unless `pm path PKG` lists an APK.
@@ -185,6 +227,21 @@ mod tests {
         assert!(!valid_package("com.x;reboot"));
         let re = regex::Regex::new(PACKAGE_PATTERN).unwrap();
         assert!(re.is_match("com.android.settings") && !re.is_match("a;b.c"));
+    }
+
+    #[test]
+    fn system_flag_from_dumpsys_package() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/packages/");
+        let read = |f: &str| std::fs::read_to_string(format!("{root}{f}")).unwrap();
+        // A user app (Android 7, appium-adb's capture): no SYSTEM.
+        let user = read("appium-adb-dumpsys-package-android7-indented.txt");
+        assert_eq!(parse_system_flag(&user), Some(false));
+        // A system app: the first package block of an Android 7.1 TV box's full dump.
+        let system = read("rockchip-tvbox-android7.1-dumpsys-package-excerpt.txt");
+        assert_eq!(parse_system_flag(&system), Some(true));
+        // `privateFlags=[` and `pkgFlags=[` lines are not the application flags.
+        assert_eq!(parse_system_flag("    privateFlags=[ SYSTEM ]\n"), None);
+        assert_eq!(parse_system_flag("Unable to find package: a.b\n"), None);
     }
 
     #[test]
