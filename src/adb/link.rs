@@ -215,6 +215,27 @@ impl DeviceLink {
         .await
     }
 
+    /// [`Self::exec`] for output whose first `head` bytes announce its total length
+    /// ([`ServiceStream::read_to_end_announced`]): a raw `screencap` dump is read into one
+    /// buffer of its final size, taken from `buffer`.
+    pub async fn exec_announced(
+        &self,
+        command: &str,
+        deadline: Duration,
+        limit: usize,
+        head: usize,
+        announced: fn(&[u8]) -> Option<usize>,
+        buffer: fn(usize) -> Vec<u8>,
+    ) -> Result<Vec<u8>, AdbError> {
+        let step = || format!("exec: {}", first_word(command));
+        with_deadline(step, deadline, async {
+            let mut s = self.open(&format!("exec:{command}")).await?;
+            s.read_to_end_announced(limit, head, announced, buffer)
+                .await
+        })
+        .await
+    }
+
     /// Pulls a file over sync `RECV`, up to `limit` bytes, within `deadline`.
     pub async fn pull(
         &self,

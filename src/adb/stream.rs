@@ -78,6 +78,63 @@ impl ServiceStream {
         }
         Ok(out)
     }
+
+    /// Reads until EOF like [`Self::read_to_end`], for output whose first bytes announce its
+    /// total length (a raw `screencap` dump: width × height × bytes per pixel after its header).
+    /// Once `head` bytes are in, `announced(first bytes)` may name the total (bytes); the rest is
+    /// then read into one buffer of that size from `buffer` (a reused frame buffer) instead of
+    /// doubling a new one up to it. A wrong announcement only costs the optimisation: reading
+    /// goes on to EOF, and the limit is enforced as in `read_to_end`.
+    pub async fn read_to_end_announced(
+        &mut self,
+        limit: usize,
+        head: usize,
+        announced: fn(&[u8]) -> Option<usize>,
+        buffer: fn(usize) -> Vec<u8>,
+    ) -> Result<Vec<u8>, AdbError> {
+        let mut out: Vec<u8> = Vec::new();
+        let mut sized = false;
+        let mut size_once = |out: &mut Vec<u8>| {
+            if sized || out.len() < head {
+                return;
+            }
+            sized = true;
+            if let Some(total) = announced(out).filter(|t| *t > out.len() && *t <= limit) {
+                // One byte more than announced, so EOF is seen without another reservation.
+                let mut sized_buf = buffer(total + 1);
+                sized_buf.extend_from_slice(out);
+                *out = sized_buf;
+            }
+        };
+        match self {
+            ServiceStream::Server(tcp) => loop {
+                size_once(&mut out);
+                if out.capacity() == out.len() {
+                    out.reserve(READ_CHUNK);
+                }
+                if tcp.read_buf(&mut out).await? == 0 {
+                    break;
+                }
+                if out.len() > limit {
+                    return Err(AdbError::OutputTooLarge { limit });
+                }
+            },
+            ServiceStream::Direct(d) => {
+                while let Some(chunk) = d.read_chunk().await? {
+                    if out.len() + chunk.len() > limit {
+                        return Err(AdbError::OutputTooLarge { limit });
+                    }
+                    if out.is_empty() {
+                        out = chunk;
+                    } else {
+                        out.extend_from_slice(&chunk);
+                    }
+                    size_once(&mut out);
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Buffered exact reads over a [`ServiceStream`] (sync protocol frames span chunks).

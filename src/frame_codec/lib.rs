@@ -3,12 +3,15 @@
 //! compiled where they are instantiated, here). A PNG is decoded with `png` straight into one
 //! RGBA buffer; frames are downscaled with `fast_image_resize` (SSE4.1/AVX2 on x86-64, NEON on
 //! aarch64) and encoded with `jpeg-encoder` (RGBA read in place), `image-webp` (lossless WebP) or
-//! `png`. No allocation besides the decoded frame, the downscaled copy and the output.
+//! `png`. No allocation besides the decoded frame, the downscaled copy and the output, and the
+//! frame-sized ones are reused from one screenshot to the next ([`reuse`]).
 
 use std::io::Cursor;
 
+pub mod reuse;
+
 use fast_image_resize::images::Image;
-use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions};
 
 /// What went wrong with an image.
 #[derive(Debug, thiserror::Error)]
@@ -86,8 +89,15 @@ pub fn decode(png: &[u8]) -> Result<Rgba, CodecError> {
     let len = reader
         .output_buffer_size()
         .ok_or_else(|| CodecError::Invalid("PNG dimensions overflow the address space".into()))?;
-    let mut buf = vec![0u8; len];
-    let info = reader.next_frame(&mut buf).map_err(bad)?;
+    let mut buf = reuse::take_buffer(len);
+    buf.resize(len, 0);
+    let info = match reader.next_frame(&mut buf) {
+        Ok(info) => info,
+        Err(e) => {
+            reuse::give_back(buf);
+            return Err(bad(e));
+        }
+    };
     buf.truncate(info.buffer_size());
     let pixels = match info.color_type {
         png::ColorType::Rgba => buf,
@@ -163,13 +173,18 @@ fn downscale(src: View<'_>, to: (u32, u32)) -> Result<Rgba, CodecError> {
         PixelType::U8x4,
     )
     .map_err(|e| internal(&e))?;
-    let mut dst = Image::new(to.0, to.1, PixelType::U8x4);
+    let len = to.0 as usize * to.1 as usize * 4;
+    let mut pixels = reuse::take_buffer(len);
+    pixels.resize(len, 0);
+    let mut dst =
+        Image::from_vec_u8(to.0, to.1, pixels, PixelType::U8x4).map_err(|e| internal(&e))?;
     let options = ResizeOptions::new()
         .resize_alg(ResizeAlg::Convolution(FilterType::Bilinear))
         .use_alpha(false);
-    Resizer::new()
-        .resize(&src_view, &mut dst, &options)
-        .map_err(|e| internal(&e))?;
+    let mut resizer = reuse::take_resizer();
+    let resized = resizer.resize(&src_view, &mut dst, &options);
+    reuse::give_back_resizer(resizer);
+    resized.map_err(|e| internal(&e))?;
     Ok(Rgba {
         width: to.0,
         height: to.1,
@@ -178,7 +193,8 @@ fn downscale(src: View<'_>, to: (u32, u32)) -> Result<Rgba, CodecError> {
 }
 
 /// Checks `frame` for all-black (stops at the first lit pixel), downscales it to fit a
-/// `resize`×`resize` box if given, and encodes it. Returns the bytes, the output size (px) and
+/// `resize`×`resize` box if given (into a reused buffer, given back after encoding), and encodes
+/// it. Returns the bytes, the output size (px) and
 /// whether the frame is all black. Errors: [`CodecError::Internal`] (JPEG sides above 65 535 px).
 pub fn reencode(
     frame: View<'_>,
@@ -188,16 +204,17 @@ pub fn reencode(
 ) -> Result<Encoded, CodecError> {
     // The frame is at hand: the check stops at the first lit pixel.
     let blank = is_dark(frame.pixels, 4, 3);
-    let small;
-    let frame = match resize {
-        Some(m) => {
-            small = downscale(frame, fit((frame.width, frame.height), m))?;
-            small.view()
-        }
-        None => frame,
+    let small = match resize {
+        Some(m) => Some(downscale(frame, fit((frame.width, frame.height), m))?),
+        None => None,
     };
+    let frame = small.as_ref().map_or(frame, Rgba::view);
     let out_size = (frame.width, frame.height);
-    Ok((encode(frame, format, quality)?, out_size, blank))
+    let encoded = encode(frame, format, quality);
+    if let Some(small) = small {
+        reuse::give_back(small.pixels);
+    }
+    Ok((encoded?, out_size, blank))
 }
 
 fn encode(img: View<'_>, format: Encoding, quality: u8) -> Result<Vec<u8>, CodecError> {

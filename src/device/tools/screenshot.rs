@@ -313,10 +313,22 @@ async fn capture(
     if let Some(d) = display_id {
         argv.extend(["-d", d]);
     }
-    let mut bytes = ctx
-        .link
-        .exec(&command_line(&argv), SCREENSHOT_DEADLINE, limit)
-        .await?;
+    let command = command_line(&argv);
+    let mut bytes = match source {
+        Source::Png => ctx.link.exec(&command, SCREENSHOT_DEADLINE, limit).await?,
+        Source::Raw => {
+            ctx.link
+                .exec_announced(
+                    &command,
+                    SCREENSHOT_DEADLINE,
+                    limit,
+                    raw::ANNOUNCE_HEAD,
+                    raw::announced_len,
+                    xagent_frame_codec::reuse::take_buffer,
+                )
+                .await?
+        }
+    };
     let warned_before = |bytes: &[u8], offset: usize| {
         bytes[..offset]
             .windows(MULTI_DISPLAY_WARNING.len())

@@ -2,10 +2,11 @@
 //! re-encoding through `xagent-frame-codec` (the pixel work, built at opt-level 3). A raw
 //! `screencap` dump ([`super::raw`]) is used in place (no decode, no copy for RGBA/RGBX); a PNG is
 //! decoded into one RGBA buffer. The PNG passthrough (`png` without a smaller `max_dimension`)
-//! keeps the captured bytes untouched. After re-encoding, the freed frame buffers are handed back
-//! to the OS (see [`release_memory`]).
+//! keeps the captured bytes untouched. Frame-sized buffers go back to
+//! [`xagent_frame_codec::reuse`] for the next screenshot, which hands them to the OS once the
+//! connector is idle.
 
-use xagent_frame_codec::{decode, is_blank_png, reencode, CodecError, Encoding, View};
+use xagent_frame_codec::{decode, is_blank_png, reencode, reuse, CodecError, Encoding, View};
 
 use super::Format;
 use crate::device::error::DeviceError;
@@ -42,14 +43,14 @@ pub fn process(
         let blank = is_blank_png(&png);
         return Ok((png, size, blank));
     }
-    let result = decode(&png)
+    decode(&png)
         .and_then(|frame| {
             drop(png);
-            reencode(frame.view(), encoding(format), resize, quality)
+            let encoded = reencode(frame.view(), encoding(format), resize, quality);
+            reuse::give_back(frame.pixels);
+            encoded
         })
-        .map_err(device_error);
-    release_memory();
-    result
+        .map_err(device_error)
 }
 
 /// CPU-bound work on a raw `screencap` dump ([`super::raw::RawFrame`]): the pixels are read
@@ -64,16 +65,16 @@ pub fn process_raw(
     fixed_mmap_threshold();
     let (width, height) = (raw.width, raw.height);
     let resize = max_dim.filter(|m| *m < width.max(height));
-    let result = raw.into_rgba().and_then(|(buf, start)| {
+    raw.into_rgba().and_then(|(buf, start)| {
         let view = View {
             pixels: &buf[start..],
             width,
             height,
         };
-        reencode(view, encoding(format), resize, quality).map_err(device_error)
-    });
-    release_memory();
-    result
+        let encoded = reencode(view, encoding(format), resize, quality).map_err(device_error);
+        reuse::give_back(buf);
+        encoded
+    })
 }
 
 /// Buffers from this size up are mapped on their own and unmapped on `free`: above the
@@ -100,19 +101,6 @@ fn fixed_mmap_threshold() {
             libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD as libc::c_int);
         }
     });
-}
-
-/// Hands the pages of freed image buffers back to the OS. A 1080x2400 frame is a 10 MB buffer;
-/// glibc raises its mmap threshold after the first such buffer is freed, so later ones come from
-/// the (per-thread) heap arenas and stay resident after `free` — 81 MB after 66 screenshots
-/// before this. `malloc_trim(0)` releases the free pages of every arena (glibc ≥ 2.8);
-/// `docs/performance.md` has the figures against the alternatives.
-fn release_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks glibc's own free lists; no Rust object is touched.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 #[cfg(test)]

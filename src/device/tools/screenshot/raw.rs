@@ -68,6 +68,23 @@ pub fn find(bytes: Vec<u8>) -> Result<RawFrame, Vec<u8>> {
     Err(bytes)
 }
 
+/// Bytes of header [`announced_len`] needs (width, height, format).
+pub const ANNOUNCE_HEAD: usize = 12;
+
+/// The whole dump's length (bytes) as announced by a header at the very start of `head`, taking
+/// the longer (16-byte) header; `None` when the start is no header (text first, a PNG), so the
+/// capture is read without a size. Used only to size the read buffer, never trusted for parsing.
+pub fn announced_len(head: &[u8]) -> Option<usize> {
+    let (w, h, f) = (word(head, 0)?, word(head, 4)?, word(head, 8)?);
+    if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
+        return None;
+    }
+    (w as usize)
+        .checked_mul(h as usize)?
+        .checked_mul(bytes_per_pixel(f)?)?
+        .checked_add(16)
+}
+
 /// Reads the header at `at` of `bytes`: the frame when a 16- or 12-byte header there
 /// announces a known pixel format and exactly the payload that follows, else the bytes back.
 pub fn parse_at(bytes: Vec<u8>, at: usize) -> Result<RawFrame, Vec<u8>> {
@@ -211,6 +228,17 @@ mod tests {
         assert!(parse_at(dump(0, 0, 1, true, &[]), 0).is_err());
         // A PNG is not a raw dump.
         assert!(parse_at(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec(), 0).is_err());
+    }
+
+    #[test]
+    fn announced_len_takes_the_long_header_and_refuses_text() {
+        let d = dump(3, 2, 1, true, &[1, 2, 3, 255]);
+        assert_eq!(announced_len(&d[..ANNOUNCE_HEAD]), Some(d.len()));
+        let d = dump(3, 2, 4, false, &[0, 0]);
+        assert_eq!(announced_len(&d), Some(16 + 12));
+        assert_eq!(announced_len(b"[Warning] Multiple displays"), None);
+        assert_eq!(announced_len(&dump(1, 1, 99, true, &[0; 4])), None);
+        assert_eq!(announced_len(&[1, 0, 0]), None);
     }
 
     #[test]
