@@ -17,6 +17,9 @@ use fast_image_resize::Resizer;
 /// within a second or two; an idle box gives the memory back soon after).
 pub const IDLE: Duration = Duration::from_secs(1);
 
+/// How often the heap is trimmed while screenshots keep coming.
+pub const TRIM_PERIOD: Duration = Duration::from_secs(1);
+
 /// Byte buffers kept: one raw frame or decoded PNG and one downscaled frame (a third, for a
 /// second phone's capture in flight, raised the 32-phone farm's RSS more than it saved).
 pub const MAX_BUFFERS: usize = 2;
@@ -150,36 +153,62 @@ fn wake_releaser(mut kept: MutexGuard<'static, Kept>) {
     shared().returned.notify_one();
 }
 
-/// The releaser thread: sleeps while nothing is kept; once something is, drops it all [`IDLE`]
-/// after the last take or give-back, then hands the freed pages back to the OS.
+/// The releaser thread. While screenshots come, it trims the heap at most every
+/// [`TRIM_PERIOD`] (the smaller buffers of image work — JPEG blocks, 1 MiB WRTE payloads — land in
+/// per-thread arenas that glibc does not shrink by itself; trimming after every call, as before,
+/// cost faults on the next one). [`IDLE`] after the last take or give-back it drops everything
+/// kept and trims once more; then it sleeps until something is kept again.
 fn release_when_idle() {
     let shared = shared();
     let mut kept = lock();
+    let mut last_trim = Instant::now();
+    let mut trimmed_since_use = false;
     loop {
-        if kept.buffers.is_empty() && kept.resizers.is_empty() {
+        let Some(last_use) = kept.last_use else {
             kept = shared
                 .returned
                 .wait(kept)
                 .unwrap_or_else(|p| p.into_inner());
             continue;
+        };
+        if last_trim < last_use {
+            trimmed_since_use = false;
         }
-        let idle_for = kept.last_use.map_or(IDLE, |t| t.elapsed());
-        if idle_for < IDLE {
-            kept = shared
-                .returned
-                .wait_timeout(kept, IDLE - idle_for)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+        let idle_for = last_use.elapsed();
+        if idle_for >= IDLE {
+            if trimmed_since_use && kept.buffers.is_empty() && kept.resizers.is_empty() {
+                kept = shared
+                    .returned
+                    .wait(kept)
+                    .unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            let dropped = (
+                std::mem::take(&mut kept.buffers),
+                std::mem::take(&mut kept.resizers),
+            );
+            drop(kept);
+            drop(dropped);
+            trim_heap();
+            last_trim = Instant::now();
+            trimmed_since_use = true;
+            kept = lock();
             continue;
         }
-        let dropped = (
-            std::mem::take(&mut kept.buffers),
-            std::mem::take(&mut kept.resizers),
-        );
-        drop(kept);
-        drop(dropped);
-        trim_heap();
-        kept = lock();
+        let since_trim = last_trim.elapsed();
+        if since_trim >= TRIM_PERIOD {
+            drop(kept);
+            trim_heap();
+            last_trim = Instant::now();
+            kept = lock();
+            continue;
+        }
+        let wait = (IDLE - idle_for).min(TRIM_PERIOD - since_trim);
+        kept = shared
+            .returned
+            .wait_timeout(kept, wait)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
     }
 }
 
