@@ -57,7 +57,7 @@ fn lock() -> MutexGuard<'static, Kept> {
 }
 
 /// An empty buffer (length 0) with room for at least `capacity` bytes: the smallest kept one
-/// that fits, else a new allocation. Its old contents are gone from the caller's view (length 0).
+/// that fits and is at most twice that, else a new allocation. Its old contents are gone from the caller's view (length 0).
 pub fn take_buffer(capacity: usize) -> Vec<u8> {
     let mut kept = lock();
     kept.last_use = Some(Instant::now());
@@ -65,7 +65,8 @@ pub fn take_buffer(capacity: usize) -> Vec<u8> {
         .buffers
         .iter()
         .enumerate()
-        .filter(|(_, b)| b.capacity() >= capacity)
+        // Not a frame buffer for a downscaled copy: its whole size would stay resident.
+        .filter(|(_, b)| b.capacity() >= capacity && b.capacity() / 2 <= capacity)
         .min_by_key(|(_, b)| b.capacity())
         .map(|(i, _)| i);
     match best {
@@ -233,8 +234,10 @@ mod tests {
         assert!(big.capacity() >= 4 << 20);
         let ptr = big.as_ptr();
         give_back(big);
-        // A smaller request reuses the kept buffer (smallest that fits), emptied.
-        let again = take_buffer(2 << 20);
+        // A request that fits reuses the kept buffer, emptied; one under half its size does not.
+        let small = take_buffer(1 << 20);
+        assert_ne!(small.as_ptr(), ptr);
+        let again = take_buffer(3 << 20);
         assert_eq!(again.as_ptr(), ptr);
         assert!(again.is_empty());
         give_back(again);

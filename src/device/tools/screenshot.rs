@@ -419,11 +419,10 @@ impl DeviceTool for Screenshot {
         // stale size only costs a re-encode, never a wrong image: `process*` check the frame).
         let passthrough = format == Format::Png
             && max_dim.is_none_or(|m| ctx.display.get().is_some_and(|(w, h)| m >= w.max(h)));
-        let source = source::choose(
-            ctx.link.kind(),
-            &ctx.policy.quirks.screenshot_capture,
-            passthrough,
-        );
+        let quirk = &ctx.policy.quirks.screenshot_capture;
+        // The slot is held until the frame is processed (the end of this call).
+        let (source, _raw_slot) =
+            source::with_raw_slot(source::choose(ctx.link.kind(), quirk, passthrough), quirk);
         let (geometry, captured) = tokio::join!(
             display_geometry(ctx),
             capture_right_display(ctx, display_arg, source)

@@ -19,6 +19,13 @@
 //!
 //! The device profile's `quirks.screenshot_capture` (`auto` | `raw` | `png`) overrides this
 //! (a phone whose raw dump is broken, a USB-attached phone on a slow hub).
+//!
+//! Memory bounds the raw dump too: each one holds `w*h*4` bytes for its whole transfer, so at
+//! most [`MAX_RAW_IN_FLIGHT`] are taken at once box-wide ([`with_raw_slot`]); past that, an
+//! `auto` capture takes the phone's PNG, whose bytes are small on the wire and whose decoded
+//! frame lives only for the ~10 ms of processing.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::adb::link::LinkKind;
 
@@ -99,6 +106,48 @@ pub fn choose(link: &LinkKind, quirk: &str, passthrough: bool) -> Source {
     }
 }
 
+/// Raw dumps captured or processed at once, box-wide. A 1080x2400 dump is 10.4 MB held for
+/// ~0.3 s over USB 2; without a bound, a 32-phone farm peaked at 86–99 MB RSS against the
+/// 64 MB budget of issue 12 (`docs/performance.md`, fourth pass).
+pub const MAX_RAW_IN_FLIGHT: usize = 3;
+
+static RAW_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// One of the [`MAX_RAW_IN_FLIGHT`] raw dump slots; given back when dropped.
+#[derive(Debug)]
+pub struct RawSlot(());
+
+impl RawSlot {
+    fn try_take() -> Option<RawSlot> {
+        RAW_IN_FLIGHT
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_RAW_IN_FLIGHT).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| RawSlot(()))
+    }
+}
+
+impl Drop for RawSlot {
+    fn drop(&mut self) {
+        RAW_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The source to capture from after the raw-dump bound: a chosen raw dump takes a slot (kept by
+/// the caller until the frame is processed); with none free it becomes the phone's PNG, unless
+/// the profile forces `raw` (`quirk`), which goes ahead without a slot.
+pub fn with_raw_slot(source: Source, quirk: &str) -> (Source, Option<RawSlot>) {
+    match source {
+        Source::Png => (Source::Png, None),
+        Source::Raw => match RawSlot::try_take() {
+            Some(slot) => (Source::Raw, Some(slot)),
+            None if quirk == "raw" => (Source::Raw, None),
+            None => (Source::Png, None),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +181,25 @@ mod tests {
         assert_eq!(attachment(&direct("localhost:5555")), Attachment::Local);
         assert_eq!(attachment(&direct("[::1]:5555")), Attachment::Local);
         assert_eq!(attachment(&direct("10.0.0.7:5555")), Attachment::Network);
+    }
+
+    #[test]
+    fn raw_dumps_past_the_bound_take_the_png_unless_forced() {
+        // The only test touching the box-wide counter (tests of one binary run in parallel).
+        let slots: Vec<_> = (0..MAX_RAW_IN_FLIGHT)
+            .map(|_| with_raw_slot(Source::Raw, "auto"))
+            .collect();
+        assert!(slots
+            .iter()
+            .all(|(s, slot)| *s == Source::Raw && slot.is_some()));
+        assert_eq!(with_raw_slot(Source::Raw, "auto").0, Source::Png);
+        let forced = with_raw_slot(Source::Raw, "raw");
+        assert_eq!((forced.0, forced.1.is_none()), (Source::Raw, true));
+        let png = with_raw_slot(Source::Png, "auto");
+        assert_eq!((png.0, png.1.is_none()), (Source::Png, true));
+        drop(slots);
+        let (source, slot) = with_raw_slot(Source::Raw, "auto");
+        assert_eq!((source, slot.is_some()), (Source::Raw, true));
     }
 
     #[test]
