@@ -441,9 +441,12 @@ impl DeviceTool for Screenshot {
             }
             Captured::Raw(raw) => process_raw(raw, format, max_dim, quality),
         };
-        let processed = tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|_| DeviceError::Internal("image task failed".into()))?;
+        let processed = {
+            let _slot = frame::processing_slot().await;
+            tokio::task::spawn_blocking(work)
+                .await
+                .map_err(|_| DeviceError::Internal("image task failed".into()))?
+        };
         let (bytes, size, blank) = match processed {
             Ok(p) => p,
             Err(e) => return Err(went_away_or(ctx, e).await),

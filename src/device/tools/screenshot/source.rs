@@ -108,8 +108,8 @@ pub fn choose(link: &LinkKind, quirk: &str, passthrough: bool) -> Source {
 
 /// Raw dumps captured or processed at once, box-wide. A 1080x2400 dump is 10.4 MB held for
 /// ~0.3 s over USB 2; without a bound, a 32-phone farm peaked at 86–99 MB RSS against the
-/// 64 MB budget of issue 12 (`docs/performance.md`, fourth pass).
-pub const MAX_RAW_IN_FLIGHT: usize = 3;
+/// 64 MB budget of issue 12, and still at 81 MB with 3 (`docs/performance.md`, fourth pass).
+pub const MAX_RAW_IN_FLIGHT: usize = 2;
 
 static RAW_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 
