@@ -421,7 +421,7 @@ impl DeviceTool for Screenshot {
             && max_dim.is_none_or(|m| ctx.display.get().is_some_and(|(w, h)| m >= w.max(h)));
         let quirk = &ctx.policy.quirks.screenshot_capture;
         // The slot is held until the frame is processed (the end of this call).
-        let (source, _raw_slot) =
+        let (source, raw_slot) =
             source::with_raw_slot(source::choose(ctx.link.kind(), quirk, passthrough), quirk);
         let (geometry, captured) = tokio::join!(
             display_geometry(ctx),
@@ -442,7 +442,12 @@ impl DeviceTool for Screenshot {
             Captured::Raw(raw) => process_raw(raw, format, max_dim, quality),
         };
         let processed = {
-            let _slot = frame::processing_slot().await;
+            // A raw dump keeps the slot it was captured under; a passthrough only scans rows.
+            let _slot = match raw_slot {
+                Some(slot) => Some(slot),
+                None if passthrough => None,
+                None => source::frame_slot().await,
+            };
             tokio::task::spawn_blocking(work)
                 .await
                 .map_err(|_| DeviceError::Internal("image task failed".into()))?

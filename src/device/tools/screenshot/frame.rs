@@ -77,20 +77,6 @@ pub fn process_raw(
     })
 }
 
-/// A turn to process a frame: at most one per core at once (at most 4), box-wide. The work is
-/// CPU-bound, so more at once only adds memory (a 1080x2400 frame with its resize intermediate
-/// and downscaled copy is ~19 MB): unbounded, a 32-phone farm's RSS peaked at 86–99 MB
-/// (`docs/performance.md`, fourth pass). Waiting is for others' processing (~10–30 ms each).
-/// `None` only if the semaphore were closed, which nothing does.
-pub async fn processing_slot() -> Option<tokio::sync::SemaphorePermit<'static>> {
-    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    let slots = SLOTS.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        tokio::sync::Semaphore::new(cores.clamp(1, 4))
-    });
-    slots.acquire().await.ok()
-}
-
 /// Buffers from this size up are mapped on their own and unmapped on `free`: above the
 /// transport's 1 MiB WRTE payloads (`MAX_PAYLOAD`), so those are recycled from the heap within
 /// a capture instead of being mapped, faulted in and unmapped ten times per raw frame.

@@ -20,12 +20,10 @@
 //! The device profile's `quirks.screenshot_capture` (`auto` | `raw` | `png`) overrides this
 //! (a phone whose raw dump is broken, a USB-attached phone on a slow hub).
 //!
-//! Memory bounds the raw dump too: each one holds `w*h*4` bytes for its whole transfer, so at
-//! most [`MAX_RAW_IN_FLIGHT`] are taken at once box-wide ([`with_raw_slot`]); past that, an
-//! `auto` capture takes the phone's PNG, whose bytes are small on the wire and whose decoded
-//! frame lives only for the ~10 ms of processing.
-
-use std::sync::atomic::{AtomicUsize, Ordering};
+//! Memory bounds the raw dump too: each one holds `w*h*4` bytes for its whole transfer, so it
+//! needs one of the box's [`FRAME_SLOTS`] ([`with_raw_slot`]); with none free, an `auto` capture
+//! takes the phone's PNG, whose bytes are small on the wire and whose decoded frame lives only
+//! for the ~10 ms of processing.
 
 use crate::adb::link::LinkKind;
 
@@ -106,44 +104,39 @@ pub fn choose(link: &LinkKind, quirk: &str, passthrough: bool) -> Source {
     }
 }
 
-/// Raw dumps captured or processed at once, box-wide. A 1080x2400 dump is 10.4 MB held for
-/// ~0.3 s over USB 2; without a bound, a 32-phone farm peaked at 86–99 MB RSS against the
-/// 64 MB budget of issue 12, and still at 81 MB with 3 (`docs/performance.md`, fourth pass).
-pub const MAX_RAW_IN_FLIGHT: usize = 2;
+/// Frames in the connector's memory at once, box-wide: raw dumps from the start of their
+/// transfer to the end of their processing, decoded PNGs during processing. A 1080x2400 frame
+/// with its resize intermediate and downscaled copy is ~19 MB, and a raw dump is held for its
+/// whole transfer (~0.3 s over USB 2). Unbounded, a 32-phone farm's peak RSS (VmHWM) reached
+/// 353 MB in 3 minutes; the 64 MB budget of issue 12 leaves room for two (`docs/performance.md`,
+/// fourth pass). The work is CPU-bound, so more at once would not finish sooner on a Pi either.
+pub const FRAME_SLOTS: usize = 2;
 
-static RAW_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// A held frame slot, given back when dropped.
+pub type FrameSlot = tokio::sync::SemaphorePermit<'static>;
 
-/// One of the [`MAX_RAW_IN_FLIGHT`] raw dump slots; given back when dropped.
-#[derive(Debug)]
-pub struct RawSlot(());
-
-impl RawSlot {
-    fn try_take() -> Option<RawSlot> {
-        RAW_IN_FLIGHT
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < MAX_RAW_IN_FLIGHT).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| RawSlot(()))
-    }
+fn slots() -> &'static tokio::sync::Semaphore {
+    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    SLOTS.get_or_init(|| tokio::sync::Semaphore::new(FRAME_SLOTS))
 }
 
-impl Drop for RawSlot {
-    fn drop(&mut self) {
-        RAW_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
-    }
+/// Waits for a frame slot (others' processing, or a raw transfer: ≤ ~0.3 s over USB 2). `None`
+/// only if the semaphore were closed, which nothing does.
+pub async fn frame_slot() -> Option<FrameSlot> {
+    slots().acquire().await.ok()
 }
 
-/// The source to capture from after the raw-dump bound: a chosen raw dump takes a slot (kept by
-/// the caller until the frame is processed); with none free it becomes the phone's PNG, unless
-/// the profile forces `raw` (`quirk`), which goes ahead without a slot.
-pub fn with_raw_slot(source: Source, quirk: &str) -> (Source, Option<RawSlot>) {
+/// The source to capture from after the frame bound: a chosen raw dump takes a slot at once
+/// (held by the caller until the frame is processed); with none free it becomes the phone's
+/// PNG, whose bytes are small on the wire and wait for a slot only to be processed. A profile
+/// forcing `raw` (`quirk`) goes ahead without a slot and waits for one to process.
+pub fn with_raw_slot(source: Source, quirk: &str) -> (Source, Option<FrameSlot>) {
     match source {
         Source::Png => (Source::Png, None),
-        Source::Raw => match RawSlot::try_take() {
-            Some(slot) => (Source::Raw, Some(slot)),
-            None if quirk == "raw" => (Source::Raw, None),
-            None => (Source::Png, None),
+        Source::Raw => match slots().try_acquire() {
+            Ok(slot) => (Source::Raw, Some(slot)),
+            Err(_) if quirk == "raw" => (Source::Raw, None),
+            Err(_) => (Source::Png, None),
         },
     }
 }
@@ -186,7 +179,7 @@ mod tests {
     #[test]
     fn raw_dumps_past_the_bound_take_the_png_unless_forced() {
         // The only test touching the box-wide counter (tests of one binary run in parallel).
-        let slots: Vec<_> = (0..MAX_RAW_IN_FLIGHT)
+        let slots: Vec<_> = (0..FRAME_SLOTS)
             .map(|_| with_raw_slot(Source::Raw, "auto"))
             .collect();
         assert!(slots
