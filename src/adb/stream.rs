@@ -52,35 +52,12 @@ impl ServiceStream {
     /// into the growing result (no zeroing), over a direct transport the first WRTE payload
     /// becomes the result and later ones are appended.
     pub async fn read_to_end(&mut self, limit: usize) -> Result<Vec<u8>, AdbError> {
-        let mut out = Vec::new();
-        match self {
-            ServiceStream::Server(tcp) => loop {
-                out.reserve(READ_CHUNK);
-                if tcp.read_buf(&mut out).await? == 0 {
-                    break;
-                }
-                if out.len() > limit {
-                    return Err(AdbError::OutputTooLarge { limit });
-                }
-            },
-            ServiceStream::Direct(d) => {
-                while let Some(chunk) = d.read_chunk().await? {
-                    if out.len() + chunk.len() > limit {
-                        return Err(AdbError::OutputTooLarge { limit });
-                    }
-                    if out.is_empty() {
-                        out = chunk;
-                    } else {
-                        out.extend_from_slice(&chunk);
-                    }
-                }
-            }
-        }
-        Ok(out)
+        self.read_to_end_announced(limit, usize::MAX, |_| None, Vec::with_capacity)
+            .await
     }
 
-    /// Reads until EOF like [`Self::read_to_end`], for output whose first bytes announce its
-    /// total length (a raw `screencap` dump: width × height × bytes per pixel after its header).
+    /// Reads until EOF (as [`Self::read_to_end`], which is this without an announcement), for
+    /// output whose first bytes announce its total length (a raw `screencap` dump: width × height × bytes per pixel after its header).
     /// Once `head` bytes are in, `announced(first bytes)` may name the total (bytes); the rest is
     /// then read into one buffer of that size from `buffer` (a reused frame buffer) instead of
     /// doubling a new one up to it. A wrong announcement only costs the optimisation: reading
@@ -93,23 +70,28 @@ impl ServiceStream {
         buffer: fn(usize) -> Vec<u8>,
     ) -> Result<Vec<u8>, AdbError> {
         let mut out: Vec<u8> = Vec::new();
-        let mut sized = false;
-        let mut size_once = |out: &mut Vec<u8>| {
-            if sized || out.len() < head {
+        // `None` until `head` bytes are in; then whether the result has its announced size.
+        let mut exact: Option<bool> = None;
+        let size_once = |out: &mut Vec<u8>, exact: &mut Option<bool>| {
+            if exact.is_some() || out.len() < head {
                 return;
             }
-            sized = true;
-            if let Some(total) = announced(out).filter(|t| *t > out.len() && *t <= limit) {
+            let total = announced(out).filter(|t| *t > out.len() && *t <= limit);
+            if let Some(total) = total {
                 // One byte more than announced, so EOF is seen without another reservation.
                 let mut sized_buf = buffer(total + 1);
                 sized_buf.extend_from_slice(out);
                 *out = sized_buf;
             }
+            *exact = Some(total.is_some());
         };
         match self {
             ServiceStream::Server(tcp) => loop {
-                size_once(&mut out);
-                if out.capacity() == out.len() {
+                size_once(&mut out, &mut exact);
+                // Room for a full chunk per read, except in a buffer of the announced size
+                // (growing it would copy the frame).
+                let spare = out.capacity() - out.len();
+                if spare == 0 || (spare < READ_CHUNK && exact != Some(true)) {
                     out.reserve(READ_CHUNK);
                 }
                 if tcp.read_buf(&mut out).await? == 0 {
@@ -129,7 +111,7 @@ impl ServiceStream {
                     } else {
                         out.extend_from_slice(&chunk);
                     }
-                    size_once(&mut out);
+                    size_once(&mut out, &mut exact);
                 }
             }
         }

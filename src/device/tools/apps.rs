@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::phone::command::{self, am_failure, compound, sections};
 use super::phone::packages::{
-    check_package, cmd_unsupported, list_packages, package_schema, query_activities,
+    self, check_package, cmd_unsupported, list_packages, package_schema, query_activities,
     require_installed, Which, LAUNCHER, LEANBACK,
 };
 use super::{DeviceTool, SideEffect, ToolCtx};
@@ -202,22 +202,14 @@ impl DeviceTool for AppList {
     }
 }
 
-/// `versionName` of each package, batched ([`command::run_batched`]).
+/// `versionName` of each package, batched ([`packages::dumpsys_package_lines`]).
 async fn version_names(
     ctx: &ToolCtx<'_>,
     names: &[String],
 ) -> Result<Vec<Option<String>>, DeviceError> {
-    let parts: Vec<String> = names
-        .iter()
-        .map(|name| {
-            format!(
-                "{} | {}",
-                command_line(&["dumpsys", "package", name]),
-                command_line(&["grep", "-F", "versionName="])
-            )
-        })
-        .collect();
-    let out = command::run_batched(ctx, &parts, LIST_DEADLINE, OUTPUT_LIMIT).await?;
+    let out =
+        packages::dumpsys_package_lines(ctx, names, "versionName=", LIST_DEADLINE, OUTPUT_LIMIT)
+            .await?;
     Ok(out.iter().map(|s| parse_version_name(s)).collect())
 }
 

@@ -165,21 +165,33 @@ async fn system_flags(
     names: &[String],
     deadline: Duration,
 ) -> Result<Vec<Option<bool>>, DeviceError> {
+    let out = dumpsys_package_lines(ctx, names, "flags=[", deadline, 8 << 20).await?;
+    Ok(out.iter().map(|s| parse_system_flag(s)).collect())
+}
+
+/// The lines of `dumpsys package NAME` holding `needle` (`grep -F`, on the phone), for each of
+/// `names`, in one batched shell call ([`command::run_batched`]) within `deadline`, up to
+/// `limit` bytes of output in all.
+pub async fn dumpsys_package_lines(
+    ctx: &ToolCtx<'_>,
+    names: &[String],
+    needle: &str,
+    deadline: Duration,
+    limit: usize,
+) -> Result<Vec<String>, DeviceError> {
     let parts: Vec<String> = names
         .iter()
         .map(|name| {
             format!(
                 "{} | {}",
                 command_line(&["dumpsys", "package", name]),
-                command_line(&["grep", "-F", "flags=["])
+                command_line(&["grep", "-F", needle])
             )
         })
         .collect();
-    let out = command::run_batched(ctx, &parts, deadline, 8 << 20).await?;
-    Ok(out.iter().map(|s| parse_system_flag(s)).collect())
+    command::run_batched(ctx, &parts, deadline, limit).await
 }
 
-/// The `SYSTEM` flag of the first line of `out` that starts (indentation aside) with `flags=[`.
 fn parse_system_flag(out: &str) -> Option<bool> {
     out.lines()
         .map(str::trim)
