@@ -492,12 +492,14 @@ pub fn parse_claim_code(serial: &str, value: &str) -> Result<CodeHash, ConfigErr
                 Ok(out)
             }
             _ => Err(ConfigError::Invalid(format!(
-                "claim code for serial {serial} must be `sha256:` + 64 hex digits"
+                "claim code for serial {} must be `sha256:` + 64 hex digits",
+                crate::protocol::descriptor::mask_serial(serial)
             ))),
         }
     } else if value.len() < 6 {
         Err(ConfigError::Invalid(format!(
-            "claim code for serial {serial} must be at least 6 characters"
+            "claim code for serial {} must be at least 6 characters",
+            crate::protocol::descriptor::mask_serial(serial)
         )))
     } else {
         Ok(hash_claim_code(value))
@@ -555,6 +557,14 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_claim_code_names_the_serial_masked() {
+        for bad in ["short", "sha256:12"] {
+            let e = parse_claim_code("SIM0002XYZ", bad).unwrap_err().to_string();
+            assert!(!e.contains("SIM0002XYZ") && e.contains("SIM…2XYZ"), "{e}");
+        }
+    }
 
     #[test]
     fn claim_codes_hash_either_form() {

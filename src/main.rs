@@ -249,7 +249,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let mut line = String::new();
             std::io::stdin().read_line(&mut line)?;
             let code = line.trim_end_matches(['\r', '\n']);
-            config::parse_claim_code("stdin", code)?;
+            if code.len() < 6 {
+                anyhow::bail!("a claim code must be at least 6 characters (read from stdin)");
+            }
             println!(
                 "sha256:{}",
                 xagent_adb_connector::secret::to_hex(

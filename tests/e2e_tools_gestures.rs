@@ -174,6 +174,33 @@ async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
     );
 }
 
+/// Keys an old phone's `input` ignores (exit 0, nothing pressed) are refused with the SDK they
+/// need, before anything is sent (fresh-user finding: `select_all` "succeeded" on Android 6);
+/// keys it has still work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_newer_than_the_phone_are_refused_with_the_sdk_they_need() {
+    let sim = SimPhone::start_with_control("SIMKEYS000006", &["--persona", "legacy-android6"]);
+    let dir = TempDir::new("keys6");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    for (asked, sdk) in [("select_all", "33"), ("paste", "24")] {
+        let ack = x
+            .tool(&ch, "android_press_key", json!({"key": asked}))
+            .await;
+        assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+        let m = ack["error"]["message"].as_str().unwrap();
+        assert!(m.contains(sdk) && m.contains("23"), "{m}");
+    }
+    assert_eq!(sim.count_runs(&["input", "keycombination"]), 0);
+    assert_eq!(sim.count_runs(&["input", "keyevent", "279"]), 0);
+    let r = ok(&x
+        .tool(&ch, "android_press_key", json!({"key": "home"}))
+        .await)
+    .clone();
+    assert_eq!(r["key"], "home");
+    assert_eq!(sim.count_runs(&["input", "keyevent", "3"]), 1);
+}
+
 /// A status section the phone leaves empty or garbles gives `null` fields named in
 /// `unavailable`, never empty strings; a phone that reports nothing at all is
 /// `device_command_failed` (fresh-user finding). The sim's scripts empty one command each.

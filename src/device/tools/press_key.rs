@@ -40,6 +40,18 @@ pub const KEYS: &[(&str, u32, Option<&str>)] = &[
     ("select_all", 29, None),
 ];
 
+/// The first SDK whose `input` presses `key` (tool name): `KEYCODE_CUT`/`COPY`/`PASTE` are API
+/// 24 (`KeyEvent.java`), `input keycombination` (select_all) arrived with Android 13's
+/// `InputShellCommand` (API 33). Older phones accept the command and do nothing (field report:
+/// exit 0), so the tool checks first.
+fn min_sdk(key: &str) -> Option<u32> {
+    match key {
+        "cut" | "copy" | "paste" => Some(24),
+        "select_all" => Some(33),
+        _ => None,
+    }
+}
+
 /// Arguments.
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -92,7 +104,7 @@ pub struct PressKey;
 impl DeviceTool for PressKey {
     const ID: &'static str = "android_press_key";
     const TITLE: &'static str = "Press a key";
-    const DESCRIPTION: &'static str = "Press one key on the bound phone: home, back, enter, recents, delete, tab, space, escape, dpad_up, dpad_down, dpad_left, dpad_right, dpad_center, volume_up, volume_down, volume_mute, power, wake, sleep, menu, search, paste, copy, cut, select_all. Names are case-insensitive; a `KEYCODE_` prefix and Android's own KeyEvent names (KEYCODE_APP_SWITCH for recents, KEYCODE_DEL for delete, KEYCODE_WAKEUP for wake) are accepted too. The result names the key by the list's name.";
+    const DESCRIPTION: &'static str = "Press one key on the bound phone: home, back, enter, recents, delete, tab, space, escape, dpad_up, dpad_down, dpad_left, dpad_right, dpad_center, volume_up, volume_down, volume_mute, power, wake, sleep, menu, search, paste, copy, cut, select_all. Names are case-insensitive; a `KEYCODE_` prefix and Android's own KeyEvent names (KEYCODE_APP_SWITCH for recents, KEYCODE_DEL for delete, KEYCODE_WAKEUP for wake) are accepted too. The result names the key by the list's name. cut/copy/paste need Android 7+ (SDK 24) and select_all Android 13+ (SDK 33): older phones answer device_command_failed, nothing pressed.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = Args;
     type Output = Output;
@@ -113,6 +125,22 @@ impl DeviceTool for PressKey {
 
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let (key, code) = resolve_key(&args.key).ok_or_else(unknown_key)?;
+        if let Some(min) = min_sdk(key) {
+            let out = ctx
+                .link
+                .shell("getprop ro.build.version.sdk", INPUT_DEADLINE, 64)
+                .await?;
+            let sdk = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<u32>()
+                .ok();
+            if let Some(sdk) = sdk.filter(|s| *s < min) {
+                return Err(DeviceError::CommandFailed(format!(
+                    "{key} needs Android SDK {min} or newer; this phone runs SDK {sdk}, whose `input` \
+                     ignores it (nothing was pressed)"
+                )));
+            }
+        }
         let cmd = if key == "select_all" {
             // Ctrl+A: KEYCODE_A (29) with META_CTRL_ON via `input keycombination` is Android 13+;
             // `input keyevent --longpress` cannot express it, so use the two-key combination form.
@@ -134,6 +162,13 @@ impl DeviceTool for PressKey {
 mod tests {
     use super::*;
     use crate::device::tools::registry::assert_output;
+
+    #[test]
+    fn keys_newer_than_android_6_name_their_sdk() {
+        assert_eq!(min_sdk("paste"), Some(24));
+        assert_eq!(min_sdk("select_all"), Some(33));
+        assert_eq!(min_sdk("home"), None);
+    }
 
     #[test]
     fn outputs_match_the_schema() {
