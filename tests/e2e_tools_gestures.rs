@@ -174,6 +174,30 @@ async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
     );
 }
 
+/// A `display_id` the phone does not have is `invalid_arguments` naming the displays it has
+/// (fresh-user finding: it read "screencap did not return a valid PNG"); argv stays one word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_display_id_names_the_displays_the_phone_has() {
+    let sim = SimPhone::start_with_control("SIMDISP000001", &[]);
+    let dir = TempDir::new("disp");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    for id in [json!(9), json!("0; touch /sdcard/pwned")] {
+        let ack = x
+            .tool(&ch, "android_screenshot", json!({"display_id": id}))
+            .await;
+        assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+        let m = ack["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("/display_id") && m.contains("its displays"),
+            "{m}"
+        );
+    }
+    assert_eq!(sim.count_runs(&["touch"]), 0);
+    let ok_shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    assert!(ok_shot["error"].is_null(), "{ok_shot}");
+}
+
 /// Keys an old phone's `input` ignores (exit 0, nothing pressed) are refused with the SDK they
 /// need, before anything is sent (fresh-user finding: `select_all` "succeeded" on Android 6);
 /// keys it has still work.

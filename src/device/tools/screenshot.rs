@@ -240,6 +240,29 @@ async fn pick_display(
     Ok((first, "first_listed", size))
 }
 
+/// After `screencap -d ID` gave no image: `invalid_arguments` naming the phone's displays when
+/// `ID` is not one of them (`screencap` itself only exits 1, which `exec:` does not carry);
+/// `None` when it is one, or the list cannot be read (the capture's own error then stands).
+async fn unknown_display(ctx: &ToolCtx<'_>, id: &str) -> Option<DeviceError> {
+    let out = ctx
+        .link
+        .shell(
+            "dumpsys SurfaceFlinger --display-id",
+            Duration::from_secs(10),
+            1 << 20,
+        )
+        .await
+        .ok()?;
+    let ids = parse_display_ids(&text::decode_output(&out.stdout));
+    if ids.is_empty() || ids.iter().any(|known| known == id) {
+        return None;
+    }
+    Some(DeviceError::InvalidArguments(format!(
+        "invalid argument /display_id: the phone has no display {id:?}; its displays (dumpsys SurfaceFlinger --display-id): {}",
+        ids.join(", ")
+    )))
+}
+
 /// What `screencap` gave.
 enum Captured {
     /// `screencap -p`: the PNG (anything before its signature dropped).
@@ -258,8 +281,13 @@ async fn capture_right_display(
     source: Source,
 ) -> Result<(Captured, Option<String>, &'static str, Option<(u32, u32)>), DeviceError> {
     if let Some(d) = requested {
-        let (_, frame) = capture(ctx, Some(&d), source).await?;
-        return Ok((frame, Some(d), "requested", None));
+        return match capture(ctx, Some(&d), source).await {
+            Ok((_, frame)) => Ok((frame, Some(d), "requested", None)),
+            Err(e @ DeviceError::InvalidScreenshot(_)) => {
+                Err(unknown_display(ctx, &d).await.unwrap_or(e))
+            }
+            Err(e) => Err(e),
+        };
     }
     let (warned, frame) = capture(ctx, None, source).await?;
     if !warned {
