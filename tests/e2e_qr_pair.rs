@@ -384,6 +384,7 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         // The phone's Wi-Fi toggles: its connect port moves. The descriptor reads `offline`
         // until the connector finds the phone again by its GUID, then `connected`.
         let before = sim.state()["wireless"]["connect_port"].clone();
+        let log_mark = conn.logs().len();
         let moved = control(&sim, "/v1/wireless/move", json!({}));
         assert_ne!(moved["connect_port"], before, "{moved}");
         let mut seen: Vec<String> = Vec::new();
@@ -410,6 +411,13 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         assert!(conn
             .logs()
             .contains("wireless phone found at a new address"));
+        // The log says the phone left and came back (fresh-user finding: only "left" was logged).
+        let logs = conn.logs()[log_mark..].to_string();
+        let back = logs.lines().any(|l| {
+            l.contains("phone state changed")
+                && (l.contains("to=device") || l.contains("to=\"device\""))
+        });
+        assert!(back, "{logs}");
         assert!(
             !conn.logs().contains("reachable through two routes"),
             "the address the phone left is forgotten, not kept as a fallback"

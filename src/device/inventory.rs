@@ -118,6 +118,9 @@ pub struct Inventory {
     frozen: Arc<Mutex<HashSet<(String, String)>>>,
     /// Ticks when a call suspects a phone (a `device_timeout`): check now.
     suspects: Arc<watch::Sender<u64>>,
+    /// Serials seen in this process: one coming back after all its routes were forgotten is
+    /// logged as `gone` → its state ([`log_state_change`]); a first sighting is not.
+    seen: Arc<Mutex<HashSet<String>>>,
 }
 
 /// The preferred route of one serial.
@@ -141,10 +144,29 @@ fn visible(routes: Option<&Vec<AttachedPhone>>) -> Visible {
 /// the transport, which for USB is the full serial). A first sighting is not logged, so the
 /// operator commands' one-shot surveys stay quiet; changes to or from
 /// `adb_server_unavailable` are at debug level, the adb server's own line says it once.
-fn log_state_change(serial: &str, before: &Visible, after: &Visible) {
-    let (Some((was, ..)), Some((now, _, server))) = (before, after) else {
-        return;
+fn log_state_change(
+    serial: &str,
+    before: &Visible,
+    after: &Visible,
+    seen: &Mutex<HashSet<String>>,
+) {
+    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+    // A phone whose routes were all forgotten (a Wi-Fi address it left, or one adb stopped
+    // listing) is `gone`; it counts as a change only for a serial seen before in this process.
+    let (was, now, server) = match (before, after) {
+        (Some((was, _, server)), None) => (was.clone(), DeviceState::Gone, server.clone()),
+        (Some((was, ..)), Some((now, _, server))) => (was.clone(), now.clone(), server.clone()),
+        (None, Some((now, _, server))) if seen.contains(serial) => {
+            (DeviceState::Gone, now.clone(), server.clone())
+        }
+        (None, Some(_)) => {
+            seen.insert(serial.to_string());
+            return;
+        }
+        (None, None) => return,
     };
+    seen.insert(serial.to_string());
+    drop(seen);
     if was == now {
         return;
     }
@@ -166,6 +188,7 @@ impl Default for Inventory {
             changes: Arc::new(watch::channel(0).0),
             frozen: Arc::default(),
             suspects: Arc::new(watch::channel(0).0),
+            seen: Arc::default(),
         }
     }
 }
@@ -276,7 +299,7 @@ impl Inventory {
             (before, visible(Some(routes)), dup)
         };
         let changed = before != after;
-        log_state_change(&serial, &before, &after);
+        log_state_change(&serial, &before, &after, &self.seen);
         if let Some(places) = duplicate {
             tracing::warn!(
                 serial = %masked,
@@ -305,12 +328,21 @@ impl Inventory {
         let changed = {
             let mut map = self.write();
             let mut changed = false;
-            map.retain(|_, routes| {
+            let mut gone = Vec::new();
+            map.retain(|serial, routes| {
                 let before = visible(Some(routes));
                 routes.retain(|p| !(p.transport == transport && p.adb_server.as_deref() == server));
-                changed |= before != visible(Some(routes));
+                let after = visible(Some(routes));
+                if before != after {
+                    changed = true;
+                    gone.push((serial.clone(), before, after));
+                }
                 !routes.is_empty()
             });
+            drop(map);
+            for (serial, before, after) in &gone {
+                log_state_change(serial, before, after, &self.seen);
+            }
             changed
         };
         if changed {
@@ -352,7 +384,7 @@ impl Inventory {
         };
         if log {
             for (serial, before, after) in &changes {
-                log_state_change(serial, before, after);
+                log_state_change(serial, before, after, &self.seen);
             }
         }
         if !changes.is_empty() {
