@@ -10,7 +10,7 @@ mod common;
 
 use serde_json::{json, Value};
 
-use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::schemas::assert_packet;
 use common::xagent::{connect, http_get};
 use common::API_KEY;
@@ -236,20 +236,6 @@ fn pair_cli_pairs_and_prints_the_serial() {
     assert!(!out.contains("161803"));
 }
 
-/// Runs the binary with `args` and no inherited `XAGENT_ADB_*`; (exit code, stdout).
-fn run_cli(args: &[&str]) -> (Option<i32>, String) {
-    let mut cmd = std::process::Command::new(common::procs::bin());
-    cmd.args(args);
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
-        cmd.env_remove(k);
-    }
-    let out = cmd.output().expect("run binary");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 /// A phone paired over Wi-Fi (flow `adb_pair_code`; no adb server, no `--device`) is listed by
 /// `devices` and `check` with its state: `device` and its bound channel while the connector runs
 /// (read from its socket), then, with the connector stopped and the phone gone, `offline` under
@@ -286,7 +272,7 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     let devices = |flags: &[&str]| {
         let mut args = vec!["devices", "--json"];
         args.extend_from_slice(flags);
-        let (code, out) = run_cli(&args);
+        let (code, out, _) = run_cli(&args);
         assert_eq!(code, Some(0), "{out}");
         let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
         rows
@@ -302,7 +288,7 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     assert_eq!(rows[0]["connector_channel_id"], ch.as_str());
     let mut args = vec!["check"];
     args.extend_from_slice(&flags);
-    let (_, out) = run_cli(&args);
+    let (_, out, _) = run_cli(&args);
     assert!(
         out.contains(&format!(
             "ok       phone SIMPAIRLIST01 (Pixel 8) {transport} (paired over Wi-Fi): device"
@@ -317,7 +303,7 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     conn.kill();
     let other = dir.path().join("other");
     let other_s = other.display().to_string();
-    let (code, _) = run_cli(&[
+    let (code, _, _) = run_cli(&[
         "pair",
         "--code",
         "127.0.0.1:1",
@@ -331,7 +317,7 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     let rows = devices(&flags);
     assert_eq!(rows[0]["serial"], "SIMPAIRLIST01", "{rows:?}");
     assert_eq!(rows[0]["state"], "unauthorized", "{rows:?}");
-    let (code, out) = run_cli(&args);
+    let (code, out, _) = run_cli(&args);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("pair it again"), "{out}");
     std::fs::rename(dir.path().join("adbkey.old"), dir.path().join("adbkey")).unwrap();
@@ -344,7 +330,7 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     assert_eq!(rows[0]["state"], "offline");
     assert_eq!(rows[0]["paired_over_wifi"], true);
     assert_eq!(rows[0]["connector_channel_id"], ch.as_str());
-    let (code, out) = run_cli(&args);
+    let (code, out, _) = run_cli(&args);
     assert_eq!(code, Some(1), "{out}");
     let problem = out
         .lines()

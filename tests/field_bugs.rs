@@ -904,6 +904,19 @@ async fn fake_adb_server(list: &'static str) -> String {
     addr
 }
 
+/// Claims `serial` until the connector has heard of it (the claim stops answering
+/// `auth_failed` "no attached phone"), for up to 10 s; the last answer.
+async fn claim_once_listed(x: &mut XAgent, ch: &str, serial: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let ack = x.claim(ch, serial).await;
+        if ack["error"]["code"] != "auth_failed" || std::time::Instant::now() > deadline {
+            return ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_28_no_usb_permission_is_told_at_claim_time() {
     let server = fake_adb_server("XXXXXXXX\tno permissions (missing udev rules? user is in the plugdev group); see [http://developer.android.com/tools/device.html]\n").await;
@@ -912,15 +925,7 @@ async fn field_bug_28_no_usb_permission_is_told_at_claim_time() {
     let mut x = connect(&conn.addr).await;
     x.hello("").await;
     let (ch, _) = x.open(None).await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let ack = loop {
-        let ack = x.claim(&ch, "XXXXXXXX").await;
-        let unknown = ack["error"]["code"] == "auth_failed";
-        if !unknown || std::time::Instant::now() > deadline {
-            break ack;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let ack = claim_once_listed(&mut x, &ch, "XXXXXXXX").await;
     assert_eq!(ack["error"]["code"], "device_no_permissions", "{ack}");
     let m = message(&ack);
     assert!(
@@ -1492,14 +1497,7 @@ async fn a_usb_phone_adb_lists_offline_gets_the_usb_fix_at_claim_time() {
     let mut x = connect(&conn.addr).await;
     x.hello("").await;
     let (ch, _) = x.open(None).await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let ack = loop {
-        let ack = x.claim(&ch, "R58N12ABCDEF").await;
-        if ack["error"]["code"] != "auth_failed" || std::time::Instant::now() > deadline {
-            break ack;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let ack = claim_once_listed(&mut x, &ch, "R58N12ABCDEF").await;
     assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
     let m = message(&ack);
     assert!(

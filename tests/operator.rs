@@ -11,25 +11,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
-use common::procs::{bin, ConnectorProc, Phones, SimPhone, TempDir};
+use common::procs::{bin, run_cli as run, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::{connect, http_get};
 use common::API_KEY;
-
-/// Runs the binary with `args` and no inherited `XAGENT_ADB_*`; (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let mut cmd = Command::new(bin());
-    cmd.args(args);
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
-        cmd.env_remove(k);
-    }
-    let out = cmd.output().expect("run binary");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `--data-dir D --api-key-file D/api_key.txt` (the file the test connector also uses).
 fn base_flags(dir: &std::path::Path) -> Vec<String> {

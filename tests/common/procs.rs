@@ -15,6 +15,22 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_xagent-adb-connector")
 }
 
+/// Runs the binary with `args` and no inherited `XAGENT_ADB_*` (a one-shot command such as
+/// `check`, `devices`, `pair`); returns (exit code, stdout, stderr).
+pub fn run_cli(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().expect("run binary");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A unique temporary directory (removed on drop).
 pub struct TempDir(pub PathBuf);
 
