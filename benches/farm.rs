@@ -1,13 +1,14 @@
 //! Farm benchmark (a bench binary printing figures): `cargo bench --bench farm -- [--phones N]
-//! [--minutes M] [--link usb2|usb3|wifi] [--instant]`; defaults 32 phones, 10 minutes, usb2.
+//! [--minutes M] [--link usb2|usb3|wifi] [--instant] [--sample-secs S]`; defaults 32 phones, 10
+//! minutes, usb2, a sample every 30 s.
 //!
 //! N simulated phones, each its own process at `nice 10` with the cost model
 //! (`sim --timing realistic --link …`: in production a phone is separate hardware doing its own
 //! work), on the direct transport of one release connector; N channels, one per phone, run an
 //! agent loop (agent-size screenshot `jpeg`/1280, UI tree, tap, text, key), 70 ms between
 //! calls. Printed: cold start to ready (connector spawned → every channel bound), errors, p50/p99
-//! per tool, and every 30 s the connector's CPU % of one core (utime + stime delta ÷ wall
-//! time), RSS and open file descriptors.
+//! per tool, and every sample the connector's CPU % of one core (utime + stime delta ÷ wall
+//! time), RSS, peak RSS (VmHWM) and open file descriptors.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -22,7 +23,7 @@ use serde_json::{json, Value};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::connect;
-use figures::{cpu_ms, load, rss_kb, summary};
+use figures::{cpu_ms, load, peak_rss_kb, rss_kb, summary};
 
 fn fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -47,6 +48,7 @@ fn main() {
     let minutes: f64 = arg(&args, "--minutes", 10.0);
     let link: String = arg(&args, "--link", "usb2".to_string());
     let instant = args.iter().any(|a| a == "--instant");
+    let sample_secs: f64 = arg(&args, "--sample-secs", 30.0);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -84,9 +86,10 @@ fn main() {
             bound.push((x, ch));
         }
         println!(
-            "   cold start to ready ({phones} phones bound): {:.2} s; RSS {:.1} MB, fds {}",
+            "   cold start to ready ({phones} phones bound): {:.2} s; RSS {:.1} MB (peak {:.1}), fds {}",
             cold.elapsed().as_secs_f64(),
             rss_kb(pid) as f64 / 1024.0,
+            peak_rss_kb(pid) as f64 / 1024.0,
             fds(pid)
         );
         let stats: Stats = Arc::default();
@@ -132,15 +135,16 @@ fn main() {
         let start = Instant::now();
         let cpu0 = cpu_ms(pid);
         let (mut last_cpu, mut last_t) = (cpu_ms(pid), Instant::now());
-        println!("   t (s)  connector CPU % of one core   RSS MB   fds   load");
+        println!("   t (s)  connector CPU % of one core   RSS MB   peak MB   fds   load");
         while Instant::now() < stop {
-            tokio::time::sleep(Duration::from_secs(30).min(stop - Instant::now())).await;
+            tokio::time::sleep(Duration::from_secs_f64(sample_secs).min(stop - Instant::now())).await;
             let (c, t) = (cpu_ms(pid), Instant::now());
             println!(
-                "   {:>5.0}  {:>6.1}                       {:>6.1}   {:>4}  {}",
+                "   {:>5.0}  {:>6.1}                       {:>6.1}   {:>7.1}   {:>4}  {}",
                 start.elapsed().as_secs_f64(),
                 (c - last_cpu) / (t - last_t).as_secs_f64() / 10.0,
                 rss_kb(pid) as f64 / 1024.0,
+                peak_rss_kb(pid) as f64 / 1024.0,
                 fds(pid),
                 load()
             );
@@ -157,9 +161,10 @@ fn main() {
             summary(&format!("{name} ({errs} errors)"), ms);
         }
         println!(
-            "   errors: {errors}; connector CPU over the run {:.1} % of one core; RSS at the end {:.1} MB; fds {}",
+            "   errors: {errors}; connector CPU over the run {:.1} % of one core; RSS at the end {:.1} MB, peak (VmHWM) {:.1} MB; fds {}",
             total_cpu / start.elapsed().as_secs_f64() / 10.0,
             rss_kb(pid) as f64 / 1024.0,
+            peak_rss_kb(pid) as f64 / 1024.0,
             fds(pid)
         );
         tokio::time::sleep(Duration::from_secs(3)).await;

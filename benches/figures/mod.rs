@@ -25,11 +25,22 @@ pub fn summary(name: &str, mut ms: Vec<f64>) -> f64 {
 
 /// Resident set of a process, kB (`VmRSS` of `/proc/<pid>/status`, proc(5)); 0 if gone.
 pub fn rss_kb(pid: u32) -> u64 {
+    status_kb(pid, "VmRSS:")
+}
+
+/// Peak resident set of a process since it started, kB (`VmHWM`, proc(5)): the high-water mark
+/// that 30 s samples of `VmRSS` miss; 0 if gone.
+#[allow(dead_code)] // not every bench prints the peak
+pub fn peak_rss_kb(pid: u32) -> u64 {
+    status_kb(pid, "VmHWM:")
+}
+
+fn status_kb(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse().ok())
         })

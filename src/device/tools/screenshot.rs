@@ -5,6 +5,7 @@
 //! (image size, display size, scale, rotation, display id: field bugs 14–15). The result's
 //! `screenshot_id` lets gestures take coordinates in the image's pixel space.
 
+mod codec_thread;
 mod frame;
 mod raw;
 mod source;
@@ -476,9 +477,14 @@ impl DeviceTool for Screenshot {
                 None if passthrough => None,
                 None => source::frame_slot().await,
             };
-            tokio::task::spawn_blocking(work)
-                .await
-                .map_err(|_| DeviceError::Internal("image task failed".into()))?
+            if passthrough {
+                // Row scans only (the all-black check): not queued behind others' encodes.
+                tokio::task::spawn_blocking(work)
+                    .await
+                    .map_err(|_| DeviceError::Internal("image task failed".into()))?
+            } else {
+                codec_thread::run(work).await?
+            }
         };
         let (bytes, size, blank) = match processed {
             Ok(p) => p,

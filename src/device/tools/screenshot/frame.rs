@@ -1,4 +1,5 @@
-//! The captured frame, on the blocking pool: the all-black check, optional downscaling and
+//! The captured frame, on the codec thread ([`super::codec_thread`]; a PNG passthrough on the
+//! blocking pool): the all-black check, optional downscaling and
 //! re-encoding through `xagent-frame-codec` (the pixel work, built at opt-level 3). A raw
 //! `screencap` dump ([`super::raw`]) is used in place (no decode, no copy for RGBA/RGBX); a PNG is
 //! decoded into one RGBA buffer. The PNG passthrough (`png` without a smaller `max_dimension`)
@@ -29,7 +30,7 @@ fn device_error(e: CodecError) -> DeviceError {
 /// A processed image: bytes, size in px, all-black.
 pub type Processed = xagent_frame_codec::Encoded;
 
-/// CPU-bound image work, run on the blocking pool: blank check, optional downscale/re-encode.
+/// CPU-bound image work, run on the codec thread: blank check, optional downscale/re-encode.
 pub fn process(
     png: Vec<u8>,
     size: (u32, u32),
