@@ -347,3 +347,87 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     assert!(problem.contains("Wireless debugging on"), "{out}");
     assert!(!out.contains("314159") && !out.contains(API_KEY), "{out}");
 }
+
+/// A wireless phone paired through `adb_pair_code` and served over the connector's own
+/// transport: the sim (with its control API), the connector, the client and the bound
+/// channel.
+struct PairedPhone {
+    sim: SimPhone,
+    conn: ConnectorProc,
+    x: common::xagent::XAgent,
+    ch: String,
+    _dir: TempDir,
+}
+
+async fn paired_phone(serial: &str) -> PairedPhone {
+    let dir = TempDir::new("pair-served");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        serial,
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--mdns-interface", "lo"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ports = control(&sim, "/v1/pair", json!({ "code": "577215" }));
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "577215")}),
+        )
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let status = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(status.get("error").is_none(), "{status}");
+    PairedPhone {
+        sim,
+        conn,
+        x,
+        ch,
+        _dir: dir,
+    }
+}
+
+/// A phone paired over Wi-Fi that stops accepting the connector's key (the user revoked the
+/// debugging authorisations, which forgets wireless pairings too: the phone drops the TLS
+/// connection and refuses the key on the next) is `device_unauthorized` and told to pair
+/// again — not `device_offline` "address closed or refused".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paired_phone_that_refuses_the_key_is_device_unauthorized() {
+    let mut p = paired_phone("SIMPAIRKEY01").await;
+    let revoked = control(&p.sim, "/v1/auth", json!({"action": "revoke"}));
+    assert_eq!(revoked["accepted"], 0, "{revoked}");
+    let mut status = String::new();
+    for _ in 0..3 {
+        let Some(push) = p.x.wait_push("connection.descriptor.push", 10).await else {
+            break;
+        };
+        status = push["payload"]["connection_descriptor"]["connection"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if status == "revoked" {
+            break;
+        }
+    }
+    assert_eq!(status, "revoked");
+    let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
+    let message = ack["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("pair"), "{message}");
+    for box_side in [
+        "adb reconnect",
+        "adb connect",
+        "adb server",
+        "closed or refused",
+    ] {
+        assert!(!message.contains(box_side), "{box_side}: {message}");
+    }
+    assert!(p.conn.logs().contains(r#"to="unauthorized""#));
+}

@@ -44,6 +44,11 @@ pub const SERVER_LIVENESS_PERIOD: Duration = Duration::from_secs(3);
 /// How often a phone marked unresponsive is checked again (only those: it is back `connected`
 /// within this of answering).
 pub const FROZEN_RECHECK: Duration = Duration::from_secs(1);
+/// How long a direct phone whose connection closed is given to answer a new one before it is
+/// recorded gone: enough for a key refusal (connect, `AUTH`, then
+/// [`crate::adb::direct::KEY_PROMPT_WAIT`]) to be told as `unauthorized`, short enough that a
+/// phone that left the network is `offline` within about 2 s.
+pub const REDIAL_GRACE: Duration = Duration::from_millis(2000);
 /// Back-off between attempts to reach the adb server.
 pub const SERVER_RETRY: Duration = Duration::from_secs(2);
 
@@ -702,7 +707,12 @@ pub async fn attach_direct(
 }
 
 /// Keeps one direct-transport phone's state current until `shutdown`; the link answers `AUTH`
-/// and `STLS` with the connector's adb key (`key`).
+/// and `STLS` with the connector's adb key (`key`). A connection that closed is dialled again
+/// at once (within [`REDIAL_GRACE`]), so the state recorded says why the phone cannot be used: one that now refuses the
+/// key (`AUTH` not accepted, or a wireless-debugging port refusing it over TLS) is
+/// `unauthorized`, never "address closed or refused" (a revoked key drops adbd's connections
+/// first: AOSP `daemon/auth.cpp`, `adbd_auth_verify`; Developer options → Revoke USB debugging
+/// authorisations).
 pub async fn run_direct_watch(
     inv: Inventory,
     addr: String,
@@ -713,38 +723,57 @@ pub async fn run_direct_watch(
     let link = DeviceLink::direct_with_key(addr, key);
     let mut online = false;
     loop {
-        let ok = if online {
+        online = if online {
             match alive(&link).await {
                 Ok(()) => true,
+                // Closed: what the phone says on a new connection is its state, when it says
+                // it soon; past the grace the phone is gone and the next period dials again.
+                Err(DeviceState::Gone) => {
+                    match tokio::time::timeout(REDIAL_GRACE, dial(&inv, &link, &transport)).await {
+                        Ok(online) => online,
+                        Err(_) => {
+                            inv.set_state_by_transport(None, &transport, DeviceState::Gone);
+                            false
+                        }
+                    }
+                }
                 Err(state) => {
                     inv.set_state_by_transport(None, &transport, state);
                     false
                 }
             }
         } else {
-            match attach_direct(&inv, &link, &transport).await {
-                Ok(_) => true,
-                Err(e) => {
-                    // A known phone's state follows why it cannot be reached (no-op for one
-                    // never attached).
-                    let state = match e {
-                        AdbError::DeviceUnauthorized => Some(DeviceState::Unauthorized),
-                        AdbError::Timeout { .. } => Some(DeviceState::Offline),
-                        AdbError::Io(_) | AdbError::DeviceOffline => Some(DeviceState::Gone),
-                        _ => None,
-                    };
-                    if let Some(state) = state {
-                        inv.set_state_by_transport(None, &transport, state);
-                    }
-                    false
-                }
-            }
+            dial(&inv, &link, &transport).await
         };
-        online = ok;
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(DIRECT_PROBE_PERIOD) => {}
         }
+    }
+}
+
+/// One attach attempt of [`run_direct_watch`]: `true` when the phone is online; otherwise a
+/// known phone's state follows why it cannot be reached (no-op for one never attached).
+async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str) -> bool {
+    let Err(e) = attach_direct(inv, link, transport).await else {
+        return true;
+    };
+    if let Some(state) = state_of_failed_dial(&e) {
+        inv.set_state_by_transport(None, transport, state);
+    }
+    false
+}
+
+/// The state of a direct phone whose connect failed with `e`; `None` when the failure says
+/// nothing about the phone's state (a protocol error, a refused service).
+fn state_of_failed_dial(e: &AdbError) -> Option<DeviceState> {
+    match e {
+        // Plain `AUTH` not accepted (the prompt waits on the phone), or the TLS port refusing
+        // the key (pairing revoked or forgotten): both are the phone refusing this host.
+        AdbError::DeviceUnauthorized | AdbError::NotPaired => Some(DeviceState::Unauthorized),
+        AdbError::Timeout { .. } => Some(DeviceState::Offline),
+        AdbError::Io(_) | AdbError::DeviceOffline => Some(DeviceState::Gone),
+        _ => None,
     }
 }
 
