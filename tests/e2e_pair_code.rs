@@ -356,7 +356,7 @@ struct PairedPhone {
     conn: ConnectorProc,
     x: common::xagent::XAgent,
     ch: String,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 async fn paired_phone(serial: &str) -> PairedPhone {
@@ -390,8 +390,27 @@ async fn paired_phone(serial: &str) -> PairedPhone {
         conn,
         x,
         ch,
-        _dir: dir,
+        dir,
     }
+}
+
+/// The status of the descriptor pushes, read until one says `want` (at most 3 pushes, 10 s
+/// each): the last one read.
+async fn pushed_status(x: &mut common::xagent::XAgent, want: &str) -> String {
+    let mut status = String::new();
+    for _ in 0..3 {
+        let Some(push) = x.wait_push("connection.descriptor.push", 10).await else {
+            break;
+        };
+        status = push["payload"]["connection_descriptor"]["connection"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if status == want {
+            break;
+        }
+    }
+    status
 }
 
 /// A phone paired over Wi-Fi that stops accepting the connector's key (the user revoked the
@@ -403,20 +422,7 @@ async fn a_paired_phone_that_refuses_the_key_is_device_unauthorized() {
     let mut p = paired_phone("SIMPAIRKEY01").await;
     let revoked = control(&p.sim, "/v1/auth", json!({"action": "revoke"}));
     assert_eq!(revoked["accepted"], 0, "{revoked}");
-    let mut status = String::new();
-    for _ in 0..3 {
-        let Some(push) = p.x.wait_push("connection.descriptor.push", 10).await else {
-            break;
-        };
-        status = push["payload"]["connection_descriptor"]["connection"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if status == "revoked" {
-            break;
-        }
-    }
-    assert_eq!(status, "revoked");
+    assert_eq!(pushed_status(&mut p.x, "revoked").await, "revoked");
     let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
     assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
     let message = ack["error"]["message"].as_str().unwrap_or_default();
@@ -430,4 +436,41 @@ async fn a_paired_phone_that_refuses_the_key_is_device_unauthorized() {
         assert!(!message.contains(box_side), "{box_side}: {message}");
     }
     assert!(p.conn.logs().contains(r#"to="unauthorized""#));
+    // The same fix as `check` gives this phone.
+    let fix = check_fix(&p.dir, "SIMPAIRKEY01");
+    assert!(message.contains(&fix), "check: {fix}\ntool: {message}");
+}
+
+/// The `fix:` line `check` prints under the problem of phone `serial` (connector data dir
+/// `dir`, no adb server).
+fn check_fix(dir: &TempDir, serial: &str) -> String {
+    let data = dir.path().display().to_string();
+    let (code, out, _) = run_cli(&["check", "--data-dir", &data, "--adb-server", ""]);
+    assert_eq!(code, Some(1), "{out}");
+    out.lines()
+        .skip_while(|l| !(l.starts_with("PROBLEM  phone") && l.contains(serial)))
+        .nth(1)
+        .and_then(|l| l.trim().strip_prefix("fix: "))
+        .unwrap_or_else(|| panic!("no fix for {serial}: {out}"))
+        .to_string()
+}
+
+/// A phone paired over Wi-Fi and served directly that stops answering (switched off: its
+/// connect port refuses) gets, in tool errors, the Wi-Fi fix `check` gives it — turn Wireless
+/// debugging on, the connector re-finds the phone by mDNS — never the `adb tcpip` fix of a
+/// `--device` phone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paired_phone_out_of_reach_gets_the_wifi_fix_in_tool_errors() {
+    let mut p = paired_phone("SIMPAIRGONE1").await;
+    p.sim.unplug();
+    assert_eq!(pushed_status(&mut p.x, "offline").await, "offline");
+    let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let message = ack["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Wireless debugging on"), "{message}");
+    for wrong in ["adb tcpip", "adb connect", "cable"] {
+        assert!(!message.contains(wrong), "{wrong}: {message}");
+    }
+    let fix = check_fix(&p.dir, "SIMPAIRGONE1");
+    assert!(message.contains(&fix), "check: {fix}\ntool: {message}");
 }

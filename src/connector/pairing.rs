@@ -223,7 +223,7 @@ impl Connector {
         let transport = format!("tcp:{addr}");
         let link = DeviceLink::direct_with_key(addr.clone(), key_file.clone());
         let phone = crate::adb::host_key::retry_until_key_recorded(|| {
-            inventory::attach_direct(&self.inventory, &link, &transport)
+            inventory::attach_paired(&self.inventory, &link, &transport)
         })
         .await
         .map_err(|e| connect_refusal(&e, &addr))?;

@@ -74,12 +74,17 @@ pub struct AttachedPhone {
     pub adb_server: Option<String>,
     /// Preference among routes to one serial: lower wins (see the module doc).
     pub rank: usize,
+    /// A direct route to a phone the connector paired over Wi-Fi ([`RouteKind::WifiPaired`]).
+    pub wifi_paired: bool,
 }
 
 impl AttachedPhone {
     /// How this route reaches the phone (what a fix may tell the user to do).
     pub fn route_kind(&self) -> RouteKind {
-        RouteKind::of(self.adb_server.as_deref(), &self.transport)
+        match RouteKind::of(self.adb_server.as_deref(), &self.transport) {
+            RouteKind::Direct if self.wifi_paired => RouteKind::WifiPaired,
+            kind => kind,
+        }
     }
 
     /// Whether `self` and `other` are the same route (server and transport).
@@ -611,6 +616,7 @@ async fn reconcile(
                 transport: e.serial.clone(),
                 adb_server: Some(source.label.clone()),
                 rank: source.rank,
+                wifi_paired: false,
             });
         }
     }
@@ -646,6 +652,7 @@ async fn reconcile(
                     transport: adb_serial,
                     adb_server: Some(source.label.clone()),
                     rank: source.rank,
+                    wifi_paired: false,
                 });
             }
             Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
@@ -685,6 +692,25 @@ pub async fn attach_direct(
     link: &DeviceLink,
     transport: &str,
 ) -> Result<AttachedPhone, AdbError> {
+    attach(inv, link, transport, false).await
+}
+
+/// [`attach_direct`] for a phone the connector paired over Wi-Fi: its route is
+/// [`RouteKind::WifiPaired`] (the Wi-Fi fixes in errors, as `check` gives them).
+pub async fn attach_paired(
+    inv: &Inventory,
+    link: &DeviceLink,
+    transport: &str,
+) -> Result<AttachedPhone, AdbError> {
+    attach(inv, link, transport, true).await
+}
+
+async fn attach(
+    inv: &Inventory,
+    link: &DeviceLink,
+    transport: &str,
+    wifi_paired: bool,
+) -> Result<AttachedPhone, AdbError> {
     let Identity {
         serial,
         model,
@@ -701,6 +727,7 @@ pub async fn attach_direct(
         transport: transport.to_string(),
         adb_server: None,
         rank: DIRECT_RANK,
+        wifi_paired,
     };
     inv.upsert(phone.clone());
     Ok(phone)
@@ -719,6 +746,27 @@ pub async fn run_direct_watch(
     key: HostKeyFile,
     shutdown: CancellationToken,
 ) {
+    watch_direct(inv, addr, key, false, shutdown).await
+}
+
+/// [`run_direct_watch`] for a phone the connector paired over Wi-Fi (its route is
+/// [`RouteKind::WifiPaired`]).
+pub async fn run_paired_watch(
+    inv: Inventory,
+    addr: String,
+    key: HostKeyFile,
+    shutdown: CancellationToken,
+) {
+    watch_direct(inv, addr, key, true, shutdown).await
+}
+
+async fn watch_direct(
+    inv: Inventory,
+    addr: String,
+    key: HostKeyFile,
+    wifi_paired: bool,
+    shutdown: CancellationToken,
+) {
     let transport = format!("tcp:{addr}");
     let link = DeviceLink::direct_with_key(addr, key);
     let mut online = false;
@@ -729,7 +777,12 @@ pub async fn run_direct_watch(
                 // Closed: what the phone says on a new connection is its state, when it says
                 // it soon; past the grace the phone is gone and the next period dials again.
                 Err(DeviceState::Gone) => {
-                    match tokio::time::timeout(REDIAL_GRACE, dial(&inv, &link, &transport)).await {
+                    match tokio::time::timeout(
+                        REDIAL_GRACE,
+                        dial(&inv, &link, &transport, wifi_paired),
+                    )
+                    .await
+                    {
                         Ok(online) => online,
                         Err(_) => {
                             inv.set_state_by_transport(None, &transport, DeviceState::Gone);
@@ -743,7 +796,7 @@ pub async fn run_direct_watch(
                 }
             }
         } else {
-            dial(&inv, &link, &transport).await
+            dial(&inv, &link, &transport, wifi_paired).await
         };
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -754,8 +807,8 @@ pub async fn run_direct_watch(
 
 /// One attach attempt of [`run_direct_watch`]: `true` when the phone is online; otherwise a
 /// known phone's state follows why it cannot be reached (no-op for one never attached).
-async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str) -> bool {
-    let Err(e) = attach_direct(inv, link, transport).await else {
+async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str, wifi_paired: bool) -> bool {
+    let Err(e) = attach(inv, link, transport, wifi_paired).await else {
         return true;
     };
     if let Some(state) = state_of_failed_dial(&e) {
