@@ -957,6 +957,40 @@ async fn two_adb_servers_one_connector() {
     wait_target(&mut x, &channels[0], "connected", Some("box-b")).await;
 }
 
+/// One phone that one adb server reaches through two transports (`adb connect` to two
+/// addresses of it): the "two routes" warning names both transports, which one is used and
+/// which is the fallback — not the server's label twice — and never the whole serial.
+#[test]
+fn two_routes_through_one_adb_server_are_named_apart() {
+    let adb = AdbServer::start(AdbFlavor::Debian29);
+    let sim = SimPhone::start("SIMTWOROUTE01");
+    let port = sim.addr.rsplit_once(':').unwrap().1.to_string();
+    let by_ip = format!("127.0.0.1:{port}");
+    let by_name = format!("localhost:{port}");
+    adb.connect(&by_ip);
+    adb.connect(&by_name);
+    let dir = TempDir::new("two-routes");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(format!("box={}", adb.addr())),
+        &["--claim-policy", "open"],
+    );
+    wait_log(&conn, "reachable through two routes", 1);
+    let logs = conn.logs();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("reachable through two routes"))
+        .unwrap();
+    // Same state, same server: the lower transport name is used (the order is stable).
+    assert!(
+        line.contains(&format!(
+            "used=Wi-Fi {by_ip} via adb server box fallback=Wi-Fi {by_name} via adb server box"
+        )),
+        "{line}"
+    );
+    assert!(!line.contains("SIMTWOROUTE01"), "{line}");
+}
+
 /// One sample of the text exposition format: name, labels, value.
 type Sample = (String, std::collections::BTreeMap<String, String>, f64);
 

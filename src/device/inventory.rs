@@ -149,6 +149,25 @@ fn visible(routes: Option<&Vec<AttachedPhone>>) -> Visible {
         .map(|p| (p.state.clone(), p.transport.clone(), p.adb_server.clone()))
 }
 
+/// A route as the log names it: its kind, its transport and its adb server, so two routes of
+/// one serial through the same server (USB and `adb connect`, or two addresses) read apart.
+/// Never the whole serial: a USB transport is the phone's serial and an mDNS one carries it,
+/// both masked ([`crate::protocol::descriptor::mask_serial`]).
+fn route_name(p: &AttachedPhone) -> String {
+    let server = p.adb_server.as_deref().unwrap_or("");
+    let masked = || crate::protocol::descriptor::mask_serial(&p.transport);
+    match p.route_kind() {
+        RouteKind::UsbAdbServer => format!("USB {} via adb server {server}", masked()),
+        RouteKind::WifiAdbServer if p.transport.contains("._adb-tls-connect.") => {
+            format!("Wi-Fi (mDNS {}) via adb server {server}", masked())
+        }
+        RouteKind::WifiAdbServer => format!("Wi-Fi {} via adb server {server}", p.transport),
+        RouteKind::Emulator => format!("{} via adb server {server}", p.transport),
+        RouteKind::Direct => format!("direct {}", p.transport),
+        RouteKind::WifiPaired => format!("Wi-Fi (paired) {}", p.transport),
+    }
+}
+
 /// One log line when a known phone's visible state changes (`offline` → `device`, …): the
 /// masked serial, both states and the adb server (`direct` for the direct transport; never
 /// the transport, which for USB is the full serial). A first sighting is not logged, so the
@@ -301,10 +320,7 @@ impl Inventory {
             let dup = (was == 1 && routes.len() == 2).then(|| {
                 let mut sorted: Vec<&AttachedPhone> = routes.iter().collect();
                 sorted.sort_by(|a, b| a.preference().cmp(&b.preference()));
-                sorted
-                    .iter()
-                    .map(|r| r.adb_server.clone().unwrap_or_else(|| r.transport.clone()))
-                    .collect::<Vec<_>>()
+                sorted.iter().map(|r| route_name(r)).collect::<Vec<_>>()
             });
             (before, visible(Some(routes)), dup)
         };
@@ -837,4 +853,53 @@ fn state_of_failed_dial(e: &AdbError) -> Option<DeviceState> {
 pub async fn refresh_once(inv: &Inventory, client: &AdbServerClient, source: &Source, list: &str) {
     let mut known = HashMap::new();
     reconcile(inv, client, source, &mut known, list).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(transport: &str, adb_server: Option<&str>, wifi_paired: bool) -> AttachedPhone {
+        AttachedPhone {
+            serial: "R58N12ABCDEF".into(),
+            model: String::new(),
+            manufacturer: String::new(),
+            sdk: None,
+            state: DeviceState::Device,
+            link: DeviceLink::direct("127.0.0.1:1"),
+            transport: transport.into(),
+            adb_server: adb_server.map(str::to_string),
+            rank: 0,
+            wifi_paired,
+        }
+    }
+
+    /// Every kind of route is named apart, and a transport carrying the serial is masked.
+    #[test]
+    fn route_names_say_the_transport_and_mask_the_serial() {
+        let names = [
+            route("R58N12ABCDEF", Some("box"), false),
+            route(
+                "adb-R58N12ABCDEF-AbCdEf._adb-tls-connect._tcp",
+                Some("box"),
+                false,
+            ),
+            route("192.168.1.5:5555", Some("box"), false),
+            route("emulator-5554", Some("box"), false),
+            route("tcp:10.0.0.2:5555", None, false),
+            route("tcp:10.0.0.2:40001", None, true),
+        ]
+        .map(|r| route_name(&r));
+        assert_eq!(
+            names,
+            [
+                "USB R58…CDEF via adb server box",
+                "Wi-Fi (mDNS adb…_tcp) via adb server box",
+                "Wi-Fi 192.168.1.5:5555 via adb server box",
+                "emulator-5554 via adb server box",
+                "direct tcp:10.0.0.2:5555",
+                "Wi-Fi (paired) tcp:10.0.0.2:40001",
+            ]
+        );
+    }
 }
