@@ -474,3 +474,90 @@ async fn a_paired_phone_out_of_reach_gets_the_wifi_fix_in_tool_errors() {
     let fix = check_fix(&p.dir, "SIMPAIRGONE1");
     assert!(message.contains(&fix), "check: {fix}\ntool: {message}");
 }
+
+/// `pair --code` checks its values before making a key or dialling: HOST:PORT must be an
+/// address with a port and the code exactly 6 digits. Each refusal is one stable `error:`
+/// line that repeats neither value (swapped arguments would put the code in the address).
+#[test]
+fn pair_cli_checks_the_address_and_the_code_before_dialling() {
+    let dir = TempDir::new("pair-cli-input");
+    let data = dir.path().display().to_string();
+    let address_error = "error: --code HOST:PORT CODE: the first value must be the HOST:PORT";
+    let code_error = "error: --code HOST:PORT CODE: the pairing code must be 6 digits";
+    for (addr, code, expected) in [
+        ("127.0.0.1:37123", "27182", code_error),
+        ("127.0.0.1:37123", "2718281", code_error),
+        ("127.0.0.1:37123", "27a828", code_error),
+        ("127.0.0.1:37123", " 271828", code_error),
+        ("127.0.0.1", "271828", address_error),
+        ("127.0.0.1:0", "271828", address_error),
+        ("fe80::1:5555", "271828", address_error),
+        // Swapped: the code where the address goes.
+        ("271828", "127.0.0.1:37123", address_error),
+    ] {
+        let (status, out, err) = run_cli(&["pair", "--code", addr, code, "--data-dir", &data]);
+        assert_eq!(status, Some(1), "{addr} {code}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(expected), "{addr} {code}: {err}");
+        for secret in [addr, code] {
+            assert!(!err.contains(secret.trim()), "{err} repeats {secret}");
+        }
+        // Nothing was made or dialled: the key is made only right before dialling.
+        assert!(!dir.path().join("adbkey").exists(), "{addr} {code}");
+    }
+    let (status, _, err) = run_cli(&[
+        "pair",
+        "--code",
+        "[::1]:37123",
+        "271828",
+        "--connect",
+        "somewhere",
+        "--data-dir",
+        &data,
+    ]);
+    assert_eq!(status, Some(1));
+    assert!(
+        err.starts_with("error: --connect must be HOST:PORT"),
+        "{err}"
+    );
+}
+
+/// Flow `adb_pair_code` with a code that is not 6 digits: `auth_failed` saying the code must
+/// be 6 digits — not "the pairing code was wrong" — without dialling the phone (its pairing
+/// dialog still takes the right code) and without repeating the code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairing_code_that_is_not_6_digits_is_refused_before_dialling() {
+    let dir = TempDir::new("pair-code-shape");
+    let sim = SimPhone::start_with_control("SIMPAIRSHAPE1", &["--wireless"]);
+    let conn = ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &[]);
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ports = control(&sim, "/v1/pair", json!({ "code": "141421" }));
+    for bad in ["14142", "1414213", "14a421", "9z9"] {
+        let e = x
+            .request(
+                "auth.start",
+                Some(&ch),
+                json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, bad)}),
+            )
+            .await;
+        assert_packet(&e);
+        assert_eq!(e["error"]["code"], "auth_failed", "{e}");
+        let message = e["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("pairing code must be 6 digits"),
+            "{bad}: {message}"
+        );
+        assert!(!message.contains("wrong"), "{bad}: {message}");
+        assert!(!e.to_string().contains(bad), "{e}");
+    }
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "141421")}),
+        )
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+}

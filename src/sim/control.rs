@@ -372,15 +372,8 @@ pub enum LeaveAfter {
     Spake2,
 }
 
-/// Digits of a wireless-debugging pairing code: Android draws it as a 6-digit decimal number
-/// (AOSP `frameworks/base/services/core/java/com/android/server/adb/AdbDebuggingManager.java`,
-/// `PAIRING_CODE_LENGTH = 6`, `createPairingCode`: `SecureRandom` digits 0–9).
-pub const PAIRING_CODE_LENGTH: usize = 6;
-
-/// Whether `code` is a code a phone could show: exactly [`PAIRING_CODE_LENGTH`] ASCII digits.
-pub fn valid_pairing_code(code: &str) -> bool {
-    code.len() == PAIRING_CODE_LENGTH && code.bytes().all(|b| b.is_ascii_digit())
-}
+/// The pairing code's shape, shared with the host side (one definition in the pairing crate).
+pub use xagent_adb_pairing::{valid_pairing_code, PAIRING_CODE_LENGTH};
 
 fn pair_request(body: PairBody) -> Result<PairRequest, String> {
     let (password, service_name) = match (body.qr_code_text, body.code) {
