@@ -286,6 +286,20 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     assert_eq!(rows[0]["transport"], transport.as_str());
     assert_eq!(rows[0]["paired_over_wifi"], true);
     assert_eq!(rows[0]["connector_channel_id"], ch.as_str());
+    // The table marks it too (last column).
+    let mut table_args = vec!["devices"];
+    table_args.extend_from_slice(&flags);
+    let (code, table, _) = run_cli(&table_args);
+    assert_eq!(code, Some(0), "{table}");
+    assert!(
+        table.lines().next().unwrap_or("").ends_with("WI-FI PAIRED"),
+        "{table}"
+    );
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("SIMPAIRLIST01"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.ends_with("  yes"), "{table}");
     let mut args = vec!["check"];
     args.extend_from_slice(&flags);
     let (_, out, _) = run_cli(&args);

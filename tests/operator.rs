@@ -165,6 +165,19 @@ async fn json_and_text_logs_carry_no_secrets() {
             if format == "json" {
                 let v = parsed.unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
                 assert!(v["level"].is_string() && v["fields"].is_object(), "{line}");
+                // One field name for the masked serial, in every component's lines.
+                assert!(v["fields"].get("serial_hint").is_none(), "{line}");
+                let message = v["fields"]["message"].as_str().unwrap_or_default();
+                if [
+                    "phone bound",
+                    "claim refused",
+                    "auth.logout: phone released",
+                ]
+                .iter()
+                .any(|m| message.starts_with(m))
+                {
+                    assert_eq!(v["fields"]["serial"], masked.as_str(), "{line}");
+                }
             } else {
                 assert!(parsed.is_err(), "text line is JSON: {line}");
             }
@@ -330,6 +343,19 @@ async fn check_and_devices_report_every_state_with_its_fix() {
         out.starts_with("PROBLEM  config: cannot read /nonexistent/key"),
         "{out}"
     );
+    // What is invalid, on one line, without a generic "invalid configuration" in front.
+    let mut a: Vec<String> = vec!["check".into()];
+    a.extend(base_flags(dir.path()));
+    a.extend(["--adb-server".into(), String::new()]);
+    a.extend(["--upload-max-bytes".into(), "0".into()]);
+    let (code, out, _) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        out.lines().next(),
+        Some("PROBLEM  config: --upload-max-bytes must be above 0"),
+        "{out}"
+    );
+    assert!(!out.contains("invalid configuration"), "{out}");
 }
 
 /// `devices` and `check` need no API key: `devices` lists the phones without one; `check`

@@ -170,7 +170,7 @@ impl Connector {
                 // Never the code: the masked serial and the channel say which claim it was.
                 tracing::warn!(
                     channel = channel_id,
-                    serial_hint = %crate::protocol::descriptor::mask_serial(serial),
+                    serial = %crate::protocol::descriptor::mask_serial(serial),
                     "claim refused: wrong claim code"
                 );
                 self.claim_guard.failed(serial);
@@ -233,7 +233,7 @@ impl Connector {
                 "this phone is already bound to another channel",
             ));
         }
-        tracing::info!(channel = channel_id, serial_hint = %crate::protocol::descriptor::mask_serial(serial), "phone bound");
+        tracing::info!(channel = channel_id, serial = %crate::protocol::descriptor::mask_serial(serial), "phone bound");
         self.state().bind(record);
         Ok(())
     }
@@ -257,8 +257,8 @@ impl Connector {
             .map_err(|_| refuse(ErrorCode::InternalError, "could not remove the binding"))?;
         self.state().unbind(channel_id);
         match released {
-            Some(serial_hint) => {
-                tracing::info!(channel = channel_id, serial_hint = %serial_hint, "auth.logout: phone released")
+            Some(masked) => {
+                tracing::info!(channel = channel_id, serial = %masked, "auth.logout: phone released")
             }
             None => tracing::info!(channel = channel_id, "auth.logout: no phone was bound"),
         }

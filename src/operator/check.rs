@@ -74,8 +74,18 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             );
         }
         Err(e) => {
-            // One line whatever the cause (a TOML error spans several).
-            let _ = writeln!(out, "PROBLEM  config: {}", crate::config::one_line(e));
+            // What is invalid, on one line whatever the cause (a TOML error spans several):
+            // "config: invalid configuration: …" said the same thing twice before saying it.
+            let what = match e {
+                ConfigError::Invalid(what) => what
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": "),
+                other => crate::config::one_line(other),
+            };
+            let _ = writeln!(out, "PROBLEM  config: {what}");
             ok = false;
         }
     }
