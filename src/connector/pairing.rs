@@ -3,10 +3,10 @@
 //! connector pairs its adb key with the phone (`xagent_adb_pairing::pair_as_host`), connects to
 //! the phone's wireless-debugging port over the `STLS` upgrade, reads `ro.serialno`, adds the
 //! phone to the inventory (watched from then on) and binds the channel. A code that is not 6
-//! digits is refused before anything is dialled. The network steps run
-//! outside the write gate (pairing takes seconds); only the bind takes it. The phone's serial,
-//! GUID and address are stored, so a restarted connector watches it again. The code is never
-//! logged, echoed or stored.
+//! digits is refused before anything is dialled. The network steps run outside the write gate
+//! (pairing takes seconds); only the bind takes it. The phone's serial, GUID and address are
+//! stored, so a restarted connector watches it again. The code is never logged, echoed or
+//! stored.
 
 // A wireless GUID is `adb-<serial>-<6 chars>`: logged masked like a serial.
 use crate::protocol::descriptor::mask_serial;

@@ -751,11 +751,11 @@ async fn attach(
 
 /// Keeps one direct-transport phone's state current until `shutdown`; the link answers `AUTH`
 /// and `STLS` with the connector's adb key (`key`). A connection that closed is dialled again
-/// at once (within [`REDIAL_GRACE`]), so the state recorded says why the phone cannot be used: one that now refuses the
-/// key (`AUTH` not accepted, or a wireless-debugging port refusing it over TLS) is
-/// `unauthorized`, never "address closed or refused" (a revoked key drops adbd's connections
-/// first: AOSP `daemon/auth.cpp`, `adbd_auth_verify`; Developer options → Revoke USB debugging
-/// authorisations).
+/// at once (within [`REDIAL_GRACE`]), so the state recorded says why the phone cannot be used:
+/// one that now refuses the key (`AUTH` not accepted, or a wireless-debugging port refusing it
+/// over TLS) is `unauthorized`, never "address closed or refused" (a revoked key drops adbd's
+/// connections first: AOSP `daemon/auth.cpp`, `adbd_auth_verify`; Developer options → Revoke
+/// USB debugging authorisations).
 pub async fn run_direct_watch(
     inv: Inventory,
     addr: String,
