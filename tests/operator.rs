@@ -165,8 +165,9 @@ async fn json_and_text_logs_carry_no_secrets() {
             if format == "json" {
                 let v = parsed.unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
                 assert!(v["level"].is_string() && v["fields"].is_object(), "{line}");
-                // One field name for the masked serial, in every component's lines.
-                assert!(v["fields"].get("serial_hint").is_none(), "{line}");
+                // One field name for the masked serial, in every component's lines (STYLE.md
+                // rule 10: `serial_hint`); the whole serial is never a field.
+                assert!(v["fields"].get("serial").is_none(), "{line}");
                 let message = v["fields"]["message"].as_str().unwrap_or_default();
                 if [
                     "phone bound",
@@ -176,7 +177,7 @@ async fn json_and_text_logs_carry_no_secrets() {
                 .iter()
                 .any(|m| message.starts_with(m))
                 {
-                    assert_eq!(v["fields"]["serial"], masked.as_str(), "{line}");
+                    assert_eq!(v["fields"]["serial_hint"], masked.as_str(), "{line}");
                 }
             } else {
                 assert!(parsed.is_err(), "text line is JSON: {line}");
@@ -433,7 +434,7 @@ async fn phone_state_changes_are_logged() {
     let moves: Vec<(String, String)> = changes
         .iter()
         .map(|v| {
-            assert_eq!(v["fields"]["serial"], "SIM…OG01", "{v}");
+            assert_eq!(v["fields"]["serial_hint"], "SIM…OG01", "{v}");
             assert_eq!(v["fields"]["server"], "direct", "{v}");
             (
                 v["fields"]["from"].as_str().unwrap_or("").to_string(),

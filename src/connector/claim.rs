@@ -170,7 +170,7 @@ impl Connector {
                 // Never the code: the masked serial and the channel say which claim it was.
                 tracing::warn!(
                     channel = channel_id,
-                    serial = %crate::protocol::descriptor::mask_serial(serial),
+                    serial_hint = %crate::protocol::descriptor::mask_serial(serial),
                     "claim refused: wrong claim code"
                 );
                 self.claim_guard.failed(serial);
@@ -233,7 +233,7 @@ impl Connector {
                 "this phone is already bound to another channel",
             ));
         }
-        tracing::info!(channel = channel_id, serial = %crate::protocol::descriptor::mask_serial(serial), "phone bound");
+        tracing::info!(channel = channel_id, serial_hint = %crate::protocol::descriptor::mask_serial(serial), "phone bound");
         self.state().bind(record);
         Ok(())
     }
@@ -258,7 +258,7 @@ impl Connector {
         self.state().unbind(channel_id);
         match released {
             Some(masked) => {
-                tracing::info!(channel = channel_id, serial = %masked, "auth.logout: phone released")
+                tracing::info!(channel = channel_id, serial_hint = %masked, "auth.logout: phone released")
             }
             None => tracing::info!(channel = channel_id, "auth.logout: no phone was bound"),
         }

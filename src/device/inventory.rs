@@ -204,9 +204,9 @@ fn log_state_change(
     if matches!(was, DeviceState::ServerUnavailable)
         || matches!(now, DeviceState::ServerUnavailable)
     {
-        tracing::debug!(serial = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
+        tracing::debug!(serial_hint = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
     } else {
-        tracing::info!(serial = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
+        tracing::info!(serial_hint = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
     }
 }
 
@@ -328,7 +328,7 @@ impl Inventory {
         log_state_change(&serial, &before, &after, &self.seen);
         if let Some(places) = duplicate {
             tracing::warn!(
-                serial = %masked,
+                serial_hint = %masked,
                 used = %places[0],
                 fallback = %places[1],
                 "one serial is reachable through two routes: the first is used, the other is the fallback"
@@ -527,12 +527,12 @@ async fn run_server_liveness(inv: Inventory, label: String, shutdown: Cancellati
         for (p, ok) in checked {
             let masked = crate::protocol::descriptor::mask_serial(&p.serial);
             if ok && inv.thaw(&label, &p.transport) {
-                tracing::info!(serial = %masked, server = %label, "phone answers again: connected");
+                tracing::info!(serial_hint = %masked, server = %label, "phone answers again: connected");
             } else if !ok && inv.freeze(&label, &p.transport) {
                 let fix = DeviceState::Offline
                     .remedy(p.route_kind())
                     .unwrap_or_default();
-                tracing::warn!(serial = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
+                tracing::warn!(serial_hint = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
             }
         }
     }

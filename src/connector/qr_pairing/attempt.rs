@@ -133,7 +133,7 @@ pub async fn run(
         Ok(serial) => {
             tracing::info!(
                 channel,
-                serial = %crate::protocol::descriptor::mask_serial(&serial),
+                serial_hint = %crate::protocol::descriptor::mask_serial(&serial),
                 "QR pairing bound the phone"
             );
             attempt.set(
