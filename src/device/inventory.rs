@@ -339,6 +339,54 @@ impl Inventory {
         }
     }
 
+    /// Whether any route through `transport` of `server` (`None`: direct) is recorded.
+    fn has_route(&self, server: Option<&str>, transport: &str) -> bool {
+        self.read()
+            .values()
+            .flatten()
+            .any(|p| p.transport == transport && p.adb_server.as_deref() == server)
+    }
+
+    /// Direct routes whose phone has never identified itself: one that refused the
+    /// connector's key from its first connection sends no `CNXN`, so no `ro.serialno` can be
+    /// read; it is recorded under its transport (`tcp:HOST:PORT`) as its serial, as `adb
+    /// devices` lists an unauthorized network phone by its address.
+    pub fn unidentified_direct(&self) -> Vec<AttachedPhone> {
+        let mut routes: Vec<AttachedPhone> = self
+            .read()
+            .values()
+            .flatten()
+            .filter(|p| p.adb_server.is_none() && p.serial == p.transport)
+            .cloned()
+            .collect();
+        routes.sort_by(|a, b| a.transport.cmp(&b.transport));
+        routes
+    }
+
+    /// Forgets the record of a direct phone kept under its `transport` while it was
+    /// unidentified ([`Inventory::unidentified_direct`]): it now answers under its
+    /// `ro.serialno`. Not logged as a state change (the phone did not go); ticks when one was
+    /// there. Returns whether one was.
+    fn forget_unidentified(&self, transport: &str) -> bool {
+        let removed = {
+            let mut map = self.write();
+            let Some(routes) = map.get_mut(transport) else {
+                return false;
+            };
+            let was = routes.len();
+            routes.retain(|p| !(p.adb_server.is_none() && p.transport == transport));
+            let removed = routes.len() != was;
+            if routes.is_empty() {
+                map.remove(transport);
+            }
+            removed
+        };
+        if removed {
+            self.changes.send_modify(|n| *n += 1);
+        }
+        removed
+    }
+
     /// Whether the route through `transport` of `server` (`None`: direct) is recorded online.
     fn online_by_transport(&self, server: Option<&str>, transport: &str) -> bool {
         self.read().values().flatten().any(|p| {
@@ -746,6 +794,14 @@ async fn attach(
         wifi_paired,
     };
     inv.upsert(phone.clone());
+    // After the upsert: a claim in between finds the phone under one name or the other.
+    if inv.forget_unidentified(transport) {
+        tracing::info!(
+            transport,
+            serial_hint = %crate::protocol::descriptor::mask_serial(&phone.serial),
+            "direct phone accepted this connector's key: listed by its serial from now on"
+        );
+    }
     Ok(phone)
 }
 
@@ -822,15 +878,50 @@ async fn watch_direct(
 }
 
 /// One attach attempt of [`run_direct_watch`]: `true` when the phone is online; otherwise a
-/// known phone's state follows why it cannot be reached (no-op for one never attached).
+/// known phone's state follows why it cannot be reached. A `--device` phone never attached is
+/// recorded only when it refuses the key ([`record_unidentified`]); one that does not answer
+/// at all stays unlisted, as `adb connect` lists no phone it could not reach. (A paired phone's
+/// serial is known from its pairing record; its follower keeps it.)
 async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str, wifi_paired: bool) -> bool {
     let Err(e) = attach(inv, link, transport, wifi_paired).await else {
         return true;
     };
-    if let Some(state) = state_of_failed_dial(&e) {
-        inv.set_state_by_transport(None, transport, state);
+    match state_of_failed_dial(&e) {
+        Some(DeviceState::Unauthorized) if !wifi_paired && !inv.has_route(None, transport) => {
+            record_unidentified(inv, link, transport);
+        }
+        Some(state) => inv.set_state_by_transport(None, transport, state),
+        None => {}
     }
     false
+}
+
+/// Records a direct phone that refused the connector's key before it ever identified itself
+/// (no `CNXN`, so no `ro.serialno`): `unauthorized` under its transport
+/// ([`Inventory::unidentified_direct`]), so it is listed and a claim is told to accept the
+/// prompt; [`attach`] replaces it once the phone accepts the key. Logged once, with the fix
+/// (never the key).
+fn record_unidentified(inv: &Inventory, link: &DeviceLink, transport: &str) {
+    let phone = AttachedPhone {
+        serial: transport.to_string(),
+        model: String::new(),
+        manufacturer: String::new(),
+        sdk: None,
+        state: DeviceState::Unauthorized,
+        link: link.clone(),
+        transport: transport.to_string(),
+        adb_server: None,
+        rank: DIRECT_RANK,
+        wifi_paired: false,
+    };
+    let fix = DeviceState::Unauthorized
+        .remedy(phone.route_kind())
+        .unwrap_or_default();
+    tracing::warn!(
+        transport,
+        "direct phone refuses this connector's key (unauthorized): listed by its address until it accepts; {fix}"
+    );
+    inv.upsert(phone);
 }
 
 /// The state of a direct phone whose connect failed with `e`; `None` when the failure says
@@ -872,6 +963,28 @@ mod tests {
             rank: 0,
             wifi_paired,
         }
+    }
+
+    /// A `--device` phone refusing the key before it ever identified itself is listed
+    /// `unauthorized` under its transport, and forgotten under that name once identified.
+    #[test]
+    fn an_unidentified_direct_phone_is_listed_by_its_transport_until_identified() {
+        let inv = Inventory::default();
+        let transport = "tcp:10.0.0.2:5555";
+        record_unidentified(&inv, &DeviceLink::direct("10.0.0.2:5555"), transport);
+        let waiting = inv.unidentified_direct();
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].serial, transport);
+        assert_eq!(waiting[0].state, DeviceState::Unauthorized);
+        assert_eq!(waiting[0].route_kind(), RouteKind::Direct);
+        assert!(inv.get(transport).is_some());
+        inv.upsert(route(transport, None, false));
+        assert!(inv.forget_unidentified(transport));
+        assert!(inv.unidentified_direct().is_empty());
+        let listed = inv.list();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].serial, "R58N12ABCDEF");
+        assert!(!inv.forget_unidentified(transport));
     }
 
     /// Every kind of route is named apart, and a transport carrying the serial is masked.
