@@ -3,6 +3,9 @@
 //! colour codes only when stderr is a terminal, so journald and log files get clean lines
 //! (systemd.exec(5): a service's stderr goes to the journal). Secrets never reach the log:
 //! they are held in [`crate::secret::Secret`], whose `Debug`/`Display` print a placeholder.
+//! A phone is named by the field `serial_hint`, always masked
+//! ([`crate::protocol::descriptor::mask_serial`]: the serial is an identifier the logs never
+//! carry whole); a wireless GUID, which holds the serial, by `guid`, masked the same way.
 
 /// Log line format (flag `--log-format`, config key `log_format`: `"text"` or `"json"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]

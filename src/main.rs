@@ -143,7 +143,7 @@ struct SimArgs {
     #[arg(long)]
     wireless: bool,
     /// Announce the wireless services over mDNS on this interface (repeatable); none = no
-    /// mDNS.
+    /// mDNS. A name the box has no interface for is refused, as `serve` refuses it.
     #[arg(long = "mdns-interface", value_name = "NAME", requires = "wireless")]
     mdns_interface: Vec<String>,
     /// Cost model: `instant` (answers at once) or `realistic` (the persona's phone-side costs
@@ -291,6 +291,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }),
         #[cfg(feature = "sim")]
         Command::Sim(args) => block_on(|shutdown| async move {
+            // A name of no interface would announce nothing without a word (as `serve`).
+            xagent_adb_connector::adb::mdns::check_interfaces(&args.mdns_interface)?;
             let handle = sim::start(args.options(), shutdown.clone()).await?;
             println!("simulated phone listening on tcp:{}", handle.adb_addr);
             if let Some(c) = handle.connect_addr {
@@ -319,6 +321,7 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
     let [addr, code] = <[String; 2]>::try_from(code)
         .map_err(|_| anyhow::anyhow!("--code takes HOST:PORT and the code"))?;
     let code = zeroize::Zeroizing::new(code);
+    check_pair_args(&addr, &code, connect.as_deref())?;
     let key_file = HostKeyFile::new(data_dir.join(daemon::ADB_KEY_FILE));
     let key = key_file.get().await?;
     let guid = pair_with_phone(
@@ -343,6 +346,50 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
         println!("connect address tcp:{connect} (serve it with --device tcp:{connect})");
     }
     Ok(())
+}
+
+/// Checks `pair --code HOST:PORT CODE [--connect HOST:PORT]` before anything is made or
+/// dialled: the addresses are `HOST:PORT` (port 1–65535; an IPv6 host in brackets) and the
+/// code is the 6 digits a phone shows ([`xagent_adb_pairing::valid_pairing_code`]). Errors
+/// are one stable line naming neither value: swapped arguments would put the code where the
+/// address goes.
+fn check_pair_args(addr: &str, code: &str, connect: Option<&str>) -> anyhow::Result<()> {
+    if !is_host_port(addr) {
+        anyhow::bail!(
+            "--code HOST:PORT CODE: the first value must be the HOST:PORT shown under \"Pair device with pairing code\" (e.g. 192.168.1.5:37123)"
+        );
+    }
+    if !xagent_adb_pairing::valid_pairing_code(code) {
+        anyhow::bail!(
+            "--code HOST:PORT CODE: the pairing code must be {} digits (the number the phone shows under \"Pair device with pairing code\")",
+            xagent_adb_pairing::PAIRING_CODE_LENGTH
+        );
+    }
+    if connect.is_some_and(|c| !is_host_port(c)) {
+        anyhow::bail!(
+            "--connect must be HOST:PORT (Wireless debugging → IP address & Port, e.g. 192.168.1.5:41234)"
+        );
+    }
+    Ok(())
+}
+
+/// Whether `s` is `HOST:PORT` with a port from 1 to 65535: a host without spaces, an IPv6
+/// address only in brackets (`[fe80::1]:5555`).
+fn is_host_port(s: &str) -> bool {
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return false;
+    };
+    let host = match host.strip_prefix('[') {
+        Some(inner) => match inner.strip_suffix(']') {
+            Some(v6) if v6.parse::<std::net::Ipv6Addr>().is_ok() => v6,
+            _ => return false,
+        },
+        None if host.contains(':') => return false,
+        None => host,
+    };
+    !host.is_empty()
+        && !host.contains(char::is_whitespace)
+        && port.parse::<u16>().is_ok_and(|p| p > 0)
 }
 
 /// Why `pair` without `--code` stops when stdout is not a terminal, and what to do instead.

@@ -286,6 +286,20 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     assert_eq!(rows[0]["transport"], transport.as_str());
     assert_eq!(rows[0]["paired_over_wifi"], true);
     assert_eq!(rows[0]["connector_channel_id"], ch.as_str());
+    // The table marks it too (last column).
+    let mut table_args = vec!["devices"];
+    table_args.extend_from_slice(&flags);
+    let (code, table, _) = run_cli(&table_args);
+    assert_eq!(code, Some(0), "{table}");
+    assert!(
+        table.lines().next().unwrap_or("").ends_with("WI-FI PAIRED"),
+        "{table}"
+    );
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("SIMPAIRLIST01"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.ends_with("  yes"), "{table}");
     let mut args = vec!["check"];
     args.extend_from_slice(&flags);
     let (_, out, _) = run_cli(&args);
@@ -346,4 +360,218 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     );
     assert!(problem.contains("Wireless debugging on"), "{out}");
     assert!(!out.contains("314159") && !out.contains(API_KEY), "{out}");
+}
+
+/// A wireless phone paired through `adb_pair_code` and served over the connector's own
+/// transport: the sim (with its control API), the connector, the client and the bound
+/// channel.
+struct PairedPhone {
+    sim: SimPhone,
+    conn: ConnectorProc,
+    x: common::xagent::XAgent,
+    ch: String,
+    dir: TempDir,
+}
+
+async fn paired_phone(serial: &str) -> PairedPhone {
+    let dir = TempDir::new("pair-served");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        serial,
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--mdns-interface", "lo"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ports = control(&sim, "/v1/pair", json!({ "code": "577215" }));
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "577215")}),
+        )
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let status = x.tool(&ch, "android_device_status", json!({})).await;
+    assert!(status.get("error").is_none(), "{status}");
+    PairedPhone {
+        sim,
+        conn,
+        x,
+        ch,
+        dir,
+    }
+}
+
+/// The status of the descriptor pushes, read until one says `want` (at most 3 pushes, 10 s
+/// each): the last one read.
+async fn pushed_status(x: &mut common::xagent::XAgent, want: &str) -> String {
+    let mut status = String::new();
+    for _ in 0..3 {
+        let Some(push) = x.wait_push("connection.descriptor.push", 10).await else {
+            break;
+        };
+        status = push["payload"]["connection_descriptor"]["connection"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if status == want {
+            break;
+        }
+    }
+    status
+}
+
+/// A phone paired over Wi-Fi that stops accepting the connector's key (the user revoked the
+/// debugging authorisations, which forgets wireless pairings too: the phone drops the TLS
+/// connection and refuses the key on the next) is `device_unauthorized` and told to pair
+/// again — not `device_offline` "address closed or refused".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paired_phone_that_refuses_the_key_is_device_unauthorized() {
+    let mut p = paired_phone("SIMPAIRKEY01").await;
+    let revoked = control(&p.sim, "/v1/auth", json!({"action": "revoke"}));
+    assert_eq!(revoked["accepted"], 0, "{revoked}");
+    assert_eq!(pushed_status(&mut p.x, "revoked").await, "revoked");
+    let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
+    let message = ack["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("pair"), "{message}");
+    for box_side in [
+        "adb reconnect",
+        "adb connect",
+        "adb server",
+        "closed or refused",
+    ] {
+        assert!(!message.contains(box_side), "{box_side}: {message}");
+    }
+    assert!(p.conn.logs().contains(r#"to="unauthorized""#));
+    // The same fix as `check` gives this phone.
+    let fix = check_fix(&p.dir, "SIMPAIRKEY01");
+    assert!(message.contains(&fix), "check: {fix}\ntool: {message}");
+}
+
+/// The `fix:` line `check` prints under the problem of phone `serial` (connector data dir
+/// `dir`, no adb server).
+fn check_fix(dir: &TempDir, serial: &str) -> String {
+    let data = dir.path().display().to_string();
+    let (code, out, _) = run_cli(&["check", "--data-dir", &data, "--adb-server", ""]);
+    assert_eq!(code, Some(1), "{out}");
+    out.lines()
+        .skip_while(|l| !(l.starts_with("PROBLEM  phone") && l.contains(serial)))
+        .nth(1)
+        .and_then(|l| l.trim().strip_prefix("fix: "))
+        .unwrap_or_else(|| panic!("no fix for {serial}: {out}"))
+        .to_string()
+}
+
+/// A phone paired over Wi-Fi and served directly that stops answering (switched off: its
+/// connect port refuses) gets, in tool errors, the Wi-Fi fix `check` gives it — turn Wireless
+/// debugging on, the connector re-finds the phone by mDNS — never the `adb tcpip` fix of a
+/// `--device` phone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paired_phone_out_of_reach_gets_the_wifi_fix_in_tool_errors() {
+    let mut p = paired_phone("SIMPAIRGONE1").await;
+    p.sim.unplug();
+    assert_eq!(pushed_status(&mut p.x, "offline").await, "offline");
+    let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
+    let message = ack["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Wireless debugging on"), "{message}");
+    for wrong in ["adb tcpip", "adb connect", "cable"] {
+        assert!(!message.contains(wrong), "{wrong}: {message}");
+    }
+    let fix = check_fix(&p.dir, "SIMPAIRGONE1");
+    assert!(message.contains(&fix), "check: {fix}\ntool: {message}");
+}
+
+/// `pair --code` checks its values before making a key or dialling: HOST:PORT must be an
+/// address with a port and the code exactly 6 digits. Each refusal is one stable `error:`
+/// line that repeats neither value (swapped arguments would put the code in the address).
+#[test]
+fn pair_cli_checks_the_address_and_the_code_before_dialling() {
+    let dir = TempDir::new("pair-cli-input");
+    let data = dir.path().display().to_string();
+    let address_error = "error: --code HOST:PORT CODE: the first value must be the HOST:PORT";
+    let code_error = "error: --code HOST:PORT CODE: the pairing code must be 6 digits";
+    for (addr, code, expected) in [
+        ("127.0.0.1:37123", "27182", code_error),
+        ("127.0.0.1:37123", "2718281", code_error),
+        ("127.0.0.1:37123", "27a828", code_error),
+        ("127.0.0.1:37123", " 271828", code_error),
+        ("127.0.0.1", "271828", address_error),
+        ("127.0.0.1:0", "271828", address_error),
+        ("fe80::1:5555", "271828", address_error),
+        // Swapped: the code where the address goes.
+        ("271828", "127.0.0.1:37123", address_error),
+    ] {
+        let (status, out, err) = run_cli(&["pair", "--code", addr, code, "--data-dir", &data]);
+        assert_eq!(status, Some(1), "{addr} {code}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(expected), "{addr} {code}: {err}");
+        for secret in [addr, code] {
+            assert!(!err.contains(secret.trim()), "{err} repeats {secret}");
+        }
+        // Nothing was made or dialled: the key is made only right before dialling.
+        assert!(!dir.path().join("adbkey").exists(), "{addr} {code}");
+    }
+    let (status, _, err) = run_cli(&[
+        "pair",
+        "--code",
+        "[::1]:37123",
+        "271828",
+        "--connect",
+        "somewhere",
+        "--data-dir",
+        &data,
+    ]);
+    assert_eq!(status, Some(1));
+    assert!(
+        err.starts_with("error: --connect must be HOST:PORT"),
+        "{err}"
+    );
+}
+
+/// Flow `adb_pair_code` with a code that is not 6 digits: `auth_failed` saying the code must
+/// be 6 digits — not "the pairing code was wrong" — without dialling the phone (its pairing
+/// dialog still takes the right code) and without repeating the code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairing_code_that_is_not_6_digits_is_refused_before_dialling() {
+    let dir = TempDir::new("pair-code-shape");
+    let sim = SimPhone::start_with_control("SIMPAIRSHAPE1", &["--wireless"]);
+    let conn = ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &[]);
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ports = control(&sim, "/v1/pair", json!({ "code": "141421" }));
+    for bad in ["14142", "1414213", "14a421", "9z9"] {
+        let e = x
+            .request(
+                "auth.start",
+                Some(&ch),
+                json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, bad)}),
+            )
+            .await;
+        assert_packet(&e);
+        assert_eq!(e["error"]["code"], "auth_failed", "{e}");
+        let message = e["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("pairing code must be 6 digits"),
+            "{bad}: {message}"
+        );
+        assert!(!message.contains("wrong"), "{bad}: {message}");
+        assert!(!e.to_string().contains(bad), "{e}");
+    }
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "141421")}),
+        )
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
 }

@@ -135,7 +135,7 @@ async fn gestures_wait_and_orientation_on_the_phone() {
 }
 
 /// Key names are read in any case, with or without `KEYCODE_`, Android's own names included;
-/// an unknown key is `invalid_arguments` listing every valid name (fresh-user finding).
+/// an unknown or empty key is `invalid_arguments` listing every valid name (fresh-user findings).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
     let sim = SimPhone::start_with_control("SIMKEYS000001", &[]);
@@ -156,7 +156,8 @@ async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
         assert_eq!(sim.count_runs(&["input", "keyevent", code]), 1, "{asked}");
     }
     let before = sim.state()["command_log"].as_array().unwrap().len();
-    for asked in ["self_destruct", "KEYCODE_", "keycode_a"] {
+    // An empty key too (fresh-user finding: the schema's "shorter than 1 character" named none).
+    for asked in ["self_destruct", "KEYCODE_", "keycode_a", "", "  "] {
         let ack = x
             .tool(&ch, "android_press_key", json!({"key": asked}))
             .await;
@@ -223,6 +224,27 @@ async fn keys_newer_than_the_phone_are_refused_with_the_sdk_they_need() {
     .clone();
     assert_eq!(r["key"], "home");
     assert_eq!(sim.count_runs(&["input", "keyevent", "3"]), 1);
+}
+
+/// `wm size` without its `Physical size:` line (a phone that printed only the override):
+/// `display.physical` is `null` and named in `unavailable` (fresh-user finding: it was null
+/// without a word); the input-space size still comes from `dumpsys window`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn device_status_names_a_missing_physical_size() {
+    let sim = SimPhone::start_with_control("SIMSTAT000002", &[]);
+    let dir = TempDir::new("status-physical");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let status = sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^wm size$", "stdout": "Override size: 720x1600\n"}),
+    );
+    assert_eq!(status, 200);
+    let st = ok(&x.tool(&ch, "android_device_status", json!({})).await).clone();
+    assert_eq!(st["display"]["physical"], Value::Null, "{st}");
+    assert_eq!(st["display"]["override"]["width"], 720, "{st}");
+    assert!(st["display"]["width"].is_u64(), "{st}");
+    assert_eq!(st["unavailable"], json!(["display.physical"]), "{st}");
 }
 
 /// A status section the phone leaves empty or garbles gives `null` fields named in

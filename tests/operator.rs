@@ -165,6 +165,20 @@ async fn json_and_text_logs_carry_no_secrets() {
             if format == "json" {
                 let v = parsed.unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
                 assert!(v["level"].is_string() && v["fields"].is_object(), "{line}");
+                // One field name for the masked serial, in every component's lines (STYLE.md
+                // rule 10: `serial_hint`); the whole serial is never a field.
+                assert!(v["fields"].get("serial").is_none(), "{line}");
+                let message = v["fields"]["message"].as_str().unwrap_or_default();
+                if [
+                    "phone bound",
+                    "claim refused",
+                    "auth.logout: phone released",
+                ]
+                .iter()
+                .any(|m| message.starts_with(m))
+                {
+                    assert_eq!(v["fields"]["serial_hint"], masked.as_str(), "{line}");
+                }
             } else {
                 assert!(parsed.is_err(), "text line is JSON: {line}");
             }
@@ -330,6 +344,19 @@ async fn check_and_devices_report_every_state_with_its_fix() {
         out.starts_with("PROBLEM  config: cannot read /nonexistent/key"),
         "{out}"
     );
+    // What is invalid, on one line, without a generic "invalid configuration" in front.
+    let mut a: Vec<String> = vec!["check".into()];
+    a.extend(base_flags(dir.path()));
+    a.extend(["--adb-server".into(), String::new()]);
+    a.extend(["--upload-max-bytes".into(), "0".into()]);
+    let (code, out, _) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        out.lines().next(),
+        Some("PROBLEM  config: --upload-max-bytes must be above 0"),
+        "{out}"
+    );
+    assert!(!out.contains("invalid configuration"), "{out}");
 }
 
 /// `devices` and `check` need no API key: `devices` lists the phones without one; `check`
@@ -407,7 +434,7 @@ async fn phone_state_changes_are_logged() {
     let moves: Vec<(String, String)> = changes
         .iter()
         .map(|v| {
-            assert_eq!(v["fields"]["serial"], "SIM…OG01", "{v}");
+            assert_eq!(v["fields"]["serial_hint"], "SIM…OG01", "{v}");
             assert_eq!(v["fields"]["server"], "direct", "{v}");
             (
                 v["fields"]["from"].as_str().unwrap_or("").to_string(),
@@ -955,6 +982,40 @@ async fn two_adb_servers_one_connector() {
         assert!(tap.get("error").is_none(), "{tap}");
     }
     wait_target(&mut x, &channels[0], "connected", Some("box-b")).await;
+}
+
+/// One phone that one adb server reaches through two transports (`adb connect` to two
+/// addresses of it): the "two routes" warning names both transports, which one is used and
+/// which is the fallback — not the server's label twice — and never the whole serial.
+#[test]
+fn two_routes_through_one_adb_server_are_named_apart() {
+    let adb = AdbServer::start(AdbFlavor::Debian29);
+    let sim = SimPhone::start("SIMTWOROUTE01");
+    let port = sim.addr.rsplit_once(':').unwrap().1.to_string();
+    let by_ip = format!("127.0.0.1:{port}");
+    let by_name = format!("localhost:{port}");
+    adb.connect(&by_ip);
+    adb.connect(&by_name);
+    let dir = TempDir::new("two-routes");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(format!("box={}", adb.addr())),
+        &["--claim-policy", "open"],
+    );
+    wait_log(&conn, "reachable through two routes", 1);
+    let logs = conn.logs();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("reachable through two routes"))
+        .unwrap();
+    // Same state, same server: the lower transport name is used (the order is stable).
+    assert!(
+        line.contains(&format!(
+            "used=Wi-Fi {by_ip} via adb server box fallback=Wi-Fi {by_name} via adb server box"
+        )),
+        "{line}"
+    );
+    assert!(!line.contains("SIMTWOROUTE01"), "{line}");
 }
 
 /// One sample of the text exposition format: name, labels, value.

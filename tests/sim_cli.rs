@@ -38,3 +38,51 @@ fn persona_sets_the_model_and_model_overrides_it() {
         let _ = adb.run(&["disconnect", &sim.addr]);
     }
 }
+
+/// `sim --mdns-interface` refuses a name the box has no interface for, before anything
+/// listens, in the words `serve --mdns-interface` uses (one `error:` line listing the
+/// interfaces there are), instead of announcing nothing without a word.
+#[test]
+fn an_unknown_mdns_interface_is_refused_like_serve_refuses_it() {
+    let (code, out, err) = common::procs::run_cli(&[
+        "sim",
+        "--listen",
+        "127.0.0.1:0",
+        "--serial",
+        "SIMCLI000002",
+        "--wireless",
+        "--mdns-interface",
+        "nosuchif0",
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(!out.contains("listening"), "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let reason = err
+        .strip_prefix("error: ")
+        .unwrap_or_else(|| panic!("{err}"))
+        .trim_end();
+    assert!(
+        reason.starts_with("--mdns-interface \"nosuchif0\": no such network interface")
+            && reason.contains("lo"),
+        "{err}"
+    );
+    // `serve` says the same of the same name (inside its configuration error).
+    let dir = common::procs::TempDir::new("sim-mdns-if");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{}\n", common::API_KEY)).unwrap();
+    let data = dir.path().join("data");
+    let (_, _, serve) = common::procs::run_cli(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--adb-server",
+        "",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--api-key-file",
+        key.to_str().unwrap(),
+        "--mdns-interface",
+        "nosuchif0",
+    ]);
+    assert!(serve.contains(reason), "serve: {serve}\nsim: {err}");
+}

@@ -28,6 +28,17 @@ pub use adb_key::{AdbKey, AdbKeyError};
 pub use exchange::{pair_as_host, serve_pairing, Guid, PairingError, PeerKeyLine, Stage};
 pub use qr::QrPairing;
 pub use random::alphanumeric as random_alphanumeric;
+/// Digits of a wireless-debugging pairing code: Android draws it as a 6-digit decimal number
+/// (AOSP `frameworks/base/services/core/java/com/android/server/adb/AdbDebuggingManager.java`,
+/// `PAIRING_CODE_LENGTH = 6`, `createPairingCode`: `SecureRandom` digits 0–9).
+pub const PAIRING_CODE_LENGTH: usize = 6;
+
+/// Whether `code` is a code a phone could show: exactly [`PAIRING_CODE_LENGTH`] ASCII digits
+/// (a host checks it before dialling: any other code can only fail as a "wrong code").
+pub fn valid_pairing_code(code: &str) -> bool {
+    code.len() == PAIRING_CODE_LENGTH && code.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// The TLS crates whose types appear in this crate's API (configs, streams), so users name
 /// them without depending on them separately.
 pub use {rustls, tokio_rustls};

@@ -9,6 +9,7 @@ use super::claim_policy::ClaimPolicy;
 use super::state::BindRefusal;
 use super::{lock, Connector};
 use crate::device::error::state_refusal;
+use crate::device::parse::devices::DeviceState;
 use crate::protocol::card::{CLAIM_FLOW_ID, PAIR_CODE_FLOW_ID, QR_PAIR_FLOW_ID};
 use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, random_id, ErrorCode};
@@ -180,16 +181,50 @@ impl Connector {
                 ));
             }
         }
-        let phone = self.inventory.get(serial).ok_or_else(|| {
-            refuse(
-                ErrorCode::AuthFailed,
-                "no attached phone has this serial (check the cable or `adb devices`)",
-            )
-        })?;
+        let phone = self
+            .inventory
+            .get(serial)
+            .ok_or_else(|| self.unknown_serial())?;
         if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
             return Err(ClaimError { code, message });
         }
         self.bind_phone(channel_id, serial, &phone.model).await
+    }
+
+    /// The refusal of a claim whose serial no phone has. When a direct phone refuses the
+    /// connector's key since its first connection, its serial is unknown (adbd sends no
+    /// `CNXN`, AOSP `daemon/auth.cpp`), so it may well be the one claimed: the claim is
+    /// `device_unauthorized` naming its address and the fix on the phone, not "no attached
+    /// phone". Otherwise `auth_failed`. The claimed serial is not echoed.
+    fn unknown_serial(&self) -> ClaimError {
+        let waiting: Vec<_> = self
+            .inventory
+            .unidentified_direct()
+            .into_iter()
+            .filter(|p| p.state == DeviceState::Unauthorized)
+            .collect();
+        let Some(first) = waiting.first() else {
+            return refuse(
+                ErrorCode::AuthFailed,
+                "no attached phone has this serial (check the cable or `adb devices`)",
+            );
+        };
+        let places: Vec<&str> = waiting.iter().map(|p| p.transport.as_str()).collect();
+        let (phones, serials) = if places.len() == 1 {
+            ("phone", "its serial")
+        } else {
+            ("phones", "their serials")
+        };
+        let (code, why) = state_refusal(&first.state, first.route_kind())
+            .unwrap_or((ErrorCode::DeviceUnauthorized, String::new()));
+        ClaimError {
+            code,
+            message: format!(
+                "no identified phone has this serial, and the direct {phones} at {} cannot \
+                 tell {serials} yet: {why}",
+                places.join(", ")
+            ),
+        }
     }
 
     /// Binds `channel_id` to the phone `serial` (caller holds the write gate): the memory check
@@ -257,8 +292,8 @@ impl Connector {
             .map_err(|_| refuse(ErrorCode::InternalError, "could not remove the binding"))?;
         self.state().unbind(channel_id);
         match released {
-            Some(serial_hint) => {
-                tracing::info!(channel = channel_id, serial_hint = %serial_hint, "auth.logout: phone released")
+            Some(masked) => {
+                tracing::info!(channel = channel_id, serial_hint = %masked, "auth.logout: phone released")
             }
             None => tracing::info!(channel = channel_id, "auth.logout: no phone was bound"),
         }

@@ -2,10 +2,11 @@
 //! `connect_port`): Android 11+ "Wireless debugging → Pair device with pairing code". The
 //! connector pairs its adb key with the phone (`xagent_adb_pairing::pair_as_host`), connects to
 //! the phone's wireless-debugging port over the `STLS` upgrade, reads `ro.serialno`, adds the
-//! phone to the inventory (watched from then on) and binds the channel. The network steps run
-//! outside the write gate (pairing takes seconds); only the bind takes it. The phone's serial,
-//! GUID and address are stored, so a restarted connector watches it again. The code is never
-//! logged, echoed or stored.
+//! phone to the inventory (watched from then on) and binds the channel. A code that is not 6
+//! digits is refused before anything is dialled. The network steps run outside the write gate
+//! (pairing takes seconds); only the bind takes it. The phone's serial, GUID and address are
+//! stored, so a restarted connector watches it again. The code is never logged, echoed or
+//! stored.
 
 // A wireless GUID is `adb-<serial>-<6 chars>`: logged masked like a serial.
 use crate::protocol::descriptor::mask_serial;
@@ -89,10 +90,21 @@ impl PairCodeInput {
             .and_then(Value::as_str)
             .map(str::trim)
             .unwrap_or("");
-        if code.is_empty() || code.len() > 64 {
+        if code.is_empty() {
             return Err(refuse(
                 ErrorCode::AuthFailed,
                 "field `code` is required: the pairing code the phone shows",
+            ));
+        }
+        // Checked before dialling: any other code could only fail as a "wrong code" (and
+        // cost one of the phone's pairing attempts). Never echoed.
+        if !xagent_adb_pairing::valid_pairing_code(code) {
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                &format!(
+                    "field `code`: the pairing code must be {} digits (the number the phone shows under \"Pair device with pairing code\")",
+                    xagent_adb_pairing::PAIRING_CODE_LENGTH
+                ),
             ));
         }
         Ok(PairCodeInput {
@@ -223,7 +235,7 @@ impl Connector {
         let transport = format!("tcp:{addr}");
         let link = DeviceLink::direct_with_key(addr.clone(), key_file.clone());
         let phone = crate::adb::host_key::retry_until_key_recorded(|| {
-            inventory::attach_direct(&self.inventory, &link, &transport)
+            inventory::attach_paired(&self.inventory, &link, &transport)
         })
         .await
         .map_err(|e| connect_refusal(&e, &addr))?;

@@ -1,5 +1,5 @@
 //! Following a paired wireless phone (both pairing flows, and after restarts): its direct
-//! transport is watched at the last known address ([`inventory::run_direct_watch`]) while a
+//! transport is watched at the last known address ([`inventory::run_paired_watch`]) while a
 //! lasting mDNS browse listens for the phone's `_adb-tls-connect._tcp` under its GUID
 //! (instance = GUID). Android picks a new port (and often a new IP) on every Wi-Fi toggle and
 //! announces it; when the phone is unreachable and announced elsewhere, the watch moves to the
@@ -129,7 +129,7 @@ fn start_watch(
     shutdown: &CancellationToken,
 ) -> CancellationToken {
     let stop = shutdown.child_token();
-    lifecycle.spawn(inventory::run_direct_watch(
+    lifecycle.spawn(inventory::run_paired_watch(
         inv.clone(),
         addr.to_string(),
         key.clone(),

@@ -289,6 +289,17 @@ mod tests {
             ] {
                 assert!(!direct.contains(box_side), "{state:?}: {direct}");
             }
+            // A phone paired over Wi-Fi: the phone's Wireless debugging screen, no `adb tcpip`.
+            let (_, paired) = state_refusal(&state, RouteKind::WifiPaired).unwrap();
+            for box_side in [
+                "adb tcpip",
+                "adb connect",
+                "adb reconnect",
+                "replug",
+                "cable",
+            ] {
+                assert!(!paired.contains(box_side), "{state:?}: {paired}");
+            }
             let (_, wifi) = state_refusal(&state, RouteKind::WifiAdbServer).unwrap();
             assert!(
                 !wifi.contains("cable") && !wifi.contains("replug"),
@@ -300,6 +311,7 @@ mod tests {
             RouteKind::WifiAdbServer,
             RouteKind::Emulator,
             RouteKind::Direct,
+            RouteKind::WifiPaired,
         ] {
             let (code, msg) = state_refusal(&DeviceState::Gone, route).unwrap();
             assert_eq!(code, ErrorCode::DeviceOffline);

@@ -44,6 +44,11 @@ pub const SERVER_LIVENESS_PERIOD: Duration = Duration::from_secs(3);
 /// How often a phone marked unresponsive is checked again (only those: it is back `connected`
 /// within this of answering).
 pub const FROZEN_RECHECK: Duration = Duration::from_secs(1);
+/// How long a direct phone whose connection closed is given to answer a new one before it is
+/// recorded gone: enough for a key refusal (connect, `AUTH`, then
+/// [`crate::adb::direct::KEY_PROMPT_WAIT`]) to be told as `unauthorized`, short enough that a
+/// phone that left the network is `offline` within about 2 s.
+pub const REDIAL_GRACE: Duration = Duration::from_millis(2000);
 /// Back-off between attempts to reach the adb server.
 pub const SERVER_RETRY: Duration = Duration::from_secs(2);
 
@@ -69,12 +74,17 @@ pub struct AttachedPhone {
     pub adb_server: Option<String>,
     /// Preference among routes to one serial: lower wins (see the module doc).
     pub rank: usize,
+    /// A direct route to a phone the connector paired over Wi-Fi ([`RouteKind::WifiPaired`]).
+    pub wifi_paired: bool,
 }
 
 impl AttachedPhone {
     /// How this route reaches the phone (what a fix may tell the user to do).
     pub fn route_kind(&self) -> RouteKind {
-        RouteKind::of(self.adb_server.as_deref(), &self.transport)
+        match RouteKind::of(self.adb_server.as_deref(), &self.transport) {
+            RouteKind::Direct if self.wifi_paired => RouteKind::WifiPaired,
+            kind => kind,
+        }
     }
 
     /// Whether `self` and `other` are the same route (server and transport).
@@ -139,6 +149,25 @@ fn visible(routes: Option<&Vec<AttachedPhone>>) -> Visible {
         .map(|p| (p.state.clone(), p.transport.clone(), p.adb_server.clone()))
 }
 
+/// A route as the log names it: its kind, its transport and its adb server, so two routes of
+/// one serial through the same server (USB and `adb connect`, or two addresses) read apart.
+/// Never the whole serial: a USB transport is the phone's serial and an mDNS one carries it,
+/// both masked ([`crate::protocol::descriptor::mask_serial`]).
+fn route_name(p: &AttachedPhone) -> String {
+    let server = p.adb_server.as_deref().unwrap_or("");
+    let masked = || crate::protocol::descriptor::mask_serial(&p.transport);
+    match p.route_kind() {
+        RouteKind::UsbAdbServer => format!("USB {} via adb server {server}", masked()),
+        RouteKind::WifiAdbServer if p.transport.contains("._adb-tls-connect.") => {
+            format!("Wi-Fi (mDNS {}) via adb server {server}", masked())
+        }
+        RouteKind::WifiAdbServer => format!("Wi-Fi {} via adb server {server}", p.transport),
+        RouteKind::Emulator => format!("{} via adb server {server}", p.transport),
+        RouteKind::Direct => format!("direct {}", p.transport),
+        RouteKind::WifiPaired => format!("Wi-Fi (paired) {}", p.transport),
+    }
+}
+
 /// One log line when a known phone's visible state changes (`offline` → `device`, …): the
 /// masked serial, both states and the adb server (`direct` for the direct transport; never
 /// the transport, which for USB is the full serial). A first sighting is not logged, so the
@@ -175,9 +204,9 @@ fn log_state_change(
     if matches!(was, DeviceState::ServerUnavailable)
         || matches!(now, DeviceState::ServerUnavailable)
     {
-        tracing::debug!(serial = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
+        tracing::debug!(serial_hint = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
     } else {
-        tracing::info!(serial = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
+        tracing::info!(serial_hint = %masked, server, from = was.as_str(), to = now.as_str(), "phone state changed");
     }
 }
 
@@ -291,10 +320,7 @@ impl Inventory {
             let dup = (was == 1 && routes.len() == 2).then(|| {
                 let mut sorted: Vec<&AttachedPhone> = routes.iter().collect();
                 sorted.sort_by(|a, b| a.preference().cmp(&b.preference()));
-                sorted
-                    .iter()
-                    .map(|r| r.adb_server.clone().unwrap_or_else(|| r.transport.clone()))
-                    .collect::<Vec<_>>()
+                sorted.iter().map(|r| route_name(r)).collect::<Vec<_>>()
             });
             (before, visible(Some(routes)), dup)
         };
@@ -302,7 +328,7 @@ impl Inventory {
         log_state_change(&serial, &before, &after, &self.seen);
         if let Some(places) = duplicate {
             tracing::warn!(
-                serial = %masked,
+                serial_hint = %masked,
                 used = %places[0],
                 fallback = %places[1],
                 "one serial is reachable through two routes: the first is used, the other is the fallback"
@@ -311,6 +337,54 @@ impl Inventory {
         if changed {
             self.changes.send_modify(|n| *n += 1);
         }
+    }
+
+    /// Whether any route through `transport` of `server` (`None`: direct) is recorded.
+    fn has_route(&self, server: Option<&str>, transport: &str) -> bool {
+        self.read()
+            .values()
+            .flatten()
+            .any(|p| p.transport == transport && p.adb_server.as_deref() == server)
+    }
+
+    /// Direct routes whose phone has never identified itself: one that refused the
+    /// connector's key from its first connection sends no `CNXN`, so no `ro.serialno` can be
+    /// read; it is recorded under its transport (`tcp:HOST:PORT`) as its serial, as `adb
+    /// devices` lists an unauthorized network phone by its address.
+    pub fn unidentified_direct(&self) -> Vec<AttachedPhone> {
+        let mut routes: Vec<AttachedPhone> = self
+            .read()
+            .values()
+            .flatten()
+            .filter(|p| p.adb_server.is_none() && p.serial == p.transport)
+            .cloned()
+            .collect();
+        routes.sort_by(|a, b| a.transport.cmp(&b.transport));
+        routes
+    }
+
+    /// Forgets the record of a direct phone kept under its `transport` while it was
+    /// unidentified ([`Inventory::unidentified_direct`]): it now answers under its
+    /// `ro.serialno`. Not logged as a state change (the phone did not go); ticks when one was
+    /// there. Returns whether one was.
+    fn forget_unidentified(&self, transport: &str) -> bool {
+        let removed = {
+            let mut map = self.write();
+            let Some(routes) = map.get_mut(transport) else {
+                return false;
+            };
+            let was = routes.len();
+            routes.retain(|p| !(p.adb_server.is_none() && p.transport == transport));
+            let removed = routes.len() != was;
+            if routes.is_empty() {
+                map.remove(transport);
+            }
+            removed
+        };
+        if removed {
+            self.changes.send_modify(|n| *n += 1);
+        }
+        removed
     }
 
     /// Whether the route through `transport` of `server` (`None`: direct) is recorded online.
@@ -501,12 +575,12 @@ async fn run_server_liveness(inv: Inventory, label: String, shutdown: Cancellati
         for (p, ok) in checked {
             let masked = crate::protocol::descriptor::mask_serial(&p.serial);
             if ok && inv.thaw(&label, &p.transport) {
-                tracing::info!(serial = %masked, server = %label, "phone answers again: connected");
+                tracing::info!(serial_hint = %masked, server = %label, "phone answers again: connected");
             } else if !ok && inv.freeze(&label, &p.transport) {
                 let fix = DeviceState::Offline
                     .remedy(p.route_kind())
                     .unwrap_or_default();
-                tracing::warn!(serial = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
+                tracing::warn!(serial_hint = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
             }
         }
     }
@@ -606,6 +680,7 @@ async fn reconcile(
                 transport: e.serial.clone(),
                 adb_server: Some(source.label.clone()),
                 rank: source.rank,
+                wifi_paired: false,
             });
         }
     }
@@ -641,6 +716,7 @@ async fn reconcile(
                     transport: adb_serial,
                     adb_server: Some(source.label.clone()),
                     rank: source.rank,
+                    wifi_paired: false,
                 });
             }
             Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
@@ -680,6 +756,25 @@ pub async fn attach_direct(
     link: &DeviceLink,
     transport: &str,
 ) -> Result<AttachedPhone, AdbError> {
+    attach(inv, link, transport, false).await
+}
+
+/// [`attach_direct`] for a phone the connector paired over Wi-Fi: its route is
+/// [`RouteKind::WifiPaired`] (the Wi-Fi fixes in errors, as `check` gives them).
+pub async fn attach_paired(
+    inv: &Inventory,
+    link: &DeviceLink,
+    transport: &str,
+) -> Result<AttachedPhone, AdbError> {
+    attach(inv, link, transport, true).await
+}
+
+async fn attach(
+    inv: &Inventory,
+    link: &DeviceLink,
+    transport: &str,
+    wifi_paired: bool,
+) -> Result<AttachedPhone, AdbError> {
     let Identity {
         serial,
         model,
@@ -696,55 +791,149 @@ pub async fn attach_direct(
         transport: transport.to_string(),
         adb_server: None,
         rank: DIRECT_RANK,
+        wifi_paired,
     };
     inv.upsert(phone.clone());
+    // After the upsert: a claim in between finds the phone under one name or the other.
+    if inv.forget_unidentified(transport) {
+        tracing::info!(
+            transport,
+            serial_hint = %crate::protocol::descriptor::mask_serial(&phone.serial),
+            "direct phone accepted this connector's key: listed by its serial from now on"
+        );
+    }
     Ok(phone)
 }
 
 /// Keeps one direct-transport phone's state current until `shutdown`; the link answers `AUTH`
-/// and `STLS` with the connector's adb key (`key`).
+/// and `STLS` with the connector's adb key (`key`). A connection that closed is dialled again
+/// at once (within [`REDIAL_GRACE`]), so the state recorded says why the phone cannot be used:
+/// one that now refuses the key (`AUTH` not accepted, or a wireless-debugging port refusing it
+/// over TLS) is `unauthorized`, never "address closed or refused" (a revoked key drops adbd's
+/// connections first: AOSP `daemon/auth.cpp`, `adbd_auth_verify`; Developer options → Revoke
+/// USB debugging authorisations).
 pub async fn run_direct_watch(
     inv: Inventory,
     addr: String,
     key: HostKeyFile,
     shutdown: CancellationToken,
 ) {
+    watch_direct(inv, addr, key, false, shutdown).await
+}
+
+/// [`run_direct_watch`] for a phone the connector paired over Wi-Fi (its route is
+/// [`RouteKind::WifiPaired`]).
+pub async fn run_paired_watch(
+    inv: Inventory,
+    addr: String,
+    key: HostKeyFile,
+    shutdown: CancellationToken,
+) {
+    watch_direct(inv, addr, key, true, shutdown).await
+}
+
+async fn watch_direct(
+    inv: Inventory,
+    addr: String,
+    key: HostKeyFile,
+    wifi_paired: bool,
+    shutdown: CancellationToken,
+) {
     let transport = format!("tcp:{addr}");
     let link = DeviceLink::direct_with_key(addr, key);
     let mut online = false;
     loop {
-        let ok = if online {
+        online = if online {
             match alive(&link).await {
                 Ok(()) => true,
+                // Closed: what the phone says on a new connection is its state, when it says
+                // it soon; past the grace the phone is gone and the next period dials again.
+                Err(DeviceState::Gone) => {
+                    match tokio::time::timeout(
+                        REDIAL_GRACE,
+                        dial(&inv, &link, &transport, wifi_paired),
+                    )
+                    .await
+                    {
+                        Ok(online) => online,
+                        Err(_) => {
+                            inv.set_state_by_transport(None, &transport, DeviceState::Gone);
+                            false
+                        }
+                    }
+                }
                 Err(state) => {
                     inv.set_state_by_transport(None, &transport, state);
                     false
                 }
             }
         } else {
-            match attach_direct(&inv, &link, &transport).await {
-                Ok(_) => true,
-                Err(e) => {
-                    // A known phone's state follows why it cannot be reached (no-op for one
-                    // never attached).
-                    let state = match e {
-                        AdbError::DeviceUnauthorized => Some(DeviceState::Unauthorized),
-                        AdbError::Timeout { .. } => Some(DeviceState::Offline),
-                        AdbError::Io(_) | AdbError::DeviceOffline => Some(DeviceState::Gone),
-                        _ => None,
-                    };
-                    if let Some(state) = state {
-                        inv.set_state_by_transport(None, &transport, state);
-                    }
-                    false
-                }
-            }
+            dial(&inv, &link, &transport, wifi_paired).await
         };
-        online = ok;
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(DIRECT_PROBE_PERIOD) => {}
         }
+    }
+}
+
+/// One attach attempt of [`run_direct_watch`]: `true` when the phone is online; otherwise a
+/// known phone's state follows why it cannot be reached. A `--device` phone never attached is
+/// recorded only when it refuses the key ([`record_unidentified`]); one that does not answer
+/// at all stays unlisted, as `adb connect` lists no phone it could not reach. (A paired phone's
+/// serial is known from its pairing record; its follower keeps it.)
+async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str, wifi_paired: bool) -> bool {
+    let Err(e) = attach(inv, link, transport, wifi_paired).await else {
+        return true;
+    };
+    match state_of_failed_dial(&e) {
+        Some(DeviceState::Unauthorized) if !wifi_paired && !inv.has_route(None, transport) => {
+            record_unidentified(inv, link, transport);
+        }
+        Some(state) => inv.set_state_by_transport(None, transport, state),
+        None => {}
+    }
+    false
+}
+
+/// Records a direct phone that refused the connector's key before it ever identified itself
+/// (no `CNXN`, so no `ro.serialno`): `unauthorized` under its transport
+/// ([`Inventory::unidentified_direct`]), so it is listed and a claim is told to accept the
+/// prompt; [`attach`] replaces it once the phone accepts the key. Logged once, with the fix
+/// (never the key).
+fn record_unidentified(inv: &Inventory, link: &DeviceLink, transport: &str) {
+    let phone = AttachedPhone {
+        serial: transport.to_string(),
+        model: String::new(),
+        manufacturer: String::new(),
+        sdk: None,
+        state: DeviceState::Unauthorized,
+        link: link.clone(),
+        transport: transport.to_string(),
+        adb_server: None,
+        rank: DIRECT_RANK,
+        wifi_paired: false,
+    };
+    let fix = DeviceState::Unauthorized
+        .remedy(phone.route_kind())
+        .unwrap_or_default();
+    tracing::warn!(
+        transport,
+        "direct phone refuses this connector's key (unauthorized): listed by its address until it accepts; {fix}"
+    );
+    inv.upsert(phone);
+}
+
+/// The state of a direct phone whose connect failed with `e`; `None` when the failure says
+/// nothing about the phone's state (a protocol error, a refused service).
+fn state_of_failed_dial(e: &AdbError) -> Option<DeviceState> {
+    match e {
+        // Plain `AUTH` not accepted (the prompt waits on the phone), or the TLS port refusing
+        // the key (pairing revoked or forgotten): both are the phone refusing this host.
+        AdbError::DeviceUnauthorized | AdbError::NotPaired => Some(DeviceState::Unauthorized),
+        AdbError::Timeout { .. } => Some(DeviceState::Offline),
+        AdbError::Io(_) | AdbError::DeviceOffline => Some(DeviceState::Gone),
+        _ => None,
     }
 }
 
@@ -755,4 +944,75 @@ pub async fn run_direct_watch(
 pub async fn refresh_once(inv: &Inventory, client: &AdbServerClient, source: &Source, list: &str) {
     let mut known = HashMap::new();
     reconcile(inv, client, source, &mut known, list).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(transport: &str, adb_server: Option<&str>, wifi_paired: bool) -> AttachedPhone {
+        AttachedPhone {
+            serial: "R58N12ABCDEF".into(),
+            model: String::new(),
+            manufacturer: String::new(),
+            sdk: None,
+            state: DeviceState::Device,
+            link: DeviceLink::direct("127.0.0.1:1"),
+            transport: transport.into(),
+            adb_server: adb_server.map(str::to_string),
+            rank: 0,
+            wifi_paired,
+        }
+    }
+
+    /// A `--device` phone refusing the key before it ever identified itself is listed
+    /// `unauthorized` under its transport, and forgotten under that name once identified.
+    #[test]
+    fn an_unidentified_direct_phone_is_listed_by_its_transport_until_identified() {
+        let inv = Inventory::default();
+        let transport = "tcp:10.0.0.2:5555";
+        record_unidentified(&inv, &DeviceLink::direct("10.0.0.2:5555"), transport);
+        let waiting = inv.unidentified_direct();
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].serial, transport);
+        assert_eq!(waiting[0].state, DeviceState::Unauthorized);
+        assert_eq!(waiting[0].route_kind(), RouteKind::Direct);
+        assert!(inv.get(transport).is_some());
+        inv.upsert(route(transport, None, false));
+        assert!(inv.forget_unidentified(transport));
+        assert!(inv.unidentified_direct().is_empty());
+        let listed = inv.list();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].serial, "R58N12ABCDEF");
+        assert!(!inv.forget_unidentified(transport));
+    }
+
+    /// Every kind of route is named apart, and a transport carrying the serial is masked.
+    #[test]
+    fn route_names_say_the_transport_and_mask_the_serial() {
+        let names = [
+            route("R58N12ABCDEF", Some("box"), false),
+            route(
+                "adb-R58N12ABCDEF-AbCdEf._adb-tls-connect._tcp",
+                Some("box"),
+                false,
+            ),
+            route("192.168.1.5:5555", Some("box"), false),
+            route("emulator-5554", Some("box"), false),
+            route("tcp:10.0.0.2:5555", None, false),
+            route("tcp:10.0.0.2:40001", None, true),
+        ]
+        .map(|r| route_name(&r));
+        assert_eq!(
+            names,
+            [
+                "USB R58…CDEF via adb server box",
+                "Wi-Fi (mDNS adb…_tcp) via adb server box",
+                "Wi-Fi 192.168.1.5:5555 via adb server box",
+                "emulator-5554 via adb server box",
+                "direct tcp:10.0.0.2:5555",
+                "Wi-Fi (paired) tcp:10.0.0.2:40001",
+            ]
+        );
+    }
 }

@@ -16,7 +16,8 @@ pub const UDEV_RULE_PATH: &str = "/usr/lib/udev/rules.d/60-xagent-adb-connector.
 
 /// The fix for a phone in `state` reached through `route`, or `None` when it is usable; a
 /// phone the connector dials itself (direct transport) gets no `adb`-server command and no
-/// cable (`DeviceState::remedy`, shared with claims and tool errors).
+/// cable, one it paired over Wi-Fi ([`RouteKind::WifiPaired`]) the Wireless debugging fixes
+/// (`DeviceState::remedy`, shared with claims and tool errors).
 /// Sources: adb's own hints (AOSP `packages/modules/adb/transport.cpp`,
 /// `UsbNoPermissionsShortHelpText`), Android's "Run apps on a hardware device" guide.
 pub fn fix_for(state: &DeviceState, route: RouteKind) -> Option<String> {
@@ -58,18 +59,6 @@ pub fn fix_for(state: &DeviceState, route: RouteKind) -> Option<String> {
     })
 }
 
-/// The fix of a phone paired over Wi-Fi that does not answer at its last address.
-const PAIRED_OFFLINE_FIX: &str = "the phone does not answer at its last address: on the phone \
-turn Developer options → Wireless debugging on (same network as this box); a running connector \
-finds its new address by mDNS";
-
-/// The fix of a phone paired over Wi-Fi that refuses the connector's key. Source: Android
-/// revokes wireless-debugging keys on "Revoke USB debugging authorisations" and after 7 days
-/// unused unless "Disable adb authorization timeout" is on (Developer options).
-const PAIRED_REFUSED_FIX: &str = "the phone no longer accepts this connector's key (pairing \
-revoked, or forgotten after 7 days unused): pair it again (flow adb_pair_code or adb_qr_pair, \
-or `xagent-adb-connector pair`)";
-
 /// The report of `check` for a loaded configuration (or its error) and what the survey saw
 /// (`None`: the settings do not say where the phones are); returns (text, all fine).
 pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) -> (String, bool) {
@@ -85,8 +74,18 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             );
         }
         Err(e) => {
-            // One line whatever the cause (a TOML error spans several).
-            let _ = writeln!(out, "PROBLEM  config: {}", crate::config::one_line(e));
+            // What is invalid, on one line whatever the cause (a TOML error spans several):
+            // "config: invalid configuration: …" said the same thing twice before saying it.
+            let what = match e {
+                ConfigError::Invalid(what) => what
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": "),
+                other => crate::config::one_line(other),
+            };
+            let _ = writeln!(out, "PROBLEM  config: {what}");
             ok = false;
         }
     }
@@ -130,14 +129,12 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             None if p.paired => format!("{} (paired over Wi-Fi)", p.transport),
             None => p.transport.clone(),
         };
-        let fix = match p.state {
-            DeviceState::Offline if p.paired => Some(PAIRED_OFFLINE_FIX.to_string()),
-            DeviceState::Unauthorized if p.paired => Some(PAIRED_REFUSED_FIX.to_string()),
-            _ => fix_for(
-                &p.state,
-                RouteKind::of(p.adb_server.as_deref(), &p.transport),
-            ),
+        // The route a running connector gives the phone, so tool errors say the same.
+        let route = match RouteKind::of(p.adb_server.as_deref(), &p.transport) {
+            RouteKind::Direct if p.paired => RouteKind::WifiPaired,
+            kind => kind,
         };
+        let fix = fix_for(&p.state, route);
         match fix {
             None => {
                 let _ = writeln!(

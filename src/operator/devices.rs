@@ -30,7 +30,8 @@ pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
 }
 
 /// The table form: a header and one line per phone, columns padded to their widest cell;
-/// `-` for no value.
+/// `-` for no value. The last column, `WI-FI PAIRED`, says `yes` for a phone paired over Wi-Fi
+/// (the JSON's `paired_over_wifi`).
 pub fn to_table(phones: &[PhoneRow], bound: &HashMap<String, String>) -> String {
     let mut rows = vec![[
         "SERIAL".to_string(),
@@ -39,6 +40,7 @@ pub fn to_table(phones: &[PhoneRow], bound: &HashMap<String, String>) -> String 
         "TRANSPORT".into(),
         "ADB SERVER".into(),
         "CHANNEL".into(),
+        "WI-FI PAIRED".into(),
     ]];
     let or_dash = |s: &str| {
         if s.is_empty() {
@@ -55,9 +57,10 @@ pub fn to_table(phones: &[PhoneRow], bound: &HashMap<String, String>) -> String 
             p.transport.clone(),
             or_dash(p.adb_server.as_deref().unwrap_or("")),
             or_dash(bound.get(&p.serial).map(String::as_str).unwrap_or("")),
+            if p.paired { "yes" } else { "-" }.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..7)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();

@@ -9,7 +9,7 @@
 //! | DELETE | `/v1/script` | – | removes all scripts |
 //! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"frozen"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
-//! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys and drop connections; returns [`AuthView`] |
+//! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys (the wireless-debugging pairings too) and drop the connections they let in; returns [`AuthView`] |
 //! | POST | `/v1/wireless/move` | – | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID; answers [`MovedPort`] `{"connect_port":N}` |
 //! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}` (6 digits, else 400), optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
 //!
@@ -336,7 +336,8 @@ async fn post_auth(
 ) -> Result<Json<AuthView>, ApiError> {
     let saved = phone.with(|s| match body.action {
         AuthAction::Accept => s.auth.accept_pending().map(|_| ()),
-        AuthAction::Revoke => s.auth.revoke(),
+        // As Android's "Revoke USB debugging authorisations": wireless pairings go too.
+        AuthAction::Revoke => s.auth.revoke().and_then(|()| s.paired.revoke()),
     });
     phone.keys_changed();
     saved.map_err(|e| bad(format!("adb_keys: {e}")))?;
@@ -371,15 +372,8 @@ pub enum LeaveAfter {
     Spake2,
 }
 
-/// Digits of a wireless-debugging pairing code: Android draws it as a 6-digit decimal number
-/// (AOSP `frameworks/base/services/core/java/com/android/server/adb/AdbDebuggingManager.java`,
-/// `PAIRING_CODE_LENGTH = 6`, `createPairingCode`: `SecureRandom` digits 0–9).
-pub const PAIRING_CODE_LENGTH: usize = 6;
-
-/// Whether `code` is a code a phone could show: exactly [`PAIRING_CODE_LENGTH`] ASCII digits.
-pub fn valid_pairing_code(code: &str) -> bool {
-    code.len() == PAIRING_CODE_LENGTH && code.bytes().all(|b| b.is_ascii_digit())
-}
+/// The pairing code's shape, shared with the host side (one definition in the pairing crate).
+pub use xagent_adb_pairing::{valid_pairing_code, PAIRING_CODE_LENGTH};
 
 fn pair_request(body: PairBody) -> Result<PairRequest, String> {
     let (password, service_name) = match (body.qr_code_text, body.code) {

@@ -237,7 +237,31 @@ pub async fn serve_admitted<S>(
     }
     let (rd, wr) = tokio::io::split(stream);
     let (out, rx) = spawn_io(rd, wr, phone.watch_transport(), &cancel);
-    online(phone, out, rx, cancel, host_max_payload, String::new()).await;
+    online(phone, out, rx, cancel, host_max_payload, Admission::Paired).await;
+}
+
+/// How a connection was let in, so a revocation drops exactly the connections it concerns.
+#[derive(Debug)]
+enum Admission {
+    /// No authentication (`require_auth` off).
+    Open,
+    /// `AUTH` with this accepted `adb_keys` line.
+    Key(String),
+    /// The `STLS` port's TLS handshake, with a key paired over wireless debugging.
+    Paired,
+}
+
+impl Admission {
+    /// Whether the key this connection came in with is no longer known (adbd then drops it:
+    /// revoking authorisations clears the paired keys too, AOSP `AdbDebuggingManager`
+    /// `MESSAGE_ADB_CLEAR`).
+    fn revoked(&self, phone: &Phone) -> bool {
+        match self {
+            Admission::Open => false,
+            Admission::Key(line) => !phone.with(|s| s.auth.is_accepted(line)),
+            Admission::Paired => phone.with(|s| s.paired.accepted.is_empty()),
+        }
+    }
 }
 
 /// Sends the device `CNXN` and runs the connection until it ends.
@@ -247,7 +271,7 @@ async fn online(
     rx: mpsc::Receiver<Message>,
     cancel: CancellationToken,
     host_max_payload: u32,
-    key: String,
+    key: Admission,
 ) {
     let max_payload = host_max_payload.clamp(4096, MAX_PAYLOAD);
     let _ = out
@@ -285,6 +309,11 @@ async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
     let Some(key) = admit(&phone, &mut rx, &out, &cancel).await else {
         return cancel.cancel();
     };
+    let key = if key.is_empty() {
+        Admission::Open
+    } else {
+        Admission::Key(key)
+    };
     online(phone, out, rx, cancel, cnxn.arg1, key).await;
 }
 
@@ -295,8 +324,8 @@ struct Conn {
     max_payload: u32,
     next_id: u32,
     cancel: CancellationToken,
-    /// The `adb_keys` line this connection authenticated with (empty without auth).
-    key: String,
+    /// How this connection authenticated.
+    key: Admission,
 }
 
 impl Conn {
@@ -308,8 +337,7 @@ impl Conn {
                 _ = self.cancel.cancelled() => break,
                 r = keys.changed() => {
                     // Revoked: adbd drops every connection whose key is gone.
-                    let key = &self.key;
-                    if r.is_err() || (!key.is_empty() && !self.phone.with(|s| s.auth.is_accepted(key))) { break }
+                    if r.is_err() || self.key.revoked(&self.phone) { break }
                     continue;
                 }
                 r = watch.changed() => {

@@ -59,13 +59,18 @@ pub enum RouteKind {
     WifiAdbServer,
     /// An emulator (`emulator-PORT`), through an adb server.
     Emulator,
-    /// The connector's own direct transport (`--device tcp:HOST:PORT`, or a phone paired over
-    /// Wi-Fi): no adb server involved.
+    /// The connector's own direct transport (`--device tcp:HOST:PORT`): no adb server involved.
     Direct,
+    /// The connector's own direct transport to a phone it paired over Wi-Fi (flows
+    /// `adb_pair_code`, `adb_qr_pair`, or `pair`; Android 11+ wireless debugging): no adb
+    /// server, no `adb tcpip`; the fix is on the phone's Wireless debugging screen.
+    WifiPaired,
 }
 
 impl RouteKind {
-    /// The kind of a route through `adb_server` (`None`: direct) with adb serial `transport`.
+    /// The kind of a route through `adb_server` (`None`: direct) with adb serial `transport`;
+    /// a direct route is [`RouteKind::Direct`] (the caller knows whether it is
+    /// [`RouteKind::WifiPaired`]).
     /// adb names network transports `HOST:PORT` (AOSP `client/adb_client.cpp`
     /// `adb_connect`/`socket_spec.cpp`) or by their mDNS service instance
     /// (`client/transport_mdns.cpp`), emulators `emulator-PORT` (`transport_local.cpp`); any
@@ -148,7 +153,12 @@ impl DeviceState {
             (Self::Gone, Direct) => {
                 "the phone is not reachable: its address closed or refused the connection".into()
             }
-            (Self::Offline, Direct) => {
+            (Self::Gone, WifiPaired) => {
+                "the phone does not answer at its last Wi-Fi address (wireless debugging off, or \
+                 the phone left the network)"
+                    .into()
+            }
+            (Self::Offline, Direct | WifiPaired) => {
                 "the phone is connected but does not answer (adbd or the network hangs)".into()
             }
             (Self::Offline, _) => {
@@ -185,6 +195,12 @@ impl DeviceState {
                  `adb tcpip 5555` again from a computer it is plugged into); the connector dials \
                  it again every second and resumes by itself"
             }
+            // One text with `check` (a paired phone's survey reads `offline`).
+            (Self::Gone | Self::Offline, WifiPaired) => {
+                "the phone does not answer at its last address: on the phone turn Developer \
+                 options → Wireless debugging on (same network as this box); a running \
+                 connector finds its new address by mDNS"
+            }
             (Self::Offline, UsbAdbServer) => {
                 "replug the USB cable or run `adb reconnect` on the box; if it stays offline, \
                  toggle USB debugging off and on in Developer options"
@@ -205,6 +221,13 @@ impl DeviceState {
                  (tick \"Always allow\"); if no prompt shows, revoke USB debugging authorisations \
                  in Developer options and replug"
             }
+            // Android revokes wireless-debugging keys on "Revoke USB debugging authorisations"
+            // and after 7 days unused unless "Disable adb authorization timeout" is on.
+            (Self::Unauthorized, WifiPaired) => {
+                "the phone no longer accepts this connector's key (pairing revoked, or forgotten \
+                 after 7 days unused): pair it again (flow adb_pair_code or adb_qr_pair, or \
+                 `xagent-adb-connector pair`)"
+            }
             (Self::Unauthorized, _) => {
                 "unlock the phone and accept the \"Allow USB debugging?\" RSA key prompt (Android \
                  shows it for network connections too; tick \"Always allow\"); a phone on \
@@ -221,7 +244,7 @@ impl DeviceState {
             (Self::Authorizing, _) => {
                 "wait a moment and accept the RSA prompt on the phone if it appears"
             }
-            (Self::Connecting, Direct) => "wait for the connection to finish",
+            (Self::Connecting, Direct | WifiPaired) => "wait for the connection to finish",
             (Self::Connecting, _) => {
                 "wait for the connection to finish; if it stays, `adb disconnect` and connect again"
             }
@@ -231,7 +254,7 @@ impl DeviceState {
             (Self::Recovery | Self::Sideload, _) => {
                 "the phone is in recovery: reboot it to Android"
             }
-            (Self::Unknown(_), Direct) => {
+            (Self::Unknown(_), Direct | WifiPaired) => {
                 "reboot the phone; the connector dials it again by itself"
             }
             (Self::Unknown(_), WifiAdbServer) => {

@@ -110,8 +110,10 @@ impl DeviceTool for PressKey {
     type Output = Output;
 
     fn input_schema() -> Value {
+        // No `minLength`: an empty key gets the same answer as an unknown one, every valid
+        // name (the schema's own "shorter than 1 character" named none).
         json!({"type": "object", "required": ["key"], "properties": {
-            "key": {"type": "string", "minLength": 1, "maxLength": 64, "description": format!(
+            "key": {"type": "string", "maxLength": 64, "description": format!(
                 "Key to press, case-insensitive, `KEYCODE_` prefix optional: {}.", key_names().join(", "))},
             "long_press": {"type": "boolean", "description": "Hold the key (long press)."}
         }})

@@ -74,8 +74,9 @@ pub struct Output {
     /// Package of the focused window.
     pub foreground_package: Option<String>,
     /// Fields above that are `null` because the phone did not report them, in field order
-    /// ([`UNAVAILABLE_FIELDS`]; `display` when its input-space size is unknown). Empty when
-    /// everything was read.
+    /// ([`UNAVAILABLE_FIELDS`]; `display` when its input-space size is unknown,
+    /// `display.physical` when `wm size` gave no physical size). Empty when everything was
+    /// read.
     pub unavailable: Vec<&'static str>,
 }
 
@@ -88,6 +89,7 @@ pub const UNAVAILABLE_FIELDS: &[&str] = &[
     "battery_percent",
     "screen_on",
     "display",
+    "display.physical",
     "foreground_package",
 ];
 
@@ -102,6 +104,8 @@ impl Output {
             self.battery_percent.is_none(),
             self.screen_on.is_none(),
             self.display.width.is_none() || self.display.height.is_none(),
+            // `override` is null whenever no override is set: not a failure to read.
+            self.display.physical.is_none(),
             self.foreground_package.is_none(),
         ];
         self.unavailable = UNAVAILABLE_FIELDS
@@ -248,7 +252,13 @@ mod tests {
         let out = out.with_unavailable();
         assert_eq!(
             out.unavailable,
-            ["model", "battery_percent", "display", "foreground_package"]
+            [
+                "model",
+                "battery_percent",
+                "display",
+                "display.physical",
+                "foreground_package"
+            ]
         );
         assert_output::<DeviceStatus>(&out);
     }
