@@ -575,3 +575,201 @@ async fn a_pairing_code_that_is_not_6_digits_is_refused_before_dialling() {
         .await;
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
 }
+
+/// A phone paired over Wi-Fi (`adb_pair_code`) whose pairing is revoked while the connector is
+/// down (Revoke USB debugging authorisations forgets wireless pairings too) refuses the key
+/// from the restarted connector's first connection. The running connector still lists it,
+/// `unauthorized` under the serial of its pairing record (not under its address); a claim of
+/// that serial and a tool call on its restored channel are `device_unauthorized` with the
+/// Wi-Fi-paired fix `check` gives (pair it again), never an adb-server or `adb tcpip` fix.
+/// Pairing again through `adb_pair_code` makes it usable with no restart. No pairing code,
+/// adb key or API key in the log or the acks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paired_phone_revoked_while_the_connector_was_down_is_listed_unauthorized() {
+    let serial = "SIMPAIRREV01";
+    let dir = TempDir::new("pair-revoked-down");
+    let state = dir.path().join("sim-state");
+    let sim = SimPhone::start_with_control(
+        serial,
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    );
+    let mut conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--mdns-interface", "lo", "--claim-policy", "open"],
+    );
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ch, _) = x.open(None).await;
+    let first = "161803";
+    let ports = control(&sim, "/v1/pair", json!({ "code": first }));
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, first)}),
+        )
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let mut acks = vec![ok.to_string()];
+    x.close().await;
+    let transport = format!("tcp:127.0.0.1:{}", ports["connect_port"]);
+
+    // Connector down; on the phone the authorisations are revoked; the connector comes back.
+    conn.kill();
+    let revoked = control(&sim, "/v1/auth", json!({"action": "revoke"}));
+    assert_eq!(revoked["accepted"], 0, "{revoked}");
+    conn.restart();
+    let mut z = connect(&conn.addr).await;
+    z.hello(&id).await;
+    let (again, _) = z.open(Some(&ch)).await;
+    assert_eq!(again, ch);
+    let (other, _) = z.open(None).await;
+
+    // Claimed by its serial from another channel: refused as unauthorized once the watch's
+    // first connection is refused (an answer before that may be "no attached phone").
+    let mut refused = Value::Null;
+    for _ in 0..100 {
+        refused = z.claim(&other, serial).await;
+        acks.push(refused.to_string());
+        if refused["error"]["code"] == "device_unauthorized" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+    assert_packet(&refused);
+    assert_eq!(refused["error"]["code"], "device_unauthorized", "{refused}");
+    let claim_message = refused["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let tool = z.tool(&ch, "android_device_status", json!({})).await;
+    acks.push(tool.to_string());
+    assert_eq!(tool["error"]["code"], "device_unauthorized", "{tool}");
+    let tool_message = tool["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let fix = check_fix(&dir, serial);
+    assert!(fix.contains("pair it again"), "{fix}");
+    for message in [&claim_message, &tool_message] {
+        assert!(message.contains(&fix), "check: {fix}\nerror: {message}");
+        for box_side in [
+            "adb reconnect",
+            "adb connect",
+            "adb disconnect",
+            "adb server",
+            "adb tcpip",
+            "replug",
+            "closed or refused",
+            "no attached phone",
+        ] {
+            assert!(!message.contains(box_side), "{box_side}: {message}");
+        }
+    }
+
+    // Listed by the running connector under its stored serial, with its address as transport.
+    let data = dir.path().display().to_string();
+    let devices = || {
+        let (code, out, _) = run_cli(&[
+            "devices",
+            "--json",
+            "--data-dir",
+            data.as_str(),
+            "--adb-server",
+            "",
+        ]);
+        assert_eq!(code, Some(0), "{out}");
+        serde_json::from_str::<Vec<Value>>(&out).expect("devices --json")
+    };
+    let rows = devices();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["serial"], serial, "{rows:?}");
+    assert_eq!(rows[0]["state"], "unauthorized", "{rows:?}");
+    assert_eq!(rows[0]["transport"], transport.as_str(), "{rows:?}");
+    assert_eq!(rows[0]["paired_over_wifi"], true, "{rows:?}");
+
+    // The flow runs on the channel of a phone that must pair again, but another phone paired
+    // there is not bound to it.
+    let stranger_state = dir.path().join("sim-state-2");
+    let stranger = SimPhone::start_with_control(
+        "SIMPAIRREV02",
+        &[
+            "--wireless",
+            "--state-dir",
+            stranger_state.to_str().unwrap(),
+        ],
+    );
+    let third = "271828";
+    let ports = control(&stranger, "/v1/pair", json!({ "code": third }));
+    let taken = z
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, third)}),
+        )
+        .await;
+    acks.push(taken.to_string());
+    assert_eq!(taken["error"]["code"], "auth_failed", "{taken}");
+    assert!(
+        taken.to_string().contains("already bound to another phone"),
+        "{taken}"
+    );
+
+    // Paired again on the phone and through the flow: usable with no restart.
+    let second = "141421";
+    let ports = control(&sim, "/v1/pair", json!({ "code": second }));
+    let paired = z
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, second)}),
+        )
+        .await;
+    acks.push(paired.to_string());
+    assert_eq!(paired["payload"]["status"], "authenticated", "{paired}");
+    let status = z.tool(&ch, "android_device_status", json!({})).await;
+    acks.push(status.to_string());
+    assert!(status.get("error").is_none(), "{status}");
+    let rows = devices();
+    let row = rows
+        .iter()
+        .find(|r| r["serial"] == serial)
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(row["state"], "device", "{rows:?}");
+    assert_eq!(row["connector_channel_id"], ch.as_str(), "{rows:?}");
+    // The other phone is listed (watched), bound to no channel.
+    let row = rows
+        .iter()
+        .find(|r| r["serial"] == "SIMPAIRREV02")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert!(row["connector_channel_id"].is_null(), "{rows:?}");
+    z.close().await;
+
+    let logs = conn.logs();
+    let refusal = logs
+        .lines()
+        .find(|l| l.contains("phone paired over Wi-Fi refuses this connector's key"))
+        .unwrap_or_else(|| panic!("no refusal logged: {logs}"));
+    assert!(refusal.contains("pair it again"), "{refusal}");
+    assert!(!refusal.contains(serial), "{refusal}");
+    let key = xagent_adb_connector::adb::HostKeyFile::new(dir.path().join("adbkey"))
+        .get()
+        .await
+        .expect("the connector's adb key");
+    let public = key.key().public_key_line();
+    let public = public.split_whitespace().next().expect("base64 key");
+    let pem = std::fs::read_to_string(dir.path().join("adbkey")).expect("adbkey");
+    let private = pem
+        .lines()
+        .find(|l| !l.starts_with("-----") && l.len() > 40)
+        .expect("a PEM body line");
+    for text in acks.iter().chain([&logs]) {
+        for secret in [first, second, third, API_KEY, public, private] {
+            assert!(!text.contains(secret), "a secret leaks: {text}");
+        }
+    }
+}

@@ -230,7 +230,7 @@ impl Connector {
     /// Binds `channel_id` to the phone `serial` (caller holds the write gate): the memory check
     /// answers a phone bound elsewhere without a write, the store's UNIQUE constraint stays the
     /// last word, then the state. Errors: `connector_channel_not_owned`, `auth_failed` (phone
-    /// bound to another channel), `internal_error` (store).
+    /// bound to another channel, or the channel to another phone), `internal_error` (store).
     pub(super) async fn bind_phone(
         &self,
         channel_id: &str,
@@ -252,6 +252,14 @@ impl Connector {
             return Err(refuse(
                 ErrorCode::ConnectorChannelNotOwned,
                 "connector_channel_id is not a channel of this connector",
+            ));
+        }
+        // A pairing flow may run on a channel bound to a phone that must pair again
+        // (`check_channel_unbound`); another phone paired there is not taken.
+        if refusal == Some(BindRefusal::ChannelBound) {
+            return Err(refuse(
+                ErrorCode::AuthFailed,
+                "this channel is already bound to another phone; auth.logout first",
             ));
         }
         let inserted = match refusal {

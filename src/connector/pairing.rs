@@ -21,6 +21,7 @@ use super::Connector;
 use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
 use crate::adb::{AdbError, DeviceLink};
 use crate::device::inventory;
+use crate::device::parse::devices::{DeviceState, RouteKind};
 use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, ErrorCode};
 use crate::store::WirelessPhoneRecord;
@@ -149,10 +150,30 @@ fn connect_refusal(e: &AdbError, addr: &str) -> ClaimError {
 }
 
 impl Connector {
-    /// Whether `channel_id` is a channel of this connector with no phone bound yet: where both
-    /// pairing flows start. Errors: `auth_failed` (bound already), `connector_channel_not_owned`.
+    /// Whether both pairing flows may start on `channel_id`: a channel of this connector with
+    /// no phone bound yet, or one whose bound phone refuses the connector's key over its
+    /// Wi-Fi-paired route (pairing revoked or forgotten), as pairing again is that phone's fix
+    /// ([`DeviceState::remedy`] for [`RouteKind::WifiPaired`]); the bind at the end then
+    /// accepts only that same phone. Errors: `auth_failed` (bound already),
+    /// `connector_channel_not_owned`.
     pub(super) fn check_channel_unbound(&self, channel_id: &str) -> Result<(), ClaimError> {
-        match self.state().check_bind(channel_id, "") {
+        // The state lock is let go before the inventory's is taken.
+        let (check, bound) = {
+            let state = self.state();
+            let bound = state.binding(channel_id).map(|b| b.serial.clone());
+            (state.check_bind(channel_id, ""), bound)
+        };
+        match check {
+            Err(BindRefusal::ChannelBound)
+                if bound
+                    .and_then(|serial| self.inventory.get(&serial))
+                    .is_some_and(|p| {
+                        p.state == DeviceState::Unauthorized
+                            && p.route_kind() == RouteKind::WifiPaired
+                    }) =>
+            {
+                Ok(())
+            }
             Err(BindRefusal::ChannelBound) => Err(refuse(
                 ErrorCode::AuthFailed,
                 "this channel is already bound to another phone; auth.logout first",
@@ -250,13 +271,14 @@ impl Connector {
             .wireless_phone_upsert(record.clone())
             .await
             .map_err(|_| refuse(ErrorCode::InternalError, "could not store the paired phone"))?;
+        // From now on the phone is followed (watched, re-found by GUID, second to USB), as
+        // after a restart, whatever the bind says: the inventory never keeps an unwatched route.
+        self.follow_wireless_phone(record);
         {
             let _gate = self.writes.lock().await;
             self.bind_phone(channel_id, &phone.serial, &phone.model)
                 .await?;
         }
-        // From now on the phone is followed: watched, re-found by GUID, second to USB.
-        self.follow_wireless_phone(record);
         Ok(phone.serial)
     }
 }

@@ -92,7 +92,7 @@ pub async fn follow(
                 addr = phone.addr.as_str(),
                 "watching the wireless phone over Wi-Fi"
             );
-            watch = Some(start_watch(&inv, &phone.addr, &key, &lifecycle, &shutdown));
+            watch = Some(start_watch(&inv, &phone, &key, &lifecycle, &shutdown));
         } else if let (Seen::Unreachable, Some(addr)) = (&now, latest.clone()) {
             if addr != phone.addr {
                 tracing::info!(
@@ -111,7 +111,7 @@ pub async fn follow(
                 if let Err(e) = store.wireless_phone_upsert(phone.clone()).await {
                     tracing::warn!(error = %e, "could not store the phone's new address");
                 }
-                watch = Some(start_watch(&inv, &phone.addr, &key, &lifecycle, &shutdown));
+                watch = Some(start_watch(&inv, &phone, &key, &lifecycle, &shutdown));
             }
         }
         tokio::select! {
@@ -121,9 +121,11 @@ pub async fn follow(
     }
 }
 
+/// Starts the watch of `phone` at its address (under its serial: listed even when it refuses
+/// the key from the first connection); cancel the token to stop it.
 fn start_watch(
     inv: &Inventory,
-    addr: &str,
+    phone: &WirelessPhoneRecord,
     key: &HostKeyFile,
     lifecycle: &Lifecycle,
     shutdown: &CancellationToken,
@@ -131,7 +133,8 @@ fn start_watch(
     let stop = shutdown.child_token();
     lifecycle.spawn(inventory::run_paired_watch(
         inv.clone(),
-        addr.to_string(),
+        phone.addr.clone(),
+        phone.serial.clone(),
         key.clone(),
         stop.clone(),
     ));

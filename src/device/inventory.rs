@@ -818,27 +818,33 @@ pub async fn run_direct_watch(
     key: HostKeyFile,
     shutdown: CancellationToken,
 ) {
-    watch_direct(inv, addr, key, false, shutdown).await
+    watch_direct(inv, addr, key, None, shutdown).await
 }
 
 /// [`run_direct_watch`] for a phone the connector paired over Wi-Fi (its route is
-/// [`RouteKind::WifiPaired`]).
+/// [`RouteKind::WifiPaired`]); `serial` is its `ro.serialno` from the pairing record, so a
+/// phone that refuses the key from the watch's first connection (pairing revoked while the
+/// connector was down) is still listed `unauthorized` under it ([`record_refusing`]).
 pub async fn run_paired_watch(
     inv: Inventory,
     addr: String,
+    serial: String,
     key: HostKeyFile,
     shutdown: CancellationToken,
 ) {
-    watch_direct(inv, addr, key, true, shutdown).await
+    watch_direct(inv, addr, key, Some(serial), shutdown).await
 }
 
+/// The loop of both watches; `paired`: the serial of a Wi-Fi-paired phone (`None` for a
+/// `--device` phone).
 async fn watch_direct(
     inv: Inventory,
     addr: String,
     key: HostKeyFile,
-    wifi_paired: bool,
+    paired: Option<String>,
     shutdown: CancellationToken,
 ) {
+    let paired = paired.as_deref();
     let transport = format!("tcp:{addr}");
     let link = DeviceLink::direct_with_key(addr, key);
     let mut online = false;
@@ -849,11 +855,8 @@ async fn watch_direct(
                 // Closed: what the phone says on a new connection is its state, when it says
                 // it soon; past the grace the phone is gone and the next period dials again.
                 Err(DeviceState::Gone) => {
-                    match tokio::time::timeout(
-                        REDIAL_GRACE,
-                        dial(&inv, &link, &transport, wifi_paired),
-                    )
-                    .await
+                    match tokio::time::timeout(REDIAL_GRACE, dial(&inv, &link, &transport, paired))
+                        .await
                     {
                         Ok(online) => online,
                         Err(_) => {
@@ -868,7 +871,7 @@ async fn watch_direct(
                 }
             }
         } else {
-            dial(&inv, &link, &transport, wifi_paired).await
+            dial(&inv, &link, &transport, paired).await
         };
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -877,18 +880,18 @@ async fn watch_direct(
     }
 }
 
-/// One attach attempt of [`run_direct_watch`]: `true` when the phone is online; otherwise a
-/// known phone's state follows why it cannot be reached. A `--device` phone never attached is
-/// recorded only when it refuses the key ([`record_unidentified`]); one that does not answer
-/// at all stays unlisted, as `adb connect` lists no phone it could not reach. (A paired phone's
-/// serial is known from its pairing record; its follower keeps it.)
-async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str, wifi_paired: bool) -> bool {
-    let Err(e) = attach(inv, link, transport, wifi_paired).await else {
+/// One attach attempt of [`run_direct_watch`] (`paired`: the serial of a Wi-Fi-paired phone):
+/// `true` when the phone is online; otherwise a known phone's state follows why it cannot be
+/// reached. A phone never attached is recorded only when it refuses the key
+/// ([`record_refusing`]); one that does not answer at all stays unlisted, as `adb connect`
+/// lists no phone it could not reach.
+async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str, paired: Option<&str>) -> bool {
+    let Err(e) = attach(inv, link, transport, paired.is_some()).await else {
         return true;
     };
     match state_of_failed_dial(&e) {
-        Some(DeviceState::Unauthorized) if !wifi_paired && !inv.has_route(None, transport) => {
-            record_unidentified(inv, link, transport);
+        Some(DeviceState::Unauthorized) if !inv.has_route(None, transport) => {
+            record_refusing(inv, link, transport, paired);
         }
         Some(state) => inv.set_state_by_transport(None, transport, state),
         None => {}
@@ -896,14 +899,17 @@ async fn dial(inv: &Inventory, link: &DeviceLink, transport: &str, wifi_paired: 
     false
 }
 
-/// Records a direct phone that refused the connector's key before it ever identified itself
-/// (no `CNXN`, so no `ro.serialno`): `unauthorized` under its transport
-/// ([`Inventory::unidentified_direct`]), so it is listed and a claim is told to accept the
-/// prompt; [`attach`] replaces it once the phone accepts the key. Logged once, with the fix
-/// (never the key).
-fn record_unidentified(inv: &Inventory, link: &DeviceLink, transport: &str) {
+/// Records a direct phone that refused the connector's key before this process ever
+/// identified it, `unauthorized`, so it is listed and a claim is told the fix; [`attach`]
+/// replaces it once the phone accepts the key. A `--device` phone (`paired` `None`) sent no
+/// `CNXN`, so no `ro.serialno`: it is recorded under its transport
+/// ([`Inventory::unidentified_direct`]) and told to accept the prompt. A Wi-Fi-paired phone is
+/// recorded under `paired`, the serial of its pairing record (the TLS port refusing the key:
+/// pairing revoked or forgotten, AOSP `daemon/auth.cpp`), and told to pair again. Logged once,
+/// with the fix (never the key; the serial masked).
+fn record_refusing(inv: &Inventory, link: &DeviceLink, transport: &str, paired: Option<&str>) {
     let phone = AttachedPhone {
-        serial: transport.to_string(),
+        serial: paired.unwrap_or(transport).to_string(),
         model: String::new(),
         manufacturer: String::new(),
         sdk: None,
@@ -912,15 +918,22 @@ fn record_unidentified(inv: &Inventory, link: &DeviceLink, transport: &str) {
         transport: transport.to_string(),
         adb_server: None,
         rank: DIRECT_RANK,
-        wifi_paired: false,
+        wifi_paired: paired.is_some(),
     };
     let fix = DeviceState::Unauthorized
         .remedy(phone.route_kind())
         .unwrap_or_default();
-    tracing::warn!(
-        transport,
-        "direct phone refuses this connector's key (unauthorized): listed by its address until it accepts; {fix}"
-    );
+    match paired {
+        Some(serial) => tracing::warn!(
+            transport,
+            serial_hint = %crate::protocol::descriptor::mask_serial(serial),
+            "phone paired over Wi-Fi refuses this connector's key (unauthorized); {fix}"
+        ),
+        None => tracing::warn!(
+            transport,
+            "direct phone refuses this connector's key (unauthorized): listed by its address until it accepts; {fix}"
+        ),
+    }
     inv.upsert(phone);
 }
 
@@ -971,7 +984,7 @@ mod tests {
     fn an_unidentified_direct_phone_is_listed_by_its_transport_until_identified() {
         let inv = Inventory::default();
         let transport = "tcp:10.0.0.2:5555";
-        record_unidentified(&inv, &DeviceLink::direct("10.0.0.2:5555"), transport);
+        record_refusing(&inv, &DeviceLink::direct("10.0.0.2:5555"), transport, None);
         let waiting = inv.unidentified_direct();
         assert_eq!(waiting.len(), 1);
         assert_eq!(waiting[0].serial, transport);
@@ -985,6 +998,28 @@ mod tests {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].serial, "R58N12ABCDEF");
         assert!(!inv.forget_unidentified(transport));
+    }
+
+    /// A Wi-Fi-paired phone refusing the key from the first connection is listed
+    /// `unauthorized` under the serial of its pairing record (a Wi-Fi-paired route, so the
+    /// fix is to pair again), never under its address; attaching it replaces that record.
+    #[test]
+    fn a_paired_phone_refusing_the_key_is_listed_by_its_stored_serial() {
+        let inv = Inventory::default();
+        let transport = "tcp:10.0.0.3:37000";
+        let link = DeviceLink::direct("10.0.0.3:37000");
+        record_refusing(&inv, &link, transport, Some("R58N12ABCDEF"));
+        assert!(inv.unidentified_direct().is_empty());
+        assert!(inv.get(transport).is_none());
+        let phone = inv.get("R58N12ABCDEF").expect("listed by its serial");
+        assert_eq!(phone.state, DeviceState::Unauthorized);
+        assert_eq!(phone.route_kind(), RouteKind::WifiPaired);
+        assert_eq!(phone.transport, transport);
+        inv.upsert(route(transport, None, true));
+        let listed = inv.list();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].state, DeviceState::Device);
+        assert_eq!(inv.routes().len(), 1);
     }
 
     /// Every kind of route is named apart, and a transport carrying the serial is masked.
