@@ -17,14 +17,6 @@ async fn walking_skeleton_through_direct_transport() {
     );
 }
 
-/// `GET` a control API path of `sim` as JSON.
-fn control_get(sim: &SimPhone, path: &str) -> serde_json::Value {
-    let url = format!("{}{path}", sim.control.as_ref().expect("control API"));
-    let (status, _, body) = common::xagent::http_get(&url, None);
-    assert_eq!(status, 200);
-    serde_json::from_slice(&body).expect("control json")
-}
-
 /// The words of a fix for a phone behind an adb server, which a phone the connector dials
 /// itself must never be told.
 const ADB_SERVER_FIXES: [&str; 5] = [
@@ -46,15 +38,7 @@ async fn a_direct_phone_that_refuses_the_key_is_device_unauthorized() {
     let dir = TempDir::new("e2e-direct-key");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     // The connector offers its key; the user accepts the prompt.
-    let mut offered = false;
-    for _ in 0..100 {
-        if control_get(&sim, "/v1/auth")["pending"] == 1 {
-            offered = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(offered, "the connector never offered its key");
+    common::scenario::wait_key_offered(&sim).await;
     assert_eq!(
         sim.control_post("/v1/auth", serde_json::json!({"action": "accept"})),
         200
@@ -128,15 +112,7 @@ async fn a_direct_phone_that_never_accepted_the_key_is_listed_unauthorized() {
     let mut acks = Vec::new();
 
     // The connector offers its key (the prompt shows on the phone); nobody accepts it.
-    let mut offered = false;
-    for _ in 0..100 {
-        if control_get(&sim, "/v1/auth")["pending"] == 1 {
-            offered = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(offered, "the connector never offered its key");
+    common::scenario::wait_key_offered(&sim).await;
     // Claimed by its serial while the prompt waits: refused as unauthorized once the refusal
     // is recorded (an answer before that may be "no attached phone").
     let mut refused = serde_json::Value::Null;
@@ -199,18 +175,11 @@ async fn a_direct_phone_that_never_accepted_the_key_is_listed_unauthorized() {
         "{logs}"
     );
     // The key the connector offered (public half, and the private file's body) is nowhere.
-    let key = xagent_adb_connector::adb::HostKeyFile::new(dir.path().join("adbkey"))
-        .get()
-        .await
-        .expect("the connector's adb key");
-    let public = key.key().public_key_line();
-    let public = public.split_whitespace().next().expect("base64 key");
-    let pem = std::fs::read_to_string(dir.path().join("adbkey")).expect("adbkey");
-    let private = pem
-        .lines()
-        .find(|l| !l.starts_with("-----") && l.len() > 40)
-        .expect("a PEM body line");
+    let (public, private) = common::scenario::adb_key_secrets(dir.path()).await;
     for text in acks.iter().chain([&logs]) {
-        assert!(!text.contains(public) && !text.contains(private), "{text}");
+        assert!(
+            !text.contains(&public) && !text.contains(&private),
+            "{text}"
+        );
     }
 }

@@ -8,25 +8,14 @@
 
 mod common;
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 
 use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::schemas::assert_packet;
-use common::xagent::{connect, http_get};
+use common::xagent::{connect, http_get, XAgent};
 use common::API_KEY;
-
-/// `POST` to the sim's control API; the JSON answer.
-fn control(sim: &SimPhone, path: &str, body: Value) -> Value {
-    let url = format!("{}{path}", sim.control.as_ref().unwrap());
-    let text = ureq::post(&url)
-        .header("Content-Type", "application/json")
-        .send(body.to_string().as_bytes())
-        .expect("control post")
-        .body_mut()
-        .read_to_string()
-        .unwrap();
-    serde_json::from_str(&text).unwrap()
-}
 
 fn pair_input(ports: &Value, code: &str) -> Value {
     json!({
@@ -37,20 +26,80 @@ fn pair_input(ports: &Value, code: &str) -> Value {
     })
 }
 
+/// A simulated phone with wireless debugging (`sim --wireless`), its pairing state in `state`
+/// and its control API on.
+fn wireless_sim(serial: &str, state: &Path) -> SimPhone {
+    SimPhone::start_with_control(
+        serial,
+        &["--wireless", "--state-dir", state.to_str().unwrap()],
+    )
+}
+
+/// A wireless phone served over the connector's own transport, and a client on it: the sim
+/// (state in `DIR/sim-state`), the connector (data dir `DIR`, which `conn.restart()` keeps; no
+/// adb server; mDNS on loopback so no multicast leaves the machine; then `extra` flags), the
+/// client after `hello` (the connector id it answered) with one new channel.
+struct WirelessPhone {
+    sim: SimPhone,
+    conn: ConnectorProc,
+    x: XAgent,
+    id: String,
+    ch: String,
+    dir: TempDir,
+}
+
+async fn wireless_phone(serial: &str, extra: &[&str]) -> WirelessPhone {
+    let dir = TempDir::new(&format!("pair-{}", serial.to_lowercase()));
+    let sim = wireless_sim(serial, &dir.path().join("sim-state"));
+    let mut flags = vec!["--mdns-interface", "lo"];
+    flags.extend_from_slice(extra);
+    let conn = ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &flags);
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello("").await["payload"]["connector_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ch, _) = x.open(None).await;
+    WirelessPhone {
+        sim,
+        conn,
+        x,
+        id,
+        ch,
+        dir,
+    }
+}
+
+/// `auth.start` of flow `adb_pair_code` on channel `ch` for the pairing dialog at `ports`
+/// (`POST /v1/pair` answer) with `code`: the ack.
+async fn start_pair_code(x: &mut XAgent, ch: &str, ports: &Value, code: &str) -> Value {
+    x.request(
+        "auth.start",
+        Some(ch),
+        json!({"flow_id": "adb_pair_code", "input": pair_input(ports, code)}),
+    )
+    .await
+}
+
+/// Opens `sim`'s pairing dialog with `code` and pairs it on channel `ch` with that code: the
+/// ack (asserted `authenticated`) and the dialog's ports.
+async fn pair_with_code(x: &mut XAgent, ch: &str, sim: &SimPhone, code: &str) -> (Value, Value) {
+    let ports = sim.control_json("/v1/pair", json!({ "code": code }));
+    let ok = start_pair_code(x, ch, &ports, code).await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    (ok, ports)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
-    let dir = TempDir::new("pair-code");
-    let state = dir.path().join("sim-state");
-    let sim = SimPhone::start_with_control(
-        "SIMPAIRCODE01",
-        &["--wireless", "--state-dir", state.to_str().unwrap()],
-    );
-    // mDNS (re-finding a phone by GUID) stays on loopback: no multicast leaves the machine.
-    let mut conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::Direct(vec![]),
-        &["--mdns-interface", "lo"],
-    );
+    let WirelessPhone {
+        sim,
+        mut conn,
+        mut x,
+        id,
+        ch,
+        dir,
+    } = wireless_phone("SIMPAIRCODE01", &[]).await;
     let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
     let card: Value = serde_json::from_slice(&card).unwrap();
     common::schemas::assert_card(&card);
@@ -71,24 +120,11 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
         .clone();
     assert_eq!(code_field["secret"], true);
 
-    let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let (ch, _) = x.open(None).await;
-
     // Wrong code: the phone's dialog stays for the right one.
     let right = "271828";
     let wrong = "999111";
-    let ports = control(&sim, "/v1/pair", json!({ "code": right }));
-    let e = x
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, wrong)}),
-        )
-        .await;
+    let ports = sim.control_json("/v1/pair", json!({ "code": right }));
+    let e = start_pair_code(&mut x, &ch, &ports, wrong).await;
     assert_packet(&e);
     assert_eq!(e["error"]["code"], "auth_failed", "{e}");
     assert!(e.to_string().contains("pairing code was wrong"), "{e}");
@@ -105,16 +141,8 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
     assert_eq!(gone["error"]["code"], "auth_failed", "{gone}");
     assert!(gone.to_string().contains("cannot reach"), "{gone}");
 
-    let ports = control(&sim, "/v1/pair", json!({ "code": right }));
-    let ok = x
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, right)}),
-        )
-        .await;
+    let (ok, _) = pair_with_code(&mut x, &ch, &sim, right).await;
     assert_packet(&ok);
-    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
     assert_eq!(
         ok["payload"]["connection_descriptor"]["connection"]["status"], "connected",
         "{ok}"
@@ -144,14 +172,8 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
 
     // A second channel cannot take the phone by pairing again.
     let (other, _) = x.open(None).await;
-    let ports = control(&sim, "/v1/pair", json!({ "code": right }));
-    let taken = x
-        .request(
-            "auth.start",
-            Some(&other),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, right)}),
-        )
-        .await;
+    let ports = sim.control_json("/v1/pair", json!({ "code": right }));
+    let taken = start_pair_code(&mut x, &other, &ports, right).await;
     assert_eq!(taken["error"]["code"], "auth_failed", "{taken}");
     assert!(taken.to_string().contains("already bound"), "{taken}");
     x.close().await;
@@ -193,11 +215,7 @@ async fn pairing_code_binds_a_wireless_phone_and_tools_run_over_tls() {
 #[test]
 fn pair_cli_pairs_and_prints_the_serial() {
     let dir = TempDir::new("pair-cli");
-    let state = dir.path().join("sim-state");
-    let sim = SimPhone::start_with_control(
-        "SIMPAIRCLI01",
-        &["--wireless", "--state-dir", state.to_str().unwrap()],
-    );
+    let sim = wireless_sim("SIMPAIRCLI01", &dir.path().join("sim-state"));
     let run = |ports: &Value, code: &str| {
         std::process::Command::new(common::procs::bin())
             .args([
@@ -213,14 +231,14 @@ fn pair_cli_pairs_and_prints_the_serial() {
             .output()
             .unwrap()
     };
-    let ports = control(&sim, "/v1/pair", json!({"code": "161803"}));
+    let ports = sim.control_json("/v1/pair", json!({"code": "161803"}));
     let wrong = run(&ports, "000000");
     assert!(!wrong.status.success());
     let err = String::from_utf8_lossy(&wrong.stderr);
     assert!(err.contains("wrong pairing code"), "{err}");
     assert!(!err.contains("000000"), "{err}");
 
-    let ports = control(&sim, "/v1/pair", json!({"code": "161803"}));
+    let ports = sim.control_json("/v1/pair", json!({"code": "161803"}));
     let ok = run(&ports, "161803");
     let out = String::from_utf8_lossy(&ok.stdout);
     assert!(
@@ -243,29 +261,15 @@ fn pair_cli_pairs_and_prints_the_serial() {
 /// the API key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn devices_and_check_list_a_phone_paired_over_wifi() {
-    let dir = TempDir::new("pair-list");
-    let state = dir.path().join("sim-state");
-    let sim = SimPhone::start_with_control(
-        "SIMPAIRLIST01",
-        &["--wireless", "--state-dir", state.to_str().unwrap()],
-    );
-    let mut conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::Direct(vec![]),
-        &["--mdns-interface", "lo"],
-    );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ports = control(&sim, "/v1/pair", json!({ "code": "314159" }));
-    let ok = x
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "314159")}),
-        )
-        .await;
-    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let WirelessPhone {
+        sim,
+        mut conn,
+        mut x,
+        id: _,
+        ch,
+        dir,
+    } = wireless_phone("SIMPAIRLIST01", &[]).await;
+    let (_, ports) = pair_with_code(&mut x, &ch, &sim, "314159").await;
     let transport = format!("tcp:127.0.0.1:{}", ports["connect_port"]);
     let data = dir.path().display().to_string();
     let flags = ["--data-dir", data.as_str(), "--adb-server", ""];
@@ -362,50 +366,14 @@ async fn devices_and_check_list_a_phone_paired_over_wifi() {
     assert!(!out.contains("314159") && !out.contains(API_KEY), "{out}");
 }
 
-/// A wireless phone paired through `adb_pair_code` and served over the connector's own
-/// transport: the sim (with its control API), the connector, the client and the bound
-/// channel.
-struct PairedPhone {
-    sim: SimPhone,
-    conn: ConnectorProc,
-    x: common::xagent::XAgent,
-    ch: String,
-    dir: TempDir,
-}
-
-async fn paired_phone(serial: &str) -> PairedPhone {
-    let dir = TempDir::new("pair-served");
-    let state = dir.path().join("sim-state");
-    let sim = SimPhone::start_with_control(
-        serial,
-        &["--wireless", "--state-dir", state.to_str().unwrap()],
-    );
-    let conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::Direct(vec![]),
-        &["--mdns-interface", "lo"],
-    );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ports = control(&sim, "/v1/pair", json!({ "code": "577215" }));
-    let ok = x
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "577215")}),
-        )
-        .await;
-    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
-    let status = x.tool(&ch, "android_device_status", json!({})).await;
+/// A `wireless_phone` paired on its channel through `adb_pair_code`, with
+/// `android_device_status` answering over TLS.
+async fn paired_phone(serial: &str) -> WirelessPhone {
+    let mut p = wireless_phone(serial, &[]).await;
+    pair_with_code(&mut p.x, &p.ch, &p.sim, "577215").await;
+    let status = p.x.tool(&p.ch, "android_device_status", json!({})).await;
     assert!(status.get("error").is_none(), "{status}");
-    PairedPhone {
-        sim,
-        conn,
-        x,
-        ch,
-        dir,
-    }
+    p
 }
 
 /// The status of the descriptor pushes, read until one says `want` (at most 3 pushes, 10 s
@@ -434,7 +402,7 @@ async fn pushed_status(x: &mut common::xagent::XAgent, want: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paired_phone_that_refuses_the_key_is_device_unauthorized() {
     let mut p = paired_phone("SIMPAIRKEY01").await;
-    let revoked = control(&p.sim, "/v1/auth", json!({"action": "revoke"}));
+    let revoked = p.sim.control_json("/v1/auth", json!({"action": "revoke"}));
     assert_eq!(revoked["accepted"], 0, "{revoked}");
     assert_eq!(pushed_status(&mut p.x, "revoked").await, "revoked");
     let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
@@ -541,21 +509,17 @@ fn pair_cli_checks_the_address_and_the_code_before_dialling() {
 /// dialog still takes the right code) and without repeating the code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pairing_code_that_is_not_6_digits_is_refused_before_dialling() {
-    let dir = TempDir::new("pair-code-shape");
-    let sim = SimPhone::start_with_control("SIMPAIRSHAPE1", &["--wireless"]);
-    let conn = ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &[]);
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ports = control(&sim, "/v1/pair", json!({ "code": "141421" }));
+    let WirelessPhone {
+        sim,
+        conn: _conn,
+        mut x,
+        id: _,
+        ch,
+        dir: _dir,
+    } = wireless_phone("SIMPAIRSHAPE1", &[]).await;
+    let ports = sim.control_json("/v1/pair", json!({ "code": "141421" }));
     for bad in ["14142", "1414213", "14a421", "9z9"] {
-        let e = x
-            .request(
-                "auth.start",
-                Some(&ch),
-                json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, bad)}),
-            )
-            .await;
+        let e = start_pair_code(&mut x, &ch, &ports, bad).await;
         assert_packet(&e);
         assert_eq!(e["error"]["code"], "auth_failed", "{e}");
         let message = e["error"]["message"].as_str().unwrap_or_default();
@@ -566,13 +530,7 @@ async fn a_pairing_code_that_is_not_6_digits_is_refused_before_dialling() {
         assert!(!message.contains("wrong"), "{bad}: {message}");
         assert!(!e.to_string().contains(bad), "{e}");
     }
-    let ok = x
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "141421")}),
-        )
-        .await;
+    let ok = start_pair_code(&mut x, &ch, &ports, "141421").await;
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
 }
 
@@ -587,40 +545,23 @@ async fn a_pairing_code_that_is_not_6_digits_is_refused_before_dialling() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paired_phone_revoked_while_the_connector_was_down_is_listed_unauthorized() {
     let serial = "SIMPAIRREV01";
-    let dir = TempDir::new("pair-revoked-down");
-    let state = dir.path().join("sim-state");
-    let sim = SimPhone::start_with_control(
-        serial,
-        &["--wireless", "--state-dir", state.to_str().unwrap()],
-    );
-    let mut conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::Direct(vec![]),
-        &["--mdns-interface", "lo", "--claim-policy", "open"],
-    );
-    let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let (ch, _) = x.open(None).await;
+    let WirelessPhone {
+        sim,
+        mut conn,
+        mut x,
+        id,
+        ch,
+        dir,
+    } = wireless_phone(serial, &["--claim-policy", "open"]).await;
     let first = "161803";
-    let ports = control(&sim, "/v1/pair", json!({ "code": first }));
-    let ok = x
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, first)}),
-        )
-        .await;
-    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let (ok, ports) = pair_with_code(&mut x, &ch, &sim, first).await;
     let mut acks = vec![ok.to_string()];
     x.close().await;
     let transport = format!("tcp:127.0.0.1:{}", ports["connect_port"]);
 
     // Connector down; on the phone the authorisations are revoked; the connector comes back.
     conn.kill();
-    let revoked = control(&sim, "/v1/auth", json!({"action": "revoke"}));
+    let revoked = sim.control_json("/v1/auth", json!({"action": "revoke"}));
     assert_eq!(revoked["accepted"], 0, "{revoked}");
     conn.restart();
     let mut z = connect(&conn.addr).await;
@@ -694,24 +635,10 @@ async fn a_paired_phone_revoked_while_the_connector_was_down_is_listed_unauthori
 
     // The flow runs on the channel of a phone that must pair again, but another phone paired
     // there is not bound to it.
-    let stranger_state = dir.path().join("sim-state-2");
-    let stranger = SimPhone::start_with_control(
-        "SIMPAIRREV02",
-        &[
-            "--wireless",
-            "--state-dir",
-            stranger_state.to_str().unwrap(),
-        ],
-    );
+    let stranger = wireless_sim("SIMPAIRREV02", &dir.path().join("sim-state-2"));
     let third = "271828";
-    let ports = control(&stranger, "/v1/pair", json!({ "code": third }));
-    let taken = z
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, third)}),
-        )
-        .await;
+    let ports = stranger.control_json("/v1/pair", json!({ "code": third }));
+    let taken = start_pair_code(&mut z, &ch, &ports, third).await;
     acks.push(taken.to_string());
     assert_eq!(taken["error"]["code"], "auth_failed", "{taken}");
     assert!(
@@ -721,16 +648,8 @@ async fn a_paired_phone_revoked_while_the_connector_was_down_is_listed_unauthori
 
     // Paired again on the phone and through the flow: usable with no restart.
     let second = "141421";
-    let ports = control(&sim, "/v1/pair", json!({ "code": second }));
-    let paired = z
-        .request(
-            "auth.start",
-            Some(&ch),
-            json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, second)}),
-        )
-        .await;
+    let (paired, _) = pair_with_code(&mut z, &ch, &sim, second).await;
     acks.push(paired.to_string());
-    assert_eq!(paired["payload"]["status"], "authenticated", "{paired}");
     let status = z.tool(&ch, "android_device_status", json!({})).await;
     acks.push(status.to_string());
     assert!(status.get("error").is_none(), "{status}");
@@ -756,19 +675,9 @@ async fn a_paired_phone_revoked_while_the_connector_was_down_is_listed_unauthori
         .unwrap_or_else(|| panic!("no refusal logged: {logs}"));
     assert!(refusal.contains("pair it again"), "{refusal}");
     assert!(!refusal.contains(serial), "{refusal}");
-    let key = xagent_adb_connector::adb::HostKeyFile::new(dir.path().join("adbkey"))
-        .get()
-        .await
-        .expect("the connector's adb key");
-    let public = key.key().public_key_line();
-    let public = public.split_whitespace().next().expect("base64 key");
-    let pem = std::fs::read_to_string(dir.path().join("adbkey")).expect("adbkey");
-    let private = pem
-        .lines()
-        .find(|l| !l.starts_with("-----") && l.len() > 40)
-        .expect("a PEM body line");
+    let (public, private) = common::scenario::adb_key_secrets(dir.path()).await;
     for text in acks.iter().chain([&logs]) {
-        for secret in [first, second, third, API_KEY, public, private] {
+        for secret in [first, second, third, API_KEY, &public, &private] {
             assert!(!text.contains(secret), "a secret leaks: {text}");
         }
     }

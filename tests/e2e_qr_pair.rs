@@ -85,19 +85,6 @@ where
     }
 }
 
-/// `POST` to the sim's control API; the JSON answer.
-fn control(sim: &SimPhone, path: &str, body: Value) -> Value {
-    let url = format!("{}{path}", sim.control.as_ref().unwrap());
-    let text = ureq::post(&url)
-        .header("Content-Type", "application/json")
-        .send(body.to_string().as_bytes())
-        .expect("control post")
-        .body_mut()
-        .read_to_string()
-        .unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 fn wireless_sim(serial: &str, dir: &TempDir) -> SimPhone {
     let state = dir.path().join(format!("sim-{serial}"));
     std::fs::create_dir_all(&state).unwrap();
@@ -300,7 +287,7 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         assert!(st["payload"].get("qr_code_text").is_none(), "{st}");
 
         // The user scans: the phone opens its pairing server and announces it over mDNS.
-        let ports = control(&sim, "/v1/pair", json!({ "qr_code_text": qr }));
+        let ports = sim.control_json("/v1/pair", json!({ "qr_code_text": qr }));
         assert!(ports["pairing_port"].as_u64().is_some(), "{ports}");
         let (done, seen) = poll(
             &mut x,
@@ -342,7 +329,7 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         let (other, _) = x.open(None).await;
         let (s2, qr2) = start_qr(&mut x, &other).await;
         let pw2 = password_of(&qr2);
-        control(&sim, "/v1/pair", json!({ "qr_code_text": qr2 }));
+        sim.control_json("/v1/pair", json!({ "qr_code_text": qr2 }));
         let (taken, _) = poll(
             &mut x,
             &other,
@@ -385,7 +372,7 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         // until the connector finds the phone again by its GUID, then `connected`.
         let before = sim.state()["wireless"]["connect_port"].clone();
         let log_mark = conn.logs().len();
-        let moved = control(&sim, "/v1/wireless/move", json!({}));
+        let moved = sim.control_json("/v1/wireless/move", json!({}));
         assert_ne!(moved["connect_port"], before, "{moved}");
         let mut seen: Vec<String> = Vec::new();
         for _ in 0..150 {
@@ -472,8 +459,7 @@ fn qr_pairing_failures_expiry_refresh_and_cancel_are_named() {
         // The phone computes with another password: a failure a person understands.
         let (s, qr) = start_qr(&mut x, &ch).await;
         let pw = password_of(&qr);
-        control(
-            &sim,
+        sim.control_json(
             "/v1/pair",
             json!({"qr_code_text": qr, "wrong_password": true}),
         );
@@ -486,8 +472,7 @@ fn qr_pairing_failures_expiry_refresh_and_cancel_are_named() {
         // The phone leaves mid-way (after TLS).
         let (s, qr) = start_qr(&mut x, &ch).await;
         let pw = password_of(&qr);
-        control(
-            &sim,
+        sim.control_json(
             "/v1/pair",
             json!({"qr_code_text": qr, "leave_after": "tls"}),
         );
@@ -527,11 +512,7 @@ fn qr_pairing_failures_expiry_refresh_and_cancel_are_named() {
         passwords.push(password_of(&qr2));
 
         // Cancel mid-way: a slow phone is pairing (`scanned`) when xAgent cancels.
-        control(
-            &sim,
-            "/v1/pair",
-            json!({"qr_code_text": qr2, "delay_ms": 4000}),
-        );
+        sim.control_json("/v1/pair", json!({"qr_code_text": qr2, "delay_ms": 4000}));
         let pw2 = password_of(&qr2);
         let (st, _) = poll(&mut x, &ch, &s, &pw2, &["scanned"], 30).await;
         assert_eq!(st["payload"]["status"], "scanned");
@@ -674,7 +655,7 @@ fn pair_cli_draws_a_scannable_qr_and_prints_the_serial() {
         // The user points the phone's camera at the terminal.
         let qr = scan_terminal(&drawing);
         let password = password_of(&qr);
-        control(&sim, "/v1/pair", json!({ "qr_code_text": qr }));
+        sim.control_json("/v1/pair", json!({ "qr_code_text": qr }));
         let rest: Vec<String> = lines.collect();
         let status = child.wait().unwrap();
         let mut err = String::new();
@@ -725,7 +706,7 @@ fn a_paired_phone_prefers_usb_and_falls_back_to_wifi() {
         let mut x = connect(&conn.addr).await;
         x.hello("").await;
         let (ch, _) = x.open(None).await;
-        let ports = control(&sim, "/v1/pair", json!({"code": "314159"}));
+        let ports = sim.control_json("/v1/pair", json!({"code": "314159"}));
         let ok = x
             .request(
                 "auth.start",

@@ -184,13 +184,35 @@ impl SimPhone {
 
     /// `GET /v1/state` of the control API.
     pub fn state(&self) -> serde_json::Value {
+        self.control_get("/v1/state")
+    }
+
+    /// `GET` a control API path as JSON (asserted `200`).
+    pub fn control_get(&self, path: &str) -> serde_json::Value {
         let url = format!(
-            "{}/v1/state",
+            "{}{path}",
             self.control.as_ref().expect("sim started with control")
         );
         let (st, _, body) = super::xagent::http_get(&url, None);
         assert_eq!(st, 200);
-        serde_json::from_slice(&body).expect("state json")
+        serde_json::from_slice(&body).expect("control json")
+    }
+
+    /// `POST` a JSON body to a control API path; the JSON answer (a status other than 2xx
+    /// panics).
+    pub fn control_json(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        let url = format!(
+            "{}{path}",
+            self.control.as_ref().expect("sim started with control")
+        );
+        let text = ureq::post(&url)
+            .header("Content-Type", "application/json")
+            .send(body.to_string().as_bytes())
+            .expect("control post")
+            .body_mut()
+            .read_to_string()
+            .expect("control answer");
+        serde_json::from_str(&text).expect("control json")
     }
 
     /// `POST` a JSON body to a control API path; returns the status.

@@ -2,10 +2,12 @@
 //! reaches a simulated phone (through an adb server or directly).
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::procs::SimPhone;
 use super::schemas::{assert_card, assert_descriptor};
 use super::xagent::{connect, http_get, XAgent};
 use super::API_KEY;
@@ -31,6 +33,35 @@ pub async fn claimed_channel(addr: &str, serial: &str) -> (XAgent, String) {
     let ack = claim_when_visible(&mut x, &ch, serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
     (x, ch)
+}
+
+/// Waits until `sim` (control API, `--require-auth`) shows a host key offered and not yet
+/// accepted (`GET /v1/auth` `pending` = 1), polling 100 × 100 ms; panics if it never does.
+pub async fn wait_key_offered(sim: &SimPhone) {
+    for _ in 0..100 {
+        if sim.control_get("/v1/auth")["pending"] == 1 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the connector never offered its key");
+}
+
+/// The connector's adb key (`data_dir/adbkey`) as texts no log line or ack may hold: the
+/// public key's base64 (as adbd stores it) and one body line of the private key's PEM.
+pub async fn adb_key_secrets(data_dir: &Path) -> (String, String) {
+    let key = xagent_adb_connector::adb::HostKeyFile::new(data_dir.join("adbkey"))
+        .get()
+        .await
+        .expect("the connector's adb key");
+    let public = key.key().public_key_line();
+    let public = public.split_whitespace().next().expect("base64 key");
+    let pem = std::fs::read_to_string(data_dir.join("adbkey")).expect("adbkey");
+    let private = pem
+        .lines()
+        .find(|l| !l.starts_with("-----") && l.len() > 40)
+        .expect("a PEM body line");
+    (public.to_string(), private.to_string())
 }
 
 /// Elements of an `android_ui_tree` result.
