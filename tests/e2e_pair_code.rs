@@ -376,13 +376,16 @@ async fn paired_phone(serial: &str) -> WirelessPhone {
     p
 }
 
-/// The status of the descriptor pushes, read until one says `want` (at most 3 pushes, 10 s
-/// each): the last one read.
+/// The status of the descriptor pushes, read until one says `want` (for at most 60 s): the
+/// last one read.
 async fn pushed_status(x: &mut common::xagent::XAgent, want: &str) -> String {
+    // On a loaded machine the phone may pass through other states first (a redial past its
+    // grace is `offline` before the refusal is read).
     let mut status = String::new();
-    for _ in 0..3 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
         let Some(push) = x.wait_push("connection.descriptor.push", 10).await else {
-            break;
+            continue;
         };
         status = push["payload"]["connection_descriptor"]["connection"]["status"]
             .as_str()
