@@ -14,8 +14,10 @@ use xagent_adb_sim::persona::Persona;
 use xagent_adb_sim::timing::{Link, Model};
 
 fn model(persona: &str, link: Link) -> Model {
+    let p = Persona::load(persona).unwrap();
     Model {
-        phone: Persona::load(persona).unwrap().timing,
+        phone: p.timing,
+        sdk: p.sdk,
         link: link.spec(),
     }
 }

@@ -152,6 +152,7 @@ pub async fn start_with_phone(
         s.auth = keys;
         s.timing = (opts.timing == timing::TimingMode::Realistic).then(|| timing::Model {
             phone: s.persona.timing,
+            sdk: s.persona.sdk,
             link: opts.link.spec(),
         });
     });

@@ -155,7 +155,8 @@ impl Persona {
             .collect()
     }
 
-    /// Loads a compiled-in persona by name. Errors name the known personas.
+    /// Loads a compiled-in persona by name. Errors name the known personas, or the `[timing]`
+    /// figure its SDK's command paths need ([`crate::timing::PhoneCosts::check`]).
     pub fn load(name: &str) -> Result<Persona, String> {
         let known: Vec<&str> = SOURCES.iter().map(|(n, _)| *n).collect();
         let (_, text) = SOURCES
@@ -166,6 +167,10 @@ impl Persona {
         if persona.displays.is_empty() {
             return Err(format!("persona {name}: no displays"));
         }
+        persona
+            .timing
+            .check(persona.sdk)
+            .map_err(|e| format!("persona {name}: {e}"))?;
         Ok(persona)
     }
 

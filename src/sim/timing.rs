@@ -2,8 +2,9 @@
 //! for what the simulated one answers at once. Two parts:
 //! * **phone-side work**, per persona (`[timing]` table of `personas/*.toml`, sources cited
 //!   there): PNG encoding per megapixel (`screencap -p`), the raw framebuffer dump per megapixel
-//!   (`screencap` without `-p`), the start-up of `input` / `am` / `pm` / `cmd`, and
-//!   `uiautomator dump`;
+//!   (`screencap` without `-p`), `input` / `am` / `pm` / `cmd` by the path the persona's SDK takes
+//!   (an `app_process` VM start on old releases, the native `cmd` and a binder call on newer
+//!   ones, see [`Model::program`]), and `uiautomator dump`;
 //! * **the link**, per run ([`Link`]): bandwidth and one-way latency applied to the bytes the
 //!   phone sends on every ADB stream ([`Pacer`]).
 //!
@@ -94,34 +95,86 @@ impl Link {
     }
 }
 
-/// A persona's phone-side costs (`[timing]` in its TOML file; the file cites the sources).
+/// First SDK whose `/system/bin/input` is the script `cmd input "$@"` (AOSP
+/// frameworks/base/cmds/input/input.sh, an `sh_binary` in cmds/input/Android.bp, Android 12);
+/// up to API 30 it was `exec app_process $base/bin com.android.commands.input.Input "$@"`
+/// (cmds/input/input).
+pub const INPUT_VIA_CMD_SDK: u32 = 31;
+
+/// First SDK whose `pm` is `cmd package "$@"` (AOSP frameworks/base/cmds/pm/pm) and whose `am` is
+/// `cmd activity "$@"` except `am instrument`, which still execs `app_process` (cmds/am/am,
+/// later am.sh): so in Android 9, while both `exec app_process …` in Android 6 and 7. Whether
+/// `am` switched already in 8.x is not pinned down; no persona has an SDK in 24–30, so this
+/// bound changes no persona's cost.
+pub const AM_PM_VIA_CMD_SDK: u32 = 28;
+
+/// First SDK with `/system/bin/cmd` (AOSP frameworks/native/cmds/cmd, Android 7.0).
+pub const CMD_SDK: u32 = 24;
+
+/// A persona's phone-side costs (`[timing]` in its TOML file; the file cites the sources). Which
+/// figures a persona must give depends on its SDK, see [`PhoneCosts::check`].
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 pub struct PhoneCosts {
     /// `screencap -p`: capture plus PNG encoding, ms per megapixel of the frame.
     pub png_encode_ms_per_mp: f64,
     /// `screencap` (raw): capture plus writing the RGBA dump, ms per megapixel.
     pub raw_dump_ms_per_mp: f64,
-    /// `input …` start-up to done, ms.
-    pub input_ms: f64,
-    /// `am …` start-up to done, ms (`am start` adds the activity launch on top in reality;
-    /// the model keeps it to the command).
+    /// `input …` under `app_process` (SDK below [`INPUT_VIA_CMD_SDK`]), start-up to done, ms.
+    #[serde(default)]
+    pub input_ms: Option<f64>,
+    /// A Java command under `app_process`, start-up to done, ms: `am …` below
+    /// [`AM_PM_VIA_CMD_SDK`], and on every SDK `am instrument` and `monkey` (AOSP
+    /// cmds/monkey/monkey execs `app_process`). `am start` adds the activity launch on top in
+    /// reality; the model keeps it to the command.
     pub am_ms: f64,
-    /// `pm …` / `cmd package …` start-up to done, ms.
-    pub pm_ms: f64,
+    /// `pm …` under `app_process` (SDK below [`AM_PM_VIA_CMD_SDK`]), start-up to done, ms.
+    #[serde(default)]
+    pub pm_ms: Option<f64>,
+    /// The native `cmd` path (SDK [`CMD_SDK`] and up), ms: the tool's `sh` wrapper, `cmd`'s
+    /// start, the service lookup and the binder `shellCommand` round trip to system_server.
+    /// The service's own work (an injection wait, an activity launch) is not in it.
+    #[serde(default)]
+    pub cmd_ms: Option<f64>,
+    /// One input event injected with `INJECT_INPUT_EVENT_MODE_WAIT_FOR_FINISH` (AOSP
+    /// services/core/java/com/android/server/input/InputShellCommand.java injects every motion
+    /// and key event that way unless `keyevent --async`): dispatch to the focused window until
+    /// the app's finished signal, ms. Charged per event on the `cmd input` path.
+    #[serde(default)]
+    pub inject_ms: Option<f64>,
     /// `uiautomator dump`, ms.
     pub uiautomator_dump_ms: f64,
 }
 
 impl Default for PhoneCosts {
-    /// A mid-range phone of 2022–2024 (the Pixel 8 persona's figures).
+    /// A mid-range phone of 2022–2024 on Android 14 (the Pixel 8 persona's figures).
     fn default() -> Self {
         PhoneCosts {
             png_encode_ms_per_mp: 190.0,
             raw_dump_ms_per_mp: 25.0,
-            input_ms: 90.0,
+            input_ms: None,
             am_ms: 90.0,
-            pm_ms: 70.0,
+            pm_ms: None,
+            cmd_ms: Some(20.0),
+            inject_ms: Some(2.5),
             uiautomator_dump_ms: 1500.0,
+        }
+    }
+}
+
+impl PhoneCosts {
+    /// Whether these costs cover every path a phone of `sdk` takes: `input_ms` below
+    /// [`INPUT_VIA_CMD_SDK`], `pm_ms` below [`AM_PM_VIA_CMD_SDK`], `cmd_ms` from [`CMD_SDK`],
+    /// `inject_ms` from [`INPUT_VIA_CMD_SDK`]. Errors name the missing `[timing]` key.
+    pub fn check(&self, sdk: u32) -> Result<(), String> {
+        let needed = [
+            ("input_ms", self.input_ms, sdk < INPUT_VIA_CMD_SDK),
+            ("pm_ms", self.pm_ms, sdk < AM_PM_VIA_CMD_SDK),
+            ("cmd_ms", self.cmd_ms, sdk >= CMD_SDK),
+            ("inject_ms", self.inject_ms, sdk >= INPUT_VIA_CMD_SDK),
+        ];
+        match needed.iter().find(|(_, v, need)| *need && v.is_none()) {
+            Some((key, _, _)) => Err(format!("[timing] needs {key} for SDK {sdk}")),
+            None => Ok(()),
         }
     }
 }
@@ -131,6 +184,8 @@ impl Default for PhoneCosts {
 pub struct Model {
     /// Phone-side costs.
     pub phone: PhoneCosts,
+    /// The persona's `ro.build.version.sdk`: picks the `app_process` or the `cmd` path.
+    pub sdk: u32,
     /// The link.
     pub link: LinkSpec,
 }
@@ -154,18 +209,83 @@ impl Model {
     /// The modelled duration of program `name` with `args` (argv without the name), for the
     /// programs the model covers; `None` for the others (they answer at once). `screencap` is
     /// modelled by [`Model::screencap`], where the frame size is known.
+    ///
+    /// By SDK: `input` (and `cmd input`) from [`INPUT_VIA_CMD_SDK`] costs `cmd_ms` plus
+    /// `inject_ms` per event it injects ([`injected_events`]), below it `input_ms`; `am` and `pm`
+    /// from [`AM_PM_VIA_CMD_SDK`] cost `cmd_ms` (`am instrument` keeps `am_ms`), below it
+    /// `am_ms` / `pm_ms`; `cmd package|activity` cost `cmd_ms`; `monkey` always `am_ms`. A
+    /// figure the persona lacks counts as 0 ([`PhoneCosts::check`] refuses such personas).
     pub fn program(&self, name: &str, args: &[String]) -> Option<Duration> {
         let c = &self.phone;
+        let cmd = c.cmd_ms.unwrap_or(0.0);
+        let via_cmd = self.sdk >= AM_PM_VIA_CMD_SDK;
+        let cmd_input = || cmd + c.inject_ms.unwrap_or(0.0) * injected_events(args) as f64;
         let first = args.first().map(String::as_str);
-        match (name, first) {
-            ("input", _) => Some(ms(c.input_ms)),
-            ("am" | "monkey", _) => Some(ms(c.am_ms)),
-            ("pm", _) | ("cmd", Some("package")) => Some(ms(c.pm_ms)),
-            ("cmd", Some("activity")) => Some(ms(c.am_ms)),
-            ("cmd", Some("input")) => Some(ms(c.input_ms)),
-            ("uiautomator", Some("dump")) => Some(ms(c.uiautomator_dump_ms)),
-            _ => None,
+        let v = match (name, first) {
+            ("input", _) if self.sdk >= INPUT_VIA_CMD_SDK => cmd_input(),
+            ("input", _) => c.input_ms.unwrap_or(0.0),
+            ("monkey", _) | ("am", Some("instrument")) => c.am_ms,
+            ("am", _) if via_cmd => cmd,
+            ("am", _) => c.am_ms,
+            ("pm", _) if via_cmd => cmd,
+            ("pm", _) => c.pm_ms.unwrap_or(0.0),
+            ("cmd", _) if self.sdk < CMD_SDK => return None,
+            ("cmd", Some("input")) if self.sdk >= INPUT_VIA_CMD_SDK => {
+                cmd + c.inject_ms.unwrap_or(0.0) * injected_events(&args[1..]) as f64
+            }
+            ("cmd", Some("package" | "activity" | "input")) => cmd,
+            ("uiautomator", Some("dump")) => c.uiautomator_dump_ms,
+            _ => return None,
+        };
+        Some(ms(v))
+    }
+}
+
+/// How many events `input` `args` inject with `WAIT_FOR_FINISH` (AOSP InputShellCommand.java):
+/// `tap`/`press` a DOWN and an UP; `swipe`/`draganddrop` their DOWN and UP (the MOVE events
+/// spread over the gesture's duration are not modelled); `roll` and `motionevent` one;
+/// `keyevent` and `keycombination` a DOWN and an UP per key code (none with `--async`); `text` a
+/// DOWN and an UP per character (shifted characters' extra SHIFT events are not counted). An optional source and `-d DISPLAY` come first. Anything else
+/// (help, bad verbs) injects nothing.
+pub fn injected_events(args: &[String]) -> usize {
+    const SOURCES: &[&str] = &[
+        "keyboard",
+        "dpad",
+        "gamepad",
+        "touchscreen",
+        "mouse",
+        "stylus",
+        "trackball",
+        "touchpad",
+        "touchnavigation",
+        "joystick",
+    ];
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    if args.first().is_some_and(|a| SOURCES.contains(a)) {
+        args.remove(0);
+    }
+    if args.first() == Some(&"-d") {
+        args.drain(..2.min(args.len()));
+    }
+    let Some((verb, rest)) = args.split_first() else {
+        return 0;
+    };
+    let keys = |rest: &[&str]| rest.iter().filter(|a| !a.starts_with('-')).count();
+    match *verb {
+        "tap" | "press" | "swipe" | "draganddrop" => 2,
+        "roll" | "motionevent" => 1,
+        "keyevent" if rest.contains(&"--async") => 0,
+        // `--delay N` takes a value that is not a key code.
+        "keyevent" => 2 * keys(rest).saturating_sub(usize::from(rest.contains(&"--delay"))),
+        // `-t N` likewise.
+        "keycombination" => 2 * keys(rest).saturating_sub(usize::from(rest.contains(&"-t"))),
+        // `%s` is one space.
+        "text" => {
+            2 * rest
+                .first()
+                .map_or(0, |t| t.chars().count() - t.matches("%s").count())
         }
+        _ => 0,
     }
 }
 
@@ -220,17 +340,48 @@ mod tests {
         assert!("usb4".parse::<Link>().unwrap_err().contains("usb2"));
     }
 
+    fn argv(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
+    /// The model of a persona file, read here from its TOML (naming `crate::persona` would
+    /// make a cycle of floors, see `floors.rs`).
+    fn persona_model(name: &str) -> Model {
+        #[derive(Deserialize)]
+        struct File {
+            sdk: u32,
+            timing: PhoneCosts,
+        }
+        let text = match name {
+            "pixel-android14" => include_str!("personas/pixel-android14.toml"),
+            "samsung-android13" => include_str!("personas/samsung-android13.toml"),
+            "foldable-android14" => include_str!("personas/foldable-android14.toml"),
+            "emulator-android15" => include_str!("personas/emulator-android15.toml"),
+            "legacy-android6" => include_str!("personas/legacy-android6.toml"),
+            _ => panic!("no persona {name}"),
+        };
+        let f: File = toml::from_str(text).unwrap();
+        f.timing.check(f.sdk).unwrap();
+        Model {
+            phone: f.timing,
+            sdk: f.sdk,
+            link: Link::Usb2.spec(),
+        }
+    }
+
+    fn ms_of(d: Option<Duration>) -> f64 {
+        (d.expect("modelled").as_secs_f64() * 1e3 * 1e6).round() / 1e6
+    }
+
     #[test]
     fn model_covers_the_slow_programs() {
         let m = Model {
             phone: PhoneCosts::default(),
+            sdk: 34,
             link: Link::Usb2.spec(),
         };
-        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
-        assert_eq!(
-            m.program("input", &argv("tap 1 1")),
-            Some(Duration::from_millis(90))
-        );
+        // Android 14: `cmd` (20 ms) + a DOWN and an UP at 2.5 ms each.
+        assert_eq!(ms_of(m.program("input", &argv("tap 1 1"))), 25.0);
         assert_eq!(
             m.program("uiautomator", &argv("dump /sdcard/x.xml")),
             Some(Duration::from_millis(1500))
@@ -241,6 +392,134 @@ mod tests {
         let png = m.screencap(1080 * 2400, true).as_secs_f64();
         assert!((png - 0.49248).abs() < 1e-6, "{png}");
         assert!(m.screencap(1080 * 2400, false) < m.screencap(1080 * 2400, true));
+    }
+
+    #[test]
+    fn input_from_api_31_is_cmd_plus_the_injection_waits() {
+        let m = persona_model("pixel-android14");
+        assert_eq!(m.sdk, 34);
+        // cmd_ms 20 + 2 events x 2.5 ms, and the same for `cmd input` and with a source/-d.
+        for line in ["tap 5 5", "touchscreen -d 0 tap 5 5", "swipe 1 2 3 4 100"] {
+            assert_eq!(ms_of(m.program("input", &argv(line))), 25.0, "{line}");
+            let cmd = format!("input {line}");
+            assert_eq!(ms_of(m.program("cmd", &argv(&cmd))), 25.0, "cmd {line}");
+        }
+        // Two key codes: two DOWN/UP pairs; `--async` waits for none.
+        assert_eq!(
+            ms_of(m.program("input", &argv("keyevent KEYCODE_A KEYCODE_B"))),
+            30.0
+        );
+        assert_eq!(
+            ms_of(m.program("input", &argv("keyevent --async KEYCODE_HOME"))),
+            20.0
+        );
+        // `text abc`: a DOWN and an UP per character.
+        assert_eq!(ms_of(m.program("input", &argv("text abc"))), 35.0);
+        // No verb, nothing injected: the `cmd` start alone.
+        assert_eq!(ms_of(m.program("input", &[])), 20.0);
+        // Every Android 12+ persona: far below its `app_process` start (am_ms).
+        for name in [
+            "pixel-android14",
+            "samsung-android13",
+            "foldable-android14",
+            "emulator-android15",
+        ] {
+            let m = persona_model(name);
+            let tap = m.program("input", &argv("tap 1 1")).unwrap();
+            let vm = Duration::from_secs_f64(m.phone.am_ms / 1e3);
+            assert!(tap < vm, "{name}: tap {tap:?} vs app_process {vm:?}");
+        }
+    }
+
+    #[test]
+    fn am_and_pm_from_api_28_are_cmd_except_am_instrument_and_monkey() {
+        let m = persona_model("samsung-android13");
+        assert_eq!(ms_of(m.program("pm", &argv("list packages"))), 25.0);
+        assert_eq!(
+            ms_of(m.program("cmd", &argv("package list packages"))),
+            25.0
+        );
+        assert_eq!(ms_of(m.program("am", &argv("start -n a/.B"))), 25.0);
+        assert_eq!(
+            ms_of(m.program("cmd", &argv("activity start -n a/.B"))),
+            25.0
+        );
+        // `am instrument` and `monkey` still exec app_process.
+        assert_eq!(ms_of(m.program("am", &argv("instrument -w a/b"))), 120.0);
+        assert_eq!(ms_of(m.program("monkey", &argv("-p a 1"))), 120.0);
+    }
+
+    #[test]
+    fn android_6_keeps_the_app_process_costs() {
+        let m = persona_model("legacy-android6");
+        assert_eq!(m.sdk, 23);
+        assert_eq!(ms_of(m.program("input", &argv("tap 1 1"))), 350.0);
+        // Per command, not per event: `app_process` dominates.
+        assert_eq!(ms_of(m.program("input", &argv("text abcdef"))), 350.0);
+        assert_eq!(ms_of(m.program("am", &argv("start -n a/.B"))), 350.0);
+        assert_eq!(ms_of(m.program("pm", &argv("list packages"))), 300.0);
+        // No `cmd` before API 24: nothing to model.
+        assert_eq!(m.program("cmd", &argv("input tap 1 1")), None);
+    }
+
+    #[test]
+    fn between_api_28_and_30_am_pm_are_cmd_but_input_is_app_process() {
+        let m = Model {
+            phone: PhoneCosts {
+                input_ms: Some(110.0),
+                pm_ms: None,
+                ..PhoneCosts::default()
+            },
+            sdk: 30,
+            link: Link::Usb2.spec(),
+        };
+        assert_eq!(m.phone.check(30), Ok(()));
+        assert_eq!(ms_of(m.program("input", &argv("tap 1 1"))), 110.0);
+        assert_eq!(ms_of(m.program("pm", &argv("path a"))), 20.0);
+        assert_eq!(ms_of(m.program("am", &argv("force-stop a"))), 20.0);
+        // Android 11 has no InputShellCommand: `cmd input` is the binder call alone.
+        assert_eq!(ms_of(m.program("cmd", &argv("input tap 1 1"))), 20.0);
+    }
+
+    #[test]
+    fn costs_missing_a_path_of_the_sdk_are_refused_by_key() {
+        let c = PhoneCosts::default();
+        assert_eq!(c.check(34), Ok(()));
+        assert!(c.check(30).unwrap_err().contains("input_ms"));
+        assert!(c.check(27).unwrap_err().contains("input_ms"));
+        let c = PhoneCosts {
+            input_ms: Some(1.0),
+            ..PhoneCosts::default()
+        };
+        assert!(c.check(27).unwrap_err().contains("pm_ms"));
+        let c = PhoneCosts {
+            inject_ms: None,
+            ..PhoneCosts::default()
+        };
+        assert!(c.check(31).unwrap_err().contains("inject_ms"));
+        let c = PhoneCosts {
+            cmd_ms: None,
+            input_ms: Some(1.0),
+            pm_ms: Some(1.0),
+            inject_ms: None,
+            ..PhoneCosts::default()
+        };
+        assert_eq!(c.check(23), Ok(()));
+        assert!(c.check(24).unwrap_err().contains("cmd_ms"));
+    }
+
+    #[test]
+    fn injected_events_follow_input_shell_command() {
+        let n = |s: &str| injected_events(&argv(s));
+        assert_eq!(n("tap 1 1"), 2);
+        assert_eq!(n("trackball press"), 2);
+        assert_eq!(n("roll 1 1"), 1);
+        assert_eq!(n("motionevent DOWN 1 1"), 1);
+        assert_eq!(n("keyevent --delay 50 3 4"), 4);
+        assert_eq!(n("keycombination -t 100 113 29"), 4);
+        assert_eq!(n("text h%sé"), 6);
+        assert_eq!(n("help"), 0);
+        assert_eq!(n("-d"), 0);
     }
 
     #[tokio::test(start_paused = true)]
