@@ -152,3 +152,34 @@ async fn raw_capture_on_a_foldable_skips_the_warning_and_captures_the_chosen_dis
         (Some(853), Some(1024))
     );
 }
+
+/// A display too large to re-encode on the box (its raw frame over the 64 MiB cap, ~16 Mpx) is
+/// refused as `invalid_arguments` naming what works — the phone's own PNG, passed through — as
+/// soon as the frame's header announces its size (field report: it was `device_command_failed`
+/// "device output exceeded 67108864 bytes" after 64 MiB had crossed the wire). The passthrough
+/// of that display works, and re-encoding works again once the size is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_display_too_large_to_re_encode_is_refused_naming_the_passthrough() {
+    let sim = SimPhone::start_with_control("SHOTSRC00003", &[]);
+    let dir = TempDir::new("shotsrc-big");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, "SHOTSRC00003").await;
+    let big = json!({"override_size": "3000x7200"});
+    assert_eq!(sim.control_post("/v1/state", big), 200);
+    let jpeg = json!({"format": "jpeg", "max_dimension": 1000});
+    let ack = x.tool(&ch, "android_screenshot", jpeg.clone()).await;
+    assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+    let message = ack["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("format png without max_dimension"),
+        "{message}"
+    );
+    let passthrough = x.tool(&ch, "android_screenshot", json!({})).await;
+    let r = ok(&passthrough);
+    let pixels = r["width"].as_u64().unwrap() * r["height"].as_u64().unwrap();
+    assert!(pixels * 4 > 64 << 20, "{r}");
+    let reset = json!({"override_size": "reset"});
+    assert_eq!(sim.control_post("/v1/state", reset), 200);
+    let again = x.tool(&ch, "android_screenshot", jpeg).await;
+    assert_eq!(ok(&again)["mime_type"], "image/jpeg");
+}

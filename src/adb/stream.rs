@@ -60,8 +60,9 @@ impl ServiceStream {
     /// output whose first bytes announce its total length (a raw `screencap` dump: width × height × bytes per pixel after its header).
     /// Once `head` bytes are in, `announced(first bytes)` may name the total (bytes); the rest is
     /// then read into one buffer of that size from `buffer` (a reused frame buffer) instead of
-    /// doubling a new one up to it. A wrong announcement only costs the optimisation: reading
-    /// goes on to EOF, and the limit is enforced as in `read_to_end`.
+    /// doubling a new one up to it. An announcement over `limit` is [`AdbError::OutputTooLarge`]
+    /// at once. A wrong announcement only costs the optimisation: reading goes on to EOF, and
+    /// the limit is enforced as in `read_to_end`.
     pub async fn read_to_end_announced(
         &mut self,
         limit: usize,
@@ -72,11 +73,15 @@ impl ServiceStream {
         let mut out: Vec<u8> = Vec::new();
         // `None` until `head` bytes are in; then whether the result has its announced size.
         let mut exact: Option<bool> = None;
+        // An announcement over `limit` fails at once: nothing past the header is transferred.
         let size_once = |out: &mut Vec<u8>, exact: &mut Option<bool>| {
             if exact.is_some() || out.len() < head {
-                return;
+                return Ok(());
             }
-            let total = announced(out).filter(|t| *t > out.len() && *t <= limit);
+            let total = announced(out).filter(|t| *t > out.len());
+            if total.is_some_and(|t| t > limit) {
+                return Err(AdbError::OutputTooLarge { limit });
+            }
             if let Some(total) = total {
                 // One byte more than announced, so EOF is seen without another reservation.
                 let mut sized_buf = buffer(total + 1);
@@ -84,10 +89,11 @@ impl ServiceStream {
                 *out = sized_buf;
             }
             *exact = Some(total.is_some());
+            Ok(())
         };
         match self {
             ServiceStream::Server(tcp) => loop {
-                size_once(&mut out, &mut exact);
+                size_once(&mut out, &mut exact)?;
                 // Room for a full chunk per read, except in a buffer of the announced size
                 // (growing it would copy the frame).
                 let spare = out.capacity() - out.len();
@@ -111,7 +117,7 @@ impl ServiceStream {
                     } else {
                         out.extend_from_slice(&chunk);
                     }
-                    size_once(&mut out, &mut exact);
+                    size_once(&mut out, &mut exact)?;
                 }
             }
         }

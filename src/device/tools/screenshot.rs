@@ -23,6 +23,7 @@ use super::phone::display::display_geometry;
 use super::phone::file_refs;
 use super::phone::last_seen::ShotGeometry;
 use super::{DeviceTool, SideEffect, ToolCtx};
+use crate::adb::AdbError;
 use crate::device::error::DeviceError;
 use crate::device::inventory::LIVENESS_DEADLINE;
 use crate::device::parse::devices::DeviceState;
@@ -345,18 +346,22 @@ async fn capture(
     let command = command_line(&argv);
     let mut bytes = match source {
         Source::Png => ctx.link.exec(&command, SCREENSHOT_DEADLINE, limit).await?,
-        Source::Raw => {
-            ctx.link
-                .exec_announced(
-                    &command,
-                    SCREENSHOT_DEADLINE,
-                    limit,
-                    raw::ANNOUNCE_HEAD,
-                    raw::announced_len,
-                    xagent_frame_codec::reuse::take_buffer,
-                )
-                .await?
-        }
+        Source::Raw => match ctx
+            .link
+            .exec_announced(
+                &command,
+                SCREENSHOT_DEADLINE,
+                limit,
+                raw::ANNOUNCE_HEAD,
+                raw::announced_len,
+                xagent_frame_codec::reuse::take_buffer,
+            )
+            .await
+        {
+            Ok(bytes) => bytes,
+            Err(AdbError::OutputTooLarge { .. }) => return Err(frame_too_large(ctx)),
+            Err(e) => return Err(e.into()),
+        },
     };
     let warned_before = |bytes: &[u8], offset: usize| {
         bytes[..offset]
@@ -381,6 +386,22 @@ async fn capture(
     // In place: no second copy of the frame (nothing precedes the PNG on a single-display phone).
     bytes.drain(..offset);
     Ok((warned, Captured::Png(bytes)))
+}
+
+/// A raw frame announced over [`RAW_SCREENSHOT_LIMIT`] (a display over ~16 Mpx): refused before
+/// its pixels are transferred. Re-encoding needs the whole frame in memory, and decoding the
+/// phone's PNG of it would pass the same cap (the `png` crate's default decode limit is 64 MiB),
+/// so the way that works is the phone's own PNG, passed through untouched.
+fn frame_too_large(ctx: &ToolCtx<'_>) -> DeviceError {
+    let display = ctx
+        .display
+        .get()
+        .map(|(w, h)| format!(" ({w}x{h})"))
+        .unwrap_or_default();
+    DeviceError::InvalidArguments(format!(
+        "invalid argument /format: the display{display} is too large to re-encode on the box (a frame over {} MiB); take format png without max_dimension, the phone's own PNG passed through",
+        RAW_SCREENSHOT_LIMIT >> 20
+    ))
 }
 
 async fn focused_secure(ctx: &ToolCtx<'_>) -> Option<bool> {
