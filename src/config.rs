@@ -425,9 +425,64 @@ pub fn read_config_file(path: &Path) -> Result<Settings, ConfigError> {
         path: path.into(),
         source,
     })?;
-    toml::from_str(&text).map_err(|e| ConfigError::Toml {
+    let settings: Settings = toml::from_str(&text).map_err(|e| ConfigError::Toml {
         path: path.into(),
         message: one_line(&e),
+    })?;
+    // TOML puts every key after a `[table]` header into that table, so a top-level key
+    // appended at the end of the file lands in `[claim_codes]` as a code for a "serial"
+    // named like the key. Refused by name only: the value may be a code.
+    let mut strays: Vec<&str> = settings
+        .claim_codes
+        .keys()
+        .map(String::as_str)
+        .filter(|serial| settings_keys().contains(serial))
+        .collect();
+    if !strays.is_empty() {
+        strays.sort_unstable();
+        return Err(ConfigError::Toml {
+            path: path.into(),
+            message: format!(
+                "`{}` is under [claim_codes] (read as a claim code); top-level keys must come \
+                 before any [table] header",
+                strays.join("`, `")
+            ),
+        });
+    }
+    Ok(settings)
+}
+
+/// The TOML keys of [`Settings`], as its `Deserialize` derive names them (so a key added
+/// later is covered): a probe deserializer records the field list serde passes to
+/// `deserialize_struct` and stops there.
+fn settings_keys() -> &'static [&'static str] {
+    use serde::de::{Error as _, Visitor};
+    struct Probe<'a>(&'a mut &'static [&'static str]);
+    impl<'de> serde::Deserializer<'de> for Probe<'_> {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(Self::Error::custom("field probe"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(Self::Error::custom("field probe"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    static KEYS: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut fields: &'static [&'static str] = &[];
+        let _ = Settings::deserialize(Probe(&mut fields));
+        fields
     })
 }
 
@@ -550,6 +605,7 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # qr_ttl_secs = 180                   # how long a QR pairing code is valid
 # log_format = "text"                 # or "json": one JSON object per stderr line
 #
+# Tables last: every key after a [table] header belongs to that table.
 # [claim_codes]                       # serial = code; prefer the hashed form:
 # R58N12ABCDEF = "sha256:<64 hex digits>"   # from `xagent-adb-connector hash-claim-code`
 "#;
@@ -563,6 +619,28 @@ mod tests {
         for bad in ["short", "sha256:12"] {
             let e = parse_claim_code("SIM0002XYZ", bad).unwrap_err().to_string();
             assert!(!e.contains("SIM0002XYZ") && e.contains("SIM…2XYZ"), "{e}");
+        }
+    }
+
+    #[test]
+    fn settings_keys_come_from_the_derive() {
+        let keys = settings_keys();
+        for key in [
+            "listen",
+            "devices",
+            "claim_codes",
+            "mdns_interfaces",
+            "log_format",
+        ] {
+            assert!(keys.contains(&key), "{key} missing from {keys:?}");
+        }
+        // Every documented key of the default config is one of them.
+        for line in DEFAULT_CONFIG_TOML.lines() {
+            if let Some((key, _)) = line.strip_prefix("# ").and_then(|l| l.split_once(" = ")) {
+                if key.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                    assert!(keys.contains(&key), "{key} missing from {keys:?}");
+                }
+            }
         }
     }
 

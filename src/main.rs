@@ -316,8 +316,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// `pair --code HOST:PORT CODE [--connect HOST:PORT]`: pairs, prints the GUID and the serial.
 async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> anyhow::Result<()> {
-    use xagent_adb_connector::adb::host_key::{pair_with_phone, retry_until_key_recorded};
+    use xagent_adb_connector::adb::host_key::{
+        pair_with_phone, retry_until_key_recorded, PairWithPhoneError,
+    };
     use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
+    use xagent_adb_pairing::PairingError;
     let [addr, code] = <[String; 2]>::try_from(code)
         .map_err(|_| anyhow::anyhow!("--code takes HOST:PORT and the code"))?;
     let code = zeroize::Zeroizing::new(code);
@@ -330,7 +333,17 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
         code.as_bytes(),
         xagent_adb_connector::connector::pairing::PAIR_DEADLINE,
     )
-    .await?;
+    .await
+    .map_err(|e| match e {
+        // Settings closes the pairing dialog on a failed attempt and shows "pairing failed"
+        // (AOSP packages/apps/Settings `WirelessDebuggingFragment`, WIRELESS_STATUS_FAIL), so
+        // the code typed is dead: a retry needs a new dialog (new code and port).
+        PairWithPhoneError::Pairing(PairingError::WrongPassword) => anyhow::anyhow!(
+            "{e}; the phone closes its pairing dialog after a failed attempt: tap \"Pair \
+             device with pairing code\" again and run `pair --code` with the new port and code"
+        ),
+        e => e.into(),
+    })?;
     println!("paired with {}", guid.as_str());
     if let Some(connect) = connect {
         let link = DeviceLink::direct_with_key(connect.clone(), key_file);

@@ -236,6 +236,12 @@ fn pair_cli_pairs_and_prints_the_serial() {
     assert!(!wrong.status.success());
     let err = String::from_utf8_lossy(&wrong.stderr);
     assert!(err.contains("wrong pairing code"), "{err}");
+    // The phone's dialog is gone after a failed attempt (Settings): say how to try again.
+    assert!(
+        err.contains("tap \"Pair device with pairing code\" again"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!err.contains("000000"), "{err}");
 
     let ports = sim.control_json("/v1/pair", json!({"code": "161803"}));
@@ -453,6 +459,11 @@ async fn a_paired_phone_out_of_reach_gets_the_wifi_fix_in_tool_errors() {
     assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
     let message = ack["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("Wireless debugging on"), "{message}");
+    assert_eq!(
+        message.matches("does not answer").count(),
+        1,
+        "said once: {message}"
+    );
     for wrong in ["adb tcpip", "adb connect", "cable"] {
         assert!(!message.contains(wrong), "{wrong}: {message}");
     }

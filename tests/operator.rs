@@ -405,6 +405,89 @@ fn devices_and_check_need_no_api_key() {
     assert!(err.contains("--api-key-file is required"), "{err}");
 }
 
+/// A top-level key appended after `[claim_codes]` (TOML puts it in that table) is refused by
+/// `check` and `serve` on one line naming the key and the fix; the value is never printed.
+#[test]
+fn a_top_level_key_under_claim_codes_is_refused() {
+    let dir = TempDir::new("strayhdr");
+    let file = dir.path().join("stray.toml");
+    let mut flags: Vec<String> = vec!["--adb-server".into(), "".into(), "--config".into()];
+    flags.push(file.display().to_string());
+    flags.extend(base_flags(dir.path()));
+    // A long value (it would hash as a code) and a short one (it used to fail as a code
+    // "at least 6 characters" long, naming a masked serial).
+    for (stray, value) in [("listen", "127.0.0.1:18999"), ("claim_policy", "open")] {
+        std::fs::write(
+            &file,
+            format!("[claim_codes]\nSIMSTRAY0001 = \"stray-CODE-778899\"\n{stray} = \"{value}\"\n"),
+        )
+        .unwrap();
+        for command in ["check", "serve"] {
+            let mut args = vec![command];
+            args.extend(flags.iter().map(String::as_str));
+            let (code, out, err) = run(&args);
+            let text = format!("{out}{err}");
+            assert_eq!(code, Some(1), "{command} {stray}: {text}");
+            let line = text
+                .lines()
+                .find(|l| l.contains("is under [claim_codes]"))
+                .unwrap_or_else(|| panic!("{command} {stray}: no refusal: {text}"));
+            assert!(line.contains(&format!("`{stray}`")), "{line}");
+            assert!(
+                line.contains("top-level keys must come before any [table] header"),
+                "{line}"
+            );
+            if command == "check" {
+                assert!(line.starts_with("PROBLEM  config:"), "{text}");
+            }
+            for secret in [value, "stray-CODE-778899"] {
+                assert!(!text.contains(secret), "{command} prints {secret}: {text}");
+            }
+        }
+    }
+    // The same keys above the header are valid.
+    std::fs::write(
+        &file,
+        "listen = \"127.0.0.1:18999\"\nclaim_policy = \"open\"\n[claim_codes]\nSIMSTRAY0001 = \"stray-CODE-778899\"\n",
+    )
+    .unwrap();
+    let mut args = vec!["check"];
+    args.extend(flags.iter().map(String::as_str));
+    let (_, out, err) = run(&args);
+    assert!(out.starts_with("ok       config valid"), "{out}{err}");
+}
+
+/// `hash-claim-code` prints one whole line (`sha256:` + 64 hex + newline), with or without a
+/// newline after the code on stdin.
+#[test]
+fn hash_claim_code_prints_one_line() {
+    for input in ["claim-CODE-123456\n", "claim-CODE-123456"] {
+        let mut child = Command::new(bin())
+            .arg("hash-claim-code")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{input:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let hex = text
+            .strip_prefix("sha256:")
+            .and_then(|t| t.strip_suffix('\n'))
+            .unwrap_or_else(|| panic!("{text:?}"));
+        assert!(
+            hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()),
+            "{text:?}"
+        );
+    }
+}
+
 /// A known phone going offline and coming back is one log line each (JSON lines here, parsed):
 /// masked serial, the states before and after, and never the full serial.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -595,6 +678,21 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
         logs.contains("must be at least 16 characters"),
         "the log says why: {logs}"
     );
+    // A top-level key appended after `[claim_codes]` is refused on reload too, by name.
+    write_codes(format!(
+        "[claim_codes]\n{} = \"{code_1}\"\nlisten = \"127.0.0.1:18999\"\n",
+        bound.serial
+    ));
+    hangup(conn.pid());
+    wait_log(&conn, "keeping the running one", 3);
+    assert_eq!(health(new_key), 200, "the running key stays");
+    let logs = conn.logs();
+    let stray = logs
+        .lines()
+        .find(|l| l.contains("`listen` is under [claim_codes]"))
+        .unwrap_or_else(|| panic!("no refusal of the stray key: {logs}"));
+    assert!(stray.contains("keeping the running one"), "{stray}");
+    assert!(!logs.contains("127.0.0.1:18999"), "{logs}");
     for secret in [API_KEY, new_key, code_1, code_2] {
         assert!(!logs.contains(secret), "log leaks {secret}");
     }

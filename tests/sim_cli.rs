@@ -86,3 +86,20 @@ fn an_unknown_mdns_interface_is_refused_like_serve_refuses_it() {
     ]);
     assert!(serve.contains(reason), "serve: {serve}\nsim: {err}");
 }
+
+/// `sim --serial ""` (or blank) is refused before anything listens, on one `error:` line,
+/// instead of a phone adb lists with no serial.
+#[test]
+fn a_blank_serial_is_refused() {
+    for serial in ["", "   "] {
+        let (code, out, err) =
+            common::procs::run_cli(&["sim", "--listen", "127.0.0.1:0", "--serial", serial]);
+        assert_eq!(code, Some(1), "{serial:?}: {out}{err}");
+        assert!(!out.contains("listening"), "{out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error: --serial must not be empty or blank"),
+            "{err}"
+        );
+    }
+}

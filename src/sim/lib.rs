@@ -121,7 +121,7 @@ pub struct SimHandle {
 }
 
 /// Binds, spawns the serving tasks on the current tokio runtime, returns the bound addresses.
-/// Errors: unknown persona (`InvalidInput`), a non-loopback control address
+/// Errors: unknown persona or a blank serial (`InvalidInput`), a non-loopback control address
 /// (`PermissionDenied`), an unreadable `state_dir`, bind failures.
 pub async fn start(opts: SimOptions, shutdown: CancellationToken) -> std::io::Result<SimHandle> {
     let (handle, _phone) = start_with_phone(opts, shutdown).await?;
@@ -135,6 +135,14 @@ pub async fn start_with_phone(
 ) -> std::io::Result<(SimHandle, Phone)> {
     let persona = persona::Persona::load(&opts.persona)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // adb and the connector name a phone by its serial: a blank one lists as nothing usable.
+    if opts.serial.trim().is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "--serial must not be empty or blank (it is the phone's ro.serialno, which adb \
+             lists it by)",
+        ));
+    }
     if opts.control.is_some_and(|c| !c.ip().is_loopback()) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,

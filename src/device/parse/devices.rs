@@ -195,11 +195,11 @@ impl DeviceState {
                  `adb tcpip 5555` again from a computer it is plugged into); the connector dials \
                  it again every second and resumes by itself"
             }
-            // One text with `check` (a paired phone's survey reads `offline`).
+            // One text with `check` (a paired phone's survey reads `offline`). Only the fix:
+            // a refusal puts `meaning` before it, which already says the phone is silent.
             (Self::Gone | Self::Offline, WifiPaired) => {
-                "the phone does not answer at its last address: on the phone turn Developer \
-                 options → Wireless debugging on (same network as this box); a running \
-                 connector finds its new address by mDNS"
+                "on the phone turn Developer options → Wireless debugging on (same network as \
+                 this box); a running connector finds its new address by mDNS"
             }
             (Self::Offline, UsbAdbServer) => {
                 "replug the USB cable or run `adb reconnect` on the box; if it stays offline, \
