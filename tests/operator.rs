@@ -1251,3 +1251,65 @@ fn a_report_into_a_closed_pipe_ends_quietly() {
         out.status
     );
 }
+
+/// A `--device` phone (direct transport, `--require-auth`) that accepted the connector's key
+/// earlier is `device` with its serial to the one-shot `devices` and `check` (which connect
+/// once, with the key file loaded on demand), and a `serve` started later signs in at once:
+/// no "refuses this connector's key" warning, since the phone refused nothing. Before the fix
+/// the handshake answered `unauthorized` whenever the key was not loaded yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_commands_see_a_direct_phone_that_accepted_the_key() {
+    let state = TempDir::new("direct-accepted-state");
+    let state_dir = state.path().display().to_string();
+    let sim = SimPhone::start_with_control(
+        "SIMDIRACC0001",
+        &["--require-auth", "--state-dir", &state_dir],
+    );
+    let dir = TempDir::new("direct-accepted");
+    {
+        // The connector offers its key; the user accepts the prompt.
+        let _first = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+        common::scenario::wait_key_offered(&sim).await;
+        assert_eq!(
+            sim.control_post("/v1/auth", json!({"action": "accept"})),
+            200
+        );
+    }
+    let data = dir.path().display().to_string();
+    let target = format!("tcp:{}", sim.addr);
+    let (code, out, err) = run(&[
+        "devices",
+        "--json",
+        "--data-dir",
+        &data,
+        "--adb-server",
+        "",
+        "--device",
+        &target,
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["state"], "device", "{out}");
+    assert_eq!(rows[0]["serial"], "SIMDIRACC0001", "{out}");
+    assert_eq!(rows[0]["transport"], target, "{out}");
+
+    let mut check: Vec<String> = vec!["check".into()];
+    check.extend(base_flags(dir.path()));
+    check.extend(["--adb-server".into(), String::new()]);
+    check.extend(["--device".into(), target.clone()]);
+    let (code, out, err) = run(&check.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("phone SIMDIRACC0001"), "{out}");
+    assert!(!out.contains("unauthorized"), "{out}");
+
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMDIRACC0001").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let logs = conn.logs();
+    assert!(!logs.contains("refuses this connector's key"), "{logs}");
+    assert!(!logs.contains(r#"to="unauthorized""#), "{logs}");
+}
