@@ -1313,3 +1313,96 @@ async fn one_shot_commands_see_a_direct_phone_that_accepted_the_key() {
     assert!(!logs.contains("refuses this connector's key"), "{logs}");
     assert!(!logs.contains(r#"to="unauthorized""#), "{logs}");
 }
+
+/// A phone behind an adb server that is unplugged (the sim drops its connections and refuses
+/// new ones) gets a `phone state changed` line from `device` (masked serial, `from`, `to`), as
+/// the README promises for each change; the log does not call it a frozen transport, which
+/// is a phone that keeps its connection and falls silent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unplugged_adb_server_phone_logs_its_state_change() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let sim = SimPhone::start_with_control("SIMUNPLUGLOG1", &[]);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("unpluglog");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(adb.addr()),
+        &["--claim-policy", "open", "--log-format", "json"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMUNPLUGLOG1").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "unplugged"})),
+        200
+    );
+    wait_log(&conn, "phone state changed", 1);
+    let logs = conn.logs();
+    let down: Vec<Value> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"] == "phone state changed")
+        .collect();
+    let first = &down[0]["fields"];
+    assert_eq!(first["serial_hint"], "SIM…LOG1", "{logs}");
+    assert_eq!(first["from"], "device", "{logs}");
+    assert!(first["to"] == "offline" || first["to"] == "gone", "{logs}");
+    assert!(!logs.contains("frozen transport"), "{logs}");
+    assert!(!logs.contains("SIMUNPLUGLOG1"), "the full serial is logged");
+}
+
+/// A phone behind an adb server that freezes (adb keeps listing it `device`; the liveness
+/// check finds it silent) gets the `phone state changed` line `device` → `offline` besides the
+/// warning that says why, and `offline` → `device` when it answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_adb_server_phone_logs_both_state_changes() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let sim = SimPhone::start_with_control("SIMFROZENLOG1", &[]);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("frozenlog");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(adb.addr()),
+        &["--claim-policy", "open", "--log-format", "json"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMFROZENLOG1").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "frozen"})),
+        200
+    );
+    wait_log(&conn, "frozen transport", 1);
+    wait_log(&conn, "phone state changed", 1);
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    wait_log(&conn, "phone state changed", 2);
+    let logs = conn.logs();
+    let moves: Vec<(String, String)> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"] == "phone state changed")
+        .map(|v| {
+            assert_eq!(v["fields"]["serial_hint"], "SIM…LOG1", "{v}");
+            (
+                v["fields"]["from"].as_str().unwrap_or("").to_string(),
+                v["fields"]["to"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves[..2],
+        [
+            ("device".to_string(), "offline".to_string()),
+            ("offline".to_string(), "device".to_string())
+        ],
+        "{logs}"
+    );
+    assert!(!logs.contains("SIMFROZENLOG1"), "the full serial is logged");
+}
