@@ -183,3 +183,54 @@ async fn a_direct_phone_that_never_accepted_the_key_is_listed_unauthorized() {
         );
     }
 }
+
+/// The user's sequence for a `--device` phone that never accepted the key: the one-shot
+/// `devices` lists it `unauthorized` under `tcp:HOST:PORT`, and a claim naming exactly that
+/// transport on a `serve` with the same data dir is `device_unauthorized` (with the phone-side
+/// fix), never `auth_failed` "no attached phone", once the connector has met the phone (the
+/// claim is retried only while it has not: a phone not yet connected is unknown to it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_by_the_address_devices_lists_is_device_unauthorized() {
+    let sim = SimPhone::start_with_control("SIMDIRKEY0003", &["--require-auth"]);
+    let dir = TempDir::new("e2e-direct-claim-addr");
+    let data = dir.path().display().to_string();
+    let transport = format!("tcp:{}", sim.addr);
+    let (code, out, err) = common::procs::run_cli(&[
+        "devices",
+        "--json",
+        "--data-dir",
+        &data,
+        "--adb-server",
+        "",
+        "--device",
+        &transport,
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("devices --json");
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["serial"], transport.as_str(), "{out}");
+    assert_eq!(rows[0]["state"], "unauthorized", "{out}");
+
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = common::xagent::connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let mut ack = serde_json::Value::Null;
+    for _ in 0..100 {
+        ack = x.claim(&ch, &transport).await;
+        let unknown = ack["error"]["code"] == "auth_failed"
+            && ack["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("no attached phone"));
+        if !unknown {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+    assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
+    let message = ack["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("accept") && message.contains("prompt"),
+        "{message}"
+    );
+}

@@ -1349,3 +1349,158 @@ fn a_report_into_a_closed_pipe_ends_quietly() {
         out.status
     );
 }
+
+/// A `--device` phone (direct transport, `--require-auth`) that accepted the connector's key
+/// earlier is `device` with its serial to the one-shot `devices` and `check` (which connect
+/// once, with the key file loaded on demand), and a `serve` started later signs in at once:
+/// no "refuses this connector's key" warning, since the phone refused nothing. Before the fix
+/// the handshake answered `unauthorized` whenever the key was not loaded yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_commands_see_a_direct_phone_that_accepted_the_key() {
+    let state = TempDir::new("direct-accepted-state");
+    let state_dir = state.path().display().to_string();
+    let sim = SimPhone::start_with_control(
+        "SIMDIRACC0001",
+        &["--require-auth", "--state-dir", &state_dir],
+    );
+    let dir = TempDir::new("direct-accepted");
+    {
+        // The connector offers its key; the user accepts the prompt.
+        let _first = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+        common::scenario::wait_key_offered(&sim).await;
+        assert_eq!(
+            sim.control_post("/v1/auth", json!({"action": "accept"})),
+            200
+        );
+    }
+    let data = dir.path().display().to_string();
+    let target = format!("tcp:{}", sim.addr);
+    let (code, out, err) = run(&[
+        "devices",
+        "--json",
+        "--data-dir",
+        &data,
+        "--adb-server",
+        "",
+        "--device",
+        &target,
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["state"], "device", "{out}");
+    assert_eq!(rows[0]["serial"], "SIMDIRACC0001", "{out}");
+    assert_eq!(rows[0]["transport"], target, "{out}");
+
+    let mut check: Vec<String> = vec!["check".into()];
+    check.extend(base_flags(dir.path()));
+    check.extend(["--adb-server".into(), String::new()]);
+    check.extend(["--device".into(), target.clone()]);
+    let (code, out, err) = run(&check.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("phone SIMDIRACC0001"), "{out}");
+    assert!(!out.contains("unauthorized"), "{out}");
+
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMDIRACC0001").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let logs = conn.logs();
+    assert!(!logs.contains("refuses this connector's key"), "{logs}");
+    assert!(!logs.contains(r#"to="unauthorized""#), "{logs}");
+}
+
+/// A phone behind an adb server that is unplugged (the sim drops its connections and refuses
+/// new ones) gets a `phone state changed` line from `device` (masked serial, `from`, `to`), as
+/// the README promises for each change; the log does not call it a frozen transport, which
+/// is a phone that keeps its connection and falls silent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unplugged_adb_server_phone_logs_its_state_change() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let sim = SimPhone::start_with_control("SIMUNPLUGLOG1", &[]);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("unpluglog");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(adb.addr()),
+        &["--claim-policy", "open", "--log-format", "json"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMUNPLUGLOG1").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "unplugged"})),
+        200
+    );
+    wait_log(&conn, "phone state changed", 1);
+    let logs = conn.logs();
+    let down: Vec<Value> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"] == "phone state changed")
+        .collect();
+    let first = &down[0]["fields"];
+    assert_eq!(first["serial_hint"], "SIM…LOG1", "{logs}");
+    assert_eq!(first["from"], "device", "{logs}");
+    assert!(first["to"] == "offline" || first["to"] == "gone", "{logs}");
+    assert!(!logs.contains("frozen transport"), "{logs}");
+    assert!(!logs.contains("SIMUNPLUGLOG1"), "the full serial is logged");
+}
+
+/// A phone behind an adb server that freezes (adb keeps listing it `device`; the liveness
+/// check finds it silent) gets the `phone state changed` line `device` → `offline` besides the
+/// warning that says why, and `offline` → `device` when it answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_adb_server_phone_logs_both_state_changes() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let sim = SimPhone::start_with_control("SIMFROZENLOG1", &[]);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("frozenlog");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(adb.addr()),
+        &["--claim-policy", "open", "--log-format", "json"],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "SIMFROZENLOG1").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "frozen"})),
+        200
+    );
+    wait_log(&conn, "frozen transport", 1);
+    wait_log(&conn, "phone state changed", 1);
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    wait_log(&conn, "phone state changed", 2);
+    let logs = conn.logs();
+    let moves: Vec<(String, String)> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"] == "phone state changed")
+        .map(|v| {
+            assert_eq!(v["fields"]["serial_hint"], "SIM…LOG1", "{v}");
+            (
+                v["fields"]["from"].as_str().unwrap_or("").to_string(),
+                v["fields"]["to"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves[..2],
+        [
+            ("device".to_string(), "offline".to_string()),
+            ("offline".to_string(), "device".to_string())
+        ],
+        "{logs}"
+    );
+    assert!(!logs.contains("SIMFROZENLOG1"), "the full serial is logged");
+}

@@ -39,6 +39,15 @@ pub const CONNECT_DEADLINE: Duration = Duration::from_secs(5);
 /// the prompt is the user's, so past this the phone counts as unauthorized and the next probe
 /// (whose signature the phone then accepts) connects.
 pub const KEY_PROMPT_WAIT: Duration = Duration::from_secs(1);
+/// How long the handshake waits for the connector's adb key to be loaded (ms for an existing
+/// file) or made (seconds on a Pi) when the phone asks for `AUTH`; past it the connect fails
+/// with [`AdbError::Timeout`] naming [`KEY_LOAD_STEP`], not `unauthorized`: the phone did not
+/// refuse anything. Below [`CONNECT_DEADLINE`] so this error, not the connect's, is the one seen.
+pub const KEY_LOAD_WAIT: Duration = Duration::from_secs(3);
+/// The `step` of the [`AdbError::Timeout`] a connect answers when the key is not loaded in
+/// [`KEY_LOAD_WAIT`].
+pub const KEY_LOAD_STEP: &str = "loading the connector's adb key";
+const CONNECT_STEP: &str = "direct adb connect";
 
 type ByteReader = Box<dyn AsyncRead + Unpin + Send>;
 type ByteWriter = Box<dyn AsyncWrite + Unpin + Send>;
@@ -91,45 +100,44 @@ impl DirectConnection {
     /// Errors: [`AdbError::DeviceOffline`] when unreachable, [`AdbError::DeviceUnauthorized`]
     /// when the device asks for AUTH and holds no accepted key (the prompt waits on the phone),
     /// [`AdbError::Refused`] on STLS without a key, [`AdbError::NotPaired`] when the phone
-    /// refuses the key over TLS; no answer within the deadline is [`AdbError::DeviceOffline`].
+    /// refuses the key over TLS; no answer within the deadline is [`AdbError::DeviceOffline`];
+    /// a key not loaded within [`KEY_LOAD_WAIT`] is [`AdbError::Timeout`] ([`KEY_LOAD_STEP`]).
     pub async fn connect_with(
         addr: &str,
         key: Option<&HostKeyFile>,
     ) -> Result<DirectConnection, AdbError> {
         let addr_owned = addr.to_string();
         let key = key.cloned();
-        let connected = with_deadline(
-            || "direct adb connect".into(),
-            CONNECT_DEADLINE,
-            async move {
-                let tcp = TcpStream::connect(&addr_owned)
-                    .await
-                    .map_err(|_| AdbError::DeviceOffline)?;
-                tcp.set_nodelay(true)?;
-                let (rd, wr, reply) = handshake(tcp, key.as_ref()).await?;
-                let max_payload = reply.arg1.clamp(4096, MAX_PAYLOAD) as usize;
-                let (_, props) = parse_banner(&reply.payload);
-                let (tx, rx) = mpsc::unbounded_channel();
-                let shared = Arc::new(Shared {
-                    addr: addr_owned,
-                    out: tx,
-                    streams: Mutex::new(HashMap::new()),
-                    next_id: AtomicU32::new(1),
-                    max_payload,
-                    props,
-                    alive: CancellationToken::new(),
-                    last_rx: Mutex::new(std::time::Instant::now()),
-                });
-                tokio::spawn(writer_task(wr, rx, shared.alive.clone()));
-                tokio::spawn(reader_task(rd, Arc::clone(&shared)));
-                Ok(DirectConnection { shared })
-            },
-        )
+        let connected = with_deadline(|| CONNECT_STEP.into(), CONNECT_DEADLINE, async move {
+            let tcp = TcpStream::connect(&addr_owned)
+                .await
+                .map_err(|_| AdbError::DeviceOffline)?;
+            tcp.set_nodelay(true)?;
+            let (rd, wr, reply) = handshake(tcp, key.as_ref()).await?;
+            let max_payload = reply.arg1.clamp(4096, MAX_PAYLOAD) as usize;
+            let (_, props) = parse_banner(&reply.payload);
+            let (tx, rx) = mpsc::unbounded_channel();
+            let shared = Arc::new(Shared {
+                addr: addr_owned,
+                out: tx,
+                streams: Mutex::new(HashMap::new()),
+                next_id: AtomicU32::new(1),
+                max_payload,
+                props,
+                alive: CancellationToken::new(),
+                last_rx: Mutex::new(std::time::Instant::now()),
+            });
+            tokio::spawn(writer_task(wr, rx, shared.alive.clone()));
+            tokio::spawn(reader_task(rd, Arc::clone(&shared)));
+            Ok(DirectConnection { shared })
+        })
         .await;
         match connected {
             // A transport whose CNXN never comes is `offline`, as adb lists it (AOSP
             // `transport.cpp`: kCsOffline until CNXN): the phone's state, not a slow command.
-            Err(AdbError::Timeout { .. }) => Err(AdbError::DeviceOffline),
+            Err(AdbError::Timeout { step, .. }) if step == CONNECT_STEP => {
+                Err(AdbError::DeviceOffline)
+            }
             other => other,
         }
     }
@@ -238,10 +246,21 @@ async fn handshake(
                 return Ok((Box::new(rd), Box::new(wr), reply));
             }
             A_AUTH if reply.arg0 == AUTH_TOKEN => {
-                // A key still being made (seconds on a Pi) is not waited for under this
-                // connect's deadline: unauthorized now, signed on the next attempt.
-                let Some(key) = key.and_then(HostKeyFile::ready) else {
+                // No key at all: the phone cannot accept this host, so it is unauthorized.
+                let Some(key) = key else {
                     return Err(AdbError::DeviceUnauthorized);
+                };
+                // A key not loaded yet is waited for (bounded): answering `unauthorized`
+                // meanwhile would report a refusal the phone never made. The load runs in its
+                // own task, so a wait that gives up does not waste it.
+                let key = match tokio::time::timeout(KEY_LOAD_WAIT, key.get()).await {
+                    Ok(key) => key?,
+                    Err(_) => {
+                        return Err(AdbError::Timeout {
+                            step: KEY_LOAD_STEP.into(),
+                            after: KEY_LOAD_WAIT,
+                        })
+                    }
                 };
                 // First the signature; a refused one earns a new token, answered with the
                 // key itself so the phone can ask its user (host `auth.cpp`).

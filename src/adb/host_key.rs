@@ -74,8 +74,8 @@ impl HostKeyFile {
     }
 
     /// The key if it is loaded; otherwise starts loading (or making) it in the background and
-    /// answers `None` at once. For steps that must not wait seconds for a key generation (a
-    /// phone's `AUTH`: it is `unauthorized` this time and signs in on the next probe).
+    /// answers `None` at once. For warming the key at start-up; a phone's `AUTH` waits for it
+    /// with [`HostKeyFile::get`] instead, since `None` is no refusal by the phone.
     pub fn ready(&self) -> Option<HostKey> {
         if let Some(key) = self.cell.get() {
             return Some(key.clone());

@@ -271,8 +271,9 @@ impl Inventory {
         }
         self.frozen_marks()
             .insert((server.to_string(), transport.to_string()));
-        // The liveness check logs this change in its own words.
-        self.set_state_inner(Some(server), transport, DeviceState::Offline, false);
+        // Logged as a `phone state changed` like any other (README: one line per change); the
+        // liveness check adds why.
+        self.set_state_inner(Some(server), transport, DeviceState::Offline, true);
         true
     }
 
@@ -285,7 +286,7 @@ impl Inventory {
         {
             return false;
         }
-        self.set_state_inner(Some(server), transport, DeviceState::Device, false);
+        self.set_state_inner(Some(server), transport, DeviceState::Device, true);
         true
     }
 
@@ -530,17 +531,38 @@ pub async fn run_adb_tracker_from(
     tokio::join!(liveness, tracker);
 }
 
+/// What a liveness check of a phone behind an adb server found.
+enum Liveness {
+    /// A `sync:` stream opened.
+    Answers,
+    /// No answer within [`LIVENESS_DEADLINE`], twice: a hung adbd or USB stack.
+    Frozen,
+    /// The server refused the stream at once (`device offline`, `device not found`): the
+    /// transport closed — unplugged or out of reach — before adb's list says so.
+    Gone,
+}
+
 /// Whether a phone behind an adb server answers: a `sync:` stream opens (the server replies
 /// `OKAY` only once adbd did) within [`LIVENESS_DEADLINE`], tried twice so one slow answer of
-/// a busy phone is not taken for a freeze.
-async fn answers(link: &DeviceLink) -> bool {
+/// a busy phone is not taken for a freeze. A refusal without waiting is [`Liveness::Gone`]
+/// (AOSP `transport.cpp` answers `device offline` for a closed transport).
+async fn answers(link: &DeviceLink) -> Liveness {
+    let mut refused = false;
     for _ in 0..2 {
-        if let Ok(Ok(stream)) = tokio::time::timeout(LIVENESS_DEADLINE, link.open("sync:")).await {
-            drop(stream);
-            return true;
+        match tokio::time::timeout(LIVENESS_DEADLINE, link.open("sync:")).await {
+            Ok(Ok(stream)) => {
+                drop(stream);
+                return Liveness::Answers;
+            }
+            Ok(Err(_)) => refused = true,
+            Err(_) => {}
         }
     }
-    false
+    if refused {
+        Liveness::Gone
+    } else {
+        Liveness::Frozen
+    }
 }
 
 /// The liveness check of the phones behind one adb server (`label`): see the module doc.
@@ -572,15 +594,27 @@ async fn run_server_liveness(inv: Inventory, label: String, shutdown: Cancellati
             (p, ok)
         }))
         .await;
-        for (p, ok) in checked {
+        for (p, found) in checked {
             let masked = crate::protocol::descriptor::mask_serial(&p.serial);
-            if ok && inv.thaw(&label, &p.transport) {
-                tracing::info!(serial_hint = %masked, server = %label, "phone answers again: connected");
-            } else if !ok && inv.freeze(&label, &p.transport) {
-                let fix = DeviceState::Offline
-                    .remedy(p.route_kind())
-                    .unwrap_or_default();
-                tracing::warn!(serial_hint = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
+            let fix = DeviceState::Offline
+                .remedy(p.route_kind())
+                .unwrap_or_default();
+            match found {
+                Liveness::Answers => {
+                    if inv.thaw(&label, &p.transport) {
+                        tracing::info!(serial_hint = %masked, server = %label, "phone answers again: connected");
+                    }
+                }
+                Liveness::Frozen => {
+                    if inv.freeze(&label, &p.transport) {
+                        tracing::warn!(serial_hint = %masked, server = %label, "phone listed `device` by adb does not answer (frozen transport): offline until it answers; {fix}");
+                    }
+                }
+                Liveness::Gone => {
+                    if inv.freeze(&label, &p.transport) {
+                        tracing::warn!(serial_hint = %masked, server = %label, "phone's transport closed (unplugged or out of reach) before adb listed it: offline until it is back; {fix}");
+                    }
+                }
             }
         }
     }
