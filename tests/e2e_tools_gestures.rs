@@ -444,3 +444,49 @@ async fn each_gesture_tool_once_through_google_adb_34() {
         ok(&ack);
     }
 }
+
+/// A gesture given two kinds of target at once (x/y and an element_id, or a selector besides)
+/// is `invalid_arguments` naming both, and nothing is injected (fresh-user finding: `android_tap`
+/// with x/y and element_id tapped x/y and returned `element_id: null`, silently). One kind works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_kinds_of_target_at_once_are_refused_before_anything_is_injected() {
+    let sim = SimPhone::start_with_control("SIMTARGET0001", &[]);
+    let dir = TempDir::new("two-targets");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let injected = || {
+        sim.state()["command_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["argv"][0] == "input")
+            .count()
+    };
+    let before = injected();
+    for (tool, args, named) in [
+        (
+            "android_tap",
+            json!({"x": 10, "y": 10, "element_id": "e1"}),
+            "x/y and element_id",
+        ),
+        (
+            "android_long_press",
+            json!({"element_id": "e1", "text": "OK"}),
+            "element_id and a selector",
+        ),
+        (
+            "android_tap",
+            json!({"y": 10, "content_desc": "Back"}),
+            "x/y and a selector",
+        ),
+    ] {
+        let ack = x.tool(&ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+        let m = ack["error"]["message"].as_str().unwrap();
+        assert!(m.contains(named) && m.contains("give one target"), "{m}");
+    }
+    assert_eq!(injected(), before, "something was injected");
+    let tap = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
+    assert!(tap["error"].is_null(), "{tap}");
+    assert_eq!(injected(), before + 1);
+}

@@ -135,14 +135,37 @@ fn at_element(el: SnapshotElement) -> Resolved {
     }
 }
 
-/// Resolves a target: coordinates first (mapped from `screenshot_id`'s pixel space against
-/// `now`, the geometry read for this call), then `element_id`, then a selector on a fresh dump
-/// (which becomes the channel's latest snapshot).
+/// The kinds of target given (`x`/`y`, `element_id`, a selector), in that order.
+fn kinds_given(t: &TargetSpec<'_>) -> Vec<&'static str> {
+    let selector = given(t.text).is_some()
+        || given(t.resource_id).is_some()
+        || given(t.content_desc).is_some();
+    [
+        (t.x.is_some() || t.y.is_some(), "x/y"),
+        (given(t.element_id).is_some(), "element_id"),
+        (selector, "a selector (text, resource_id, content_desc)"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect()
+}
+
+/// Resolves a target: coordinates (mapped from `screenshot_id`'s pixel space against `now`, the
+/// geometry read for this call), or `element_id`, or a selector on a fresh dump (which becomes
+/// the channel's latest snapshot). Exactly one kind: two kinds at once (x/y and an element_id
+/// that may be elsewhere) are `invalid_arguments`, never a silent pick of one.
 pub async fn resolve(
     t: TargetSpec<'_>,
     ctx: &ToolCtx<'_>,
     now: &DisplayGeometry,
 ) -> Result<Resolved, DeviceError> {
+    let kinds = kinds_given(&t);
+    if kinds.len() > 1 {
+        return Err(DeviceError::InvalidArguments(format!(
+            "invalid arguments: give one target, not {}: x and y, or element_id, or a selector (text, resource_id, content_desc)",
+            kinds.join(" and ")
+        )));
+    }
     if let (Some(x), Some(y)) = (t.x, t.y) {
         let (x, y) = resolve_xy(x, y, given(t.screenshot_id), ctx, now)?;
         return Ok(Resolved {
