@@ -11,7 +11,17 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "model",
         &[
-            "persona", "props", "vfs", "auth", "script", "ui", "apps", "font", "render", "timing",
+            "persona",
+            "props",
+            "vfs",
+            "auth",
+            "script",
+            "ui",
+            "apps",
+            "font",
+            "render",
+            "timing",
+            "input_args",
         ],
     ),
     ("phone", &["phone"]),

@@ -16,7 +16,8 @@
 //! 1. **model**: the parts of a phone as plain data and pure functions of them: [`persona`]
 //!    (device data, the stock `/system/bin`), [`props`], [`vfs`], [`auth`] (adb keys),
 //!    [`script`] (scripted answers), [`ui`] (the view tree), [`apps`] (their screens),
-//!    [`render`] and its bitmap font (pixels of a view tree), [`timing`] (the cost model).
+//!    [`render`] and its bitmap font (pixels of a view tree), [`timing`] (the cost model),
+//!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
 //!    its cloneable, locked handle; it composes the foreground screen's UI tree.
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
@@ -37,6 +38,7 @@ pub mod control;
 #[cfg(test)]
 mod floors;
 mod font;
+pub mod input_args;
 pub mod mdns;
 pub mod persona;
 pub mod phone;

@@ -248,25 +248,7 @@ impl Model {
 /// DOWN and an UP per character (shifted characters' extra SHIFT events are not counted). An optional source and `-d DISPLAY` come first. Anything else
 /// (help, bad verbs) injects nothing.
 pub fn injected_events(args: &[String]) -> usize {
-    const SOURCES: &[&str] = &[
-        "keyboard",
-        "dpad",
-        "gamepad",
-        "touchscreen",
-        "mouse",
-        "stylus",
-        "trackball",
-        "touchpad",
-        "touchnavigation",
-        "joystick",
-    ];
-    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
-    if args.first().is_some_and(|a| SOURCES.contains(a)) {
-        args.remove(0);
-    }
-    if args.first() == Some(&"-d") {
-        args.drain(..2.min(args.len()));
-    }
+    let args = crate::input_args::verb_and_args(args);
     let Some((verb, rest)) = args.split_first() else {
         return 0;
     };

@@ -6,30 +6,11 @@ use super::{keys, Output};
 use crate::phone::{Phone, PhoneState};
 use crate::ui::Action;
 
-const SOURCES: &[&str] = &[
-    "keyboard",
-    "mouse",
-    "touchpad",
-    "gamepad",
-    "touchnavigation",
-    "joystick",
-    "touchscreen",
-    "stylus",
-    "trackball",
-    "dpad",
-];
-
 const USAGE: &str = "Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\nThe sources are: \n      dpad\n      keyboard\n      mouse\n      touchpad\n      gamepad\n      touchnavigation\n      joystick\n      touchscreen\n      stylus\n      trackball\n\nThe commands and default sources are:\n      text <string> (Default: keyboard)\n      keyevent [--longpress|--doubletap] <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n      press (Default: trackball)\n      roll <dx> <dy> (Default: trackball)\n";
 
 /// Runs `input`.
 pub fn run(phone: &Phone, args: &[String]) -> Output {
-    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
-    if args.first().is_some_and(|a| SOURCES.contains(a)) {
-        args.remove(0);
-    }
-    if args.first() == Some(&"-d") {
-        args.drain(..2.min(args.len()));
-    }
+    let args = crate::input_args::verb_and_args(args);
     let Some((verb, rest)) = args.split_first() else {
         return Output::err(255, USAGE);
     };
