@@ -195,21 +195,10 @@ async fn a_claim_by_the_address_devices_lists_is_device_unauthorized() {
     let dir = TempDir::new("e2e-direct-claim-addr");
     let data = dir.path().display().to_string();
     let transport = format!("tcp:{}", sim.addr);
-    let (code, out, err) = common::procs::run_cli(&[
-        "devices",
-        "--json",
-        "--data-dir",
-        &data,
-        "--adb-server",
-        "",
-        "--device",
-        &transport,
-    ]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("devices --json");
-    assert_eq!(rows.len(), 1, "{out}");
-    assert_eq!(rows[0]["serial"], transport.as_str(), "{out}");
-    assert_eq!(rows[0]["state"], "unauthorized", "{out}");
+    let rows = common::procs::devices_json_direct(&data, &transport);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["serial"], transport.as_str(), "{rows:?}");
+    assert_eq!(rows[0]["state"], "unauthorized", "{rows:?}");
 
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let mut x = common::xagent::connect(&conn.addr).await;

@@ -1375,22 +1375,11 @@ async fn one_shot_commands_see_a_direct_phone_that_accepted_the_key() {
     }
     let data = dir.path().display().to_string();
     let target = format!("tcp:{}", sim.addr);
-    let (code, out, err) = run(&[
-        "devices",
-        "--json",
-        "--data-dir",
-        &data,
-        "--adb-server",
-        "",
-        "--device",
-        &target,
-    ]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
-    assert_eq!(rows.len(), 1, "{out}");
-    assert_eq!(rows[0]["state"], "device", "{out}");
-    assert_eq!(rows[0]["serial"], "SIMDIRACC0001", "{out}");
-    assert_eq!(rows[0]["transport"], target, "{out}");
+    let rows = common::procs::devices_json_direct(&data, &target);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["state"], "device", "{rows:?}");
+    assert_eq!(rows[0]["serial"], "SIMDIRACC0001", "{rows:?}");
+    assert_eq!(rows[0]["transport"], target, "{rows:?}");
 
     let mut check: Vec<String> = vec!["check".into()];
     check.extend(base_flags(dir.path()));
@@ -1412,16 +1401,17 @@ async fn one_shot_commands_see_a_direct_phone_that_accepted_the_key() {
     assert!(!logs.contains(r#"to="unauthorized""#), "{logs}");
 }
 
-/// A phone behind an adb server that is unplugged (the sim drops its connections and refuses
-/// new ones) gets a `phone state changed` line from `device` (masked serial, `from`, `to`), as
-/// the README promises for each change; the log does not call it a frozen transport, which
-/// is a phone that keeps its connection and falls silent.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unplugged_adb_server_phone_logs_its_state_change() {
+/// A sim behind its own Google adb 34 server and a connector logging JSON (claims open), with
+/// the phone claimed on a channel: where the log tests of adb-server phones start. Returns what
+/// must stay alive for the test.
+async fn claimed_behind_adb_server(
+    serial: &str,
+    tag: &str,
+) -> (AdbServer, SimPhone, TempDir, ConnectorProc) {
     let adb = AdbServer::start(AdbFlavor::Google34);
-    let sim = SimPhone::start_with_control("SIMUNPLUGLOG1", &[]);
+    let sim = SimPhone::start_with_control(serial, &[]);
     adb.connect(&sim.addr);
-    let dir = TempDir::new("unpluglog");
+    let dir = TempDir::new(tag);
     let conn = ConnectorProc::start_with(
         dir.path(),
         Phones::AdbServer(adb.addr()),
@@ -1430,8 +1420,18 @@ async fn an_unplugged_adb_server_phone_logs_its_state_change() {
     let mut x = connect(&conn.addr).await;
     x.hello("").await;
     let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, "SIMUNPLUGLOG1").await;
+    let ack = claim_when_visible(&mut x, &ch, serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    (adb, sim, dir, conn)
+}
+
+/// A phone behind an adb server that is unplugged (the sim drops its connections and refuses
+/// new ones) gets a `phone state changed` line from `device` (masked serial, `from`, `to`), as
+/// the README promises for each change; the log does not call it a frozen transport, which
+/// is a phone that keeps its connection and falls silent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unplugged_adb_server_phone_logs_its_state_change() {
+    let (_adb, sim, _dir, conn) = claimed_behind_adb_server("SIMUNPLUGLOG1", "unpluglog").await;
     assert_eq!(
         sim.control_post("/v1/transport", json!({"state": "unplugged"})),
         200
@@ -1456,20 +1456,7 @@ async fn an_unplugged_adb_server_phone_logs_its_state_change() {
 /// warning that says why, and `offline` → `device` when it answers again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_adb_server_phone_logs_both_state_changes() {
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    let sim = SimPhone::start_with_control("SIMFROZENLOG1", &[]);
-    adb.connect(&sim.addr);
-    let dir = TempDir::new("frozenlog");
-    let conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::AdbServer(adb.addr()),
-        &["--claim-policy", "open", "--log-format", "json"],
-    );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, "SIMFROZENLOG1").await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (_adb, sim, _dir, conn) = claimed_behind_adb_server("SIMFROZENLOG1", "frozenlog").await;
     assert_eq!(
         sim.control_post("/v1/transport", json!({"state": "frozen"})),
         200

@@ -15,6 +15,23 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_xagent-adb-connector")
 }
 
+/// `devices --json` of data dir `data` for the one direct phone `transport` (`tcp:HOST:PORT`, no
+/// adb server): its rows, after asserting exit 0.
+pub fn devices_json_direct(data: &str, transport: &str) -> Vec<serde_json::Value> {
+    let (code, out, err) = run_cli(&[
+        "devices",
+        "--json",
+        "--data-dir",
+        data,
+        "--adb-server",
+        "",
+        "--device",
+        transport,
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    serde_json::from_str(&out).expect("devices --json")
+}
+
 /// Runs the binary with `args` and no inherited `XAGENT_ADB_*` (a one-shot command such as
 /// `check`, `devices`, `pair`); returns (exit code, stdout, stderr).
 pub fn run_cli(args: &[&str]) -> (Option<i32>, String, String) {
