@@ -49,12 +49,25 @@ pub struct AdbServer {
     home: PathBuf,
 }
 
-/// A free TCP port on 127.0.0.1 (bound then released).
+/// A free TCP port on 127.0.0.1 (bound then released), below Linux's ephemeral range
+/// (`net.ipv4.ip_local_port_range`, 32768–60999 by default). A port from that range (what
+/// binding port 0 gives) can be the source port the adb client picks to reach it: with no
+/// server listening yet, the client's `connect` then meets itself (TCP self-connect) and reads
+/// back its own request — `adb start-server` failed with "protocol fault (status 30 30 30 63)",
+/// "000c" being the length prefix of its own `host:version`.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Spread over 20000–31999 by process (test binaries run side by side), then step on.
+    let base = std::process::id().wrapping_mul(7919);
+    for _ in 0..2000 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = 20_000 + (base.wrapping_add(n.wrapping_mul(131)) % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in 20000-31999");
 }
 
 impl AdbServer {
