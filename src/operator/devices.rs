@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 use super::PhoneRow;
 
 /// The JSON form: an array of `{"serial", "model", "state", "transport", "adb_server",
-/// "connector_channel_id", "paired_over_wifi"}` (`adb_server` and `connector_channel_id` null
-/// when none; `paired_over_wifi` true for a phone paired with flow `adb_pair_code` or
+/// "connector_channel_id", "paired_over_wifi"}` (`model`, `adb_server` and
+/// `connector_channel_id` null when unknown or none: a phone that has not authorized the key
+/// has no model; `paired_over_wifi` true for a phone paired with flow `adb_pair_code` or
 /// `adb_qr_pair`, probed at its last address).
 pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
     Value::Array(
@@ -17,7 +18,7 @@ pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
             .map(|p| {
                 json!({
                     "serial": p.serial,
-                    "model": p.model,
+                    "model": (!p.model.is_empty()).then_some(p.model.as_str()),
                     "state": p.state.as_str(),
                     "transport": p.transport,
                     "adb_server": p.adb_server,
