@@ -217,10 +217,7 @@ async fn reconnect_and_restart_restore_the_bound_channel() {
     let dir = TempDir::new("restore");
     let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
     let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");

@@ -55,10 +55,7 @@ async fn wireless_phone(serial: &str, extra: &[&str]) -> WirelessPhone {
     flags.extend_from_slice(extra);
     let conn = ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &flags);
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
     WirelessPhone {
         sim,

@@ -275,10 +275,7 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         assert_eq!(flow["target_type"], "device");
 
         let mut x = connect(&conn.addr).await;
-        let id = x.hello("").await["payload"]["connector_id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let id = x.hello_fresh().await;
         let (ch, _) = x.open(None).await;
         let (session, qr) = start_qr(&mut x, &ch).await;
         let password = password_of(&qr);

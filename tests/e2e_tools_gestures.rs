@@ -10,17 +10,8 @@ use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::{claim_when_visible, elements, find_text};
-use common::xagent::{connect, http_get, XAgent};
-
-async fn bound(conn: &ConnectorProc, serial: &str) -> (XAgent, String) {
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    (x, ch)
-}
+use common::scenario::{claimed_channel, elements, find_text};
+use common::xagent::http_get;
 
 fn ok(ack: &Value) -> &Value {
     assert!(ack.get("error").is_none(), "{ack}");
@@ -32,7 +23,7 @@ async fn gestures_wait_and_orientation_on_the_phone() {
     let sim = SimPhone::start_with_control("SIMGEST000001", &[]);
     let dir = TempDir::new("gest");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     ok(&x
         .tool(
             &ch,
@@ -141,7 +132,7 @@ async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
     let sim = SimPhone::start_with_control("SIMKEYS000001", &[]);
     let dir = TempDir::new("keys");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     for (asked, name, code) in [
         ("HOME", "home", "3"),
         ("KEYCODE_BACK", "back", "4"),
@@ -182,7 +173,7 @@ async fn an_unknown_display_id_names_the_displays_the_phone_has() {
     let sim = SimPhone::start_with_control("SIMDISP000001", &[]);
     let dir = TempDir::new("disp");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     for id in [json!(9), json!("0; touch /sdcard/pwned")] {
         let ack = x
             .tool(&ch, "android_screenshot", json!({"display_id": id}))
@@ -207,7 +198,7 @@ async fn keys_newer_than_the_phone_are_refused_with_the_sdk_they_need() {
     let sim = SimPhone::start_with_control("SIMKEYS000006", &["--persona", "legacy-android6"]);
     let dir = TempDir::new("keys6");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     for (asked, sdk) in [("select_all", "33"), ("paste", "24")] {
         let ack = x
             .tool(&ch, "android_press_key", json!({"key": asked}))
@@ -234,7 +225,7 @@ async fn device_status_names_a_missing_physical_size() {
     let sim = SimPhone::start_with_control("SIMSTAT000002", &[]);
     let dir = TempDir::new("status-physical");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let status = sim.control_post(
         "/v1/script",
         json!({"command_regex": "^wm size$", "stdout": "Override size: 720x1600\n"}),
@@ -255,7 +246,7 @@ async fn device_status_names_what_it_could_not_read_and_fails_when_nothing_was()
     let sim = SimPhone::start_with_control("SIMSTAT000001", &[]);
     let dir = TempDir::new("status");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let st = ok(&x.tool(&ch, "android_device_status", json!({})).await).clone();
     assert_eq!(st["unavailable"], json!([]), "{st}");
     assert_eq!(st["model"], "Pixel 8", "{st}");
@@ -311,7 +302,7 @@ async fn screen_record_pushes_progress_and_returns_a_file() {
     let sim = SimPhone::start_with_control("SIMREC0000001", &[]);
     let dir = TempDir::new("rec");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let ack = x
         .tool(&ch, "android_screen_record", json!({"duration_s": 3}))
         .await;
@@ -353,7 +344,7 @@ async fn shell_is_absent_by_default_and_argv_only_when_enabled() {
         .unwrap()
         .iter()
         .any(|t| t["tool_id"] == "android_shell"));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let ack = x.tool(&ch, "android_shell", json!({"argv": ["id"]})).await;
     assert_eq!(ack["error"]["code"], "tool_not_found");
     drop(x);
@@ -378,7 +369,7 @@ async fn shell_is_absent_by_default_and_argv_only_when_enabled() {
             profiles.path().to_str().unwrap(),
         ],
     );
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let r = ok(&x
         .tool(
             &ch,
@@ -417,7 +408,7 @@ async fn each_gesture_tool_once_through_google_adb_34() {
     adb.connect(&sim.addr);
     let dir = TempDir::new("gest34");
     let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     for (tool, args) in [
         ("android_long_press", json!({"x": 10, "y": 10})),
         ("android_double_tap", json!({"x": 10, "y": 10})),
@@ -453,7 +444,7 @@ async fn two_kinds_of_target_at_once_are_refused_before_anything_is_injected() {
     let sim = SimPhone::start_with_control("SIMTARGET0001", &[]);
     let dir = TempDir::new("two-targets");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let injected = || {
         sim.state()["command_log"]
             .as_array()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
+use common::scenario::claimed_channel;
 use common::xagent::{connect, packet, XAgent};
 
 /// How many `input tap` commands the phone ran.
@@ -22,15 +22,6 @@ fn taps(sim: &SimPhone) -> usize {
         .iter()
         .filter(|e| e["argv"][0] == "input" && e["argv"][1] == "tap")
         .count()
-}
-
-async fn bound(sim: &SimPhone, conn: &ConnectorProc) -> (XAgent, String) {
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    (x, ch)
 }
 
 /// Sends a journaled `android_tap` at (`x`, `y`) without waiting for the ack.
@@ -62,7 +53,7 @@ async fn sigterm_mid_call_writes_the_ack_then_closes_and_exits_0() {
     let sim = SimPhone::start_with_control("SIMTERM000001", &[]);
     let dir = TempDir::new("sigterm");
     let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&sim, &conn).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let st = sim.control_post(
         "/v1/script",
         json!({"command_regex": "input.*tap.*'41' '42'", "stdout": "", "exit_code": 0, "delay_ms": 2500, "times": 1}),
@@ -124,7 +115,7 @@ async fn sigterm_past_the_drain_deadline_abandons_the_call_and_exits_0() {
     let sim = SimPhone::start_with_control("SIMTERM000002", &[]);
     let dir = TempDir::new("sigterm-late");
     let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&sim, &conn).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     // Typing has a 30 s device deadline, longer than the 10 s drain: the phone hangs.
     let st = sim.control_post(
         "/v1/script",

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{bin, run_cli as run, ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
+use common::scenario::{claim_when_visible, claimed_channel};
 use common::xagent::{connect, http_get};
 use common::API_KEY;
 
@@ -264,14 +264,12 @@ async fn check_and_devices_report_every_state_with_its_fix() {
     assert_eq!(online["adb_server"], json!(adb.addr()));
     assert_eq!(online["connector_channel_id"], Value::Null);
     assert_eq!(row(&locked.addr)["state"], "unauthorized");
+    // The model of a phone that never authorized the key is unknown: null, as in the table's `-`.
+    assert_eq!(row(&locked.addr)["model"], Value::Null, "{json_out}");
 
     // Bound channel: from the running connector (it holds the store), then from the store.
     let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, "SIMCHECK00001").await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (x, ch) = claimed_channel(&conn.addr, "SIMCHECK00001").await;
     let (code, json_out, err) = with("devices", &["--json"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
@@ -499,11 +497,7 @@ async fn phone_state_changes_are_logged() {
         Phones::Direct(vec![sim.addr.clone()]),
         &["--claim-policy", "open", "--log-format", "json"],
     );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, "SIMSTATELOG01").await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (_x, _ch) = claimed_channel(&conn.addr, "SIMSTATELOG01").await;
     let (serial, addr) = sim.unplug();
     wait_log(&conn, "phone state changed", 1);
     let _back = SimPhone::start_at(&serial, &addr);
@@ -1183,11 +1177,7 @@ async fn metrics_in_the_prometheus_text_format() {
     let sim = SimPhone::start("SIMMETRIC001");
     let dir = TempDir::new("metrics");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     for _ in 0..2 {
         let ok = x.tool(&ch, "android_tap", json!({"x": 1, "y": 2})).await;
         assert!(ok.get("error").is_none(), "{ok}");
@@ -1391,11 +1381,7 @@ async fn one_shot_commands_see_a_direct_phone_that_accepted_the_key() {
     assert!(!out.contains("unauthorized"), "{out}");
 
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, "SIMDIRACC0001").await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (_x, _ch) = claimed_channel(&conn.addr, "SIMDIRACC0001").await;
     let logs = conn.logs();
     assert!(!logs.contains("refuses this connector's key"), "{logs}");
     assert!(!logs.contains(r#"to="unauthorized""#), "{logs}");
@@ -1417,11 +1403,7 @@ async fn claimed_behind_adb_server(
         Phones::AdbServer(adb.addr()),
         &["--claim-policy", "open", "--log-format", "json"],
     );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (_x, _ch) = claimed_channel(&conn.addr, serial).await;
     (adb, sim, dir, conn)
 }
 

@@ -17,8 +17,8 @@ use serde_json::json;
 
 use common::adb_server::{free_port, AdbFlavor};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
-use common::xagent::{connect, XAgent};
+use common::scenario::claimed_channel;
+use common::xagent::XAgent;
 
 /// The unit's ExecStart with a private port and HOME; waits until it accepts.
 fn start_unit_style_server(port: u16, home: &Path) -> Child {
@@ -94,11 +94,7 @@ async fn adb_server_killed_and_restarted_on_its_port_brings_the_descriptor_back(
     let conn_dir = dir.path().join("connector");
     std::fs::create_dir_all(&conn_dir).unwrap();
     let conn = ConnectorProc::start(&conn_dir, Phones::AdbServer(format!("127.0.0.1:{port}")));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
 
     // The server dies.
     server.kill().expect("kill adb server");

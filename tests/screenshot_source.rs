@@ -9,8 +9,8 @@ mod common;
 use serde_json::{json, Value};
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
-use common::xagent::{connect, http_get, XAgent};
+use common::scenario::claimed_channel;
+use common::xagent::http_get;
 
 fn ok(ack: &Value) -> &Value {
     assert!(ack.get("error").is_none(), "{ack}");
@@ -31,15 +31,6 @@ fn fetch_png(conn: &ConnectorProc, r: &Value) -> (Vec<u8>, u32, u32) {
     let info = reader.next_frame(&mut buf).unwrap();
     buf.truncate(info.buffer_size());
     (buf, info.width, info.height)
-}
-
-async fn bound(conn: &ConnectorProc, serial: &str) -> (XAgent, String) {
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    (x, ch)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,8 +60,8 @@ async fn raw_frame_for_re_encoding_png_for_passthrough_same_pixels_either_way() 
             profiles.to_str().unwrap(),
         ],
     );
-    let (mut x, ch) = bound(&conn, &raw_sim.serial).await;
-    let (mut y, ch_png) = bound(&conn, &png_sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &raw_sim.serial).await;
+    let (mut y, ch_png) = claimed_channel(&conn.addr, &png_sim.serial).await;
 
     // The agent-size JPEG from a local phone: the raw dump, never the phone's PNG encode.
     let r = ok(&x
@@ -128,7 +119,7 @@ async fn raw_capture_on_a_foldable_skips_the_warning_and_captures_the_chosen_dis
     );
     let dir = TempDir::new("shotsrc-fold");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, &sim.serial).await;
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     let r = ok(&x
         .tool(
             &ch,
@@ -163,7 +154,7 @@ async fn a_display_too_large_to_re_encode_is_refused_naming_the_passthrough() {
     let sim = SimPhone::start_with_control("SHOTSRC00003", &[]);
     let dir = TempDir::new("shotsrc-big");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch) = bound(&conn, "SHOTSRC00003").await;
+    let (mut x, ch) = claimed_channel(&conn.addr, "SHOTSRC00003").await;
     let big = json!({"override_size": "3000x7200"});
     assert_eq!(sim.control_post("/v1/state", big), 200);
     let jpeg = json!({"format": "jpeg", "max_dimension": 1000});

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
+use common::scenario::claimed_channel_with_id;
 use common::xagent::{connect, http_get, XAgent};
 
 async fn invoke(x: &mut XAgent, ch: &str, tool: &str, args: Value, call_id: &str) -> Value {
@@ -24,24 +24,12 @@ async fn invoke(x: &mut XAgent, ch: &str, tool: &str, args: Value, call_id: &str
     .await
 }
 
-async fn bound(sim: &SimPhone, conn: &ConnectorProc) -> (XAgent, String, String) {
-    let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    (x, ch, id)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
     let sim = SimPhone::start("SIMARGS000017");
     let dir = TempDir::new("args");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = bound(&sim, &conn).await;
+    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
     for (args, field) in [
         (json!({"x": "ten", "y": 5}), "/x"),
         (json!({"x": 5}), "arguments"),
@@ -91,7 +79,7 @@ async fn spec_8_19_repeated_side_effecting_call_runs_once() {
     let sim = SimPhone::start_with_control("SIMONCE000019", &[]);
     let dir = TempDir::new("once");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = bound(&sim, &conn).await;
+    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
     let first = invoke(
         &mut x,
         &ch,
@@ -148,7 +136,7 @@ async fn spec_8_19_concurrent_repeat_waits_for_the_first() {
     let sim = SimPhone::start_with_control("SIMWAIT000019", &[]);
     let dir = TempDir::new("wait");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (x, ch, _) = bound(&sim, &conn).await;
+    let (x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
     let st = sim.control_post(
         "/v1/script",
         json!({"command_regex": "input.*tap.*'21' '22'", "stdout": "", "exit_code": 0, "delay_ms": 1500, "times": 1}),
@@ -199,7 +187,7 @@ async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
     let sim = SimPhone::start_with_control("SIMCRASH00019", &[]);
     let dir = TempDir::new("crash");
     let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, id) = bound(&sim, &conn).await;
+    let (mut x, ch, id) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
     let shot = invoke(&mut x, &ch, "android_screenshot", json!({}), "call_shot").await;
     let file_url = format!(
         "{}{}",

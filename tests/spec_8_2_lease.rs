@@ -22,10 +22,7 @@ async fn spec_8_2_rehello_within_grace_keeps_channels() {
     let dir = TempDir::new("lease-keep");
     let conn = start(&dir);
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
     x.close().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -42,10 +39,7 @@ async fn spec_8_2_expiry_deregisters_and_cascades() {
     let dir = TempDir::new("lease-expire");
     let conn = start(&dir);
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
     x.close().await;
     tokio::time::sleep(Duration::from_millis(3000)).await;
@@ -64,10 +58,7 @@ async fn spec_8_2_restored_channels_without_hello_are_cleaned() {
     let dir = TempDir::new("lease-restart");
     let mut conn = start(&dir);
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
     drop(x);
     conn.restart();

@@ -9,19 +9,14 @@ use std::time::Instant;
 use serde_json::json;
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
-use common::xagent::connect;
+use common::scenario::claimed_channel;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_8_17_unplug_pushes_offline_and_replug_pushes_connected() {
     let sim = SimPhone::start("SIMPUSH000013");
     let dir = TempDir::new("push");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
 
     let (serial, addr) = sim.unplug();
     let t0 = Instant::now();
@@ -65,11 +60,7 @@ async fn spec_9_unauthorized_is_revoked_with_tools_requiring_reauth() {
     let sim = SimPhone::start_with_control("SIMREVOKE0013", &[]);
     let dir = TempDir::new("revoked");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
     // The phone drops the host and, on reconnect, asks for a key it does not accept.
     assert_eq!(
         sim.control_post("/v1/transport", json!({"state": "unplugged"})),

@@ -52,10 +52,7 @@ async fn limit_oversized_packet_closes_the_socket_and_state_survives() {
     let dir = TempDir::new("big");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
     let mut x = connect(&conn.addr).await;
-    let id = x.hello("").await["payload"]["connector_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
     let huge = format!(
         "{{\"schema\":\"xagent.connector.packet/v1\",\"packet_id\":\"p\",\"type\":\"ping\",\"payload\":{{\"pad\":\"{}\"}}}}",

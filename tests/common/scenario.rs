@@ -27,12 +27,19 @@ pub async fn claim_when_visible(x: &mut XAgent, channel: &str, serial: &str) -> 
 /// A client on the connector at `addr`: hello, one new channel, `serial` claimed (asserted
 /// `authenticated`). Returns the client and the channel id.
 pub async fn claimed_channel(addr: &str, serial: &str) -> (XAgent, String) {
+    let (x, ch, _) = claimed_channel_with_id(addr, serial).await;
+    (x, ch)
+}
+
+/// [`claimed_channel`], also returning the `connector_id` the hello was given (for a re-hello
+/// that restores the channel).
+pub async fn claimed_channel_with_id(addr: &str, serial: &str) -> (XAgent, String, String) {
     let mut x = connect(addr).await;
-    x.hello("").await;
+    let id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
     let ack = claim_when_visible(&mut x, &ch, serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    (x, ch)
+    (x, ch, id)
 }
 
 /// Waits until `sim` (control API, `--require-auth`) shows a host key offered and not yet

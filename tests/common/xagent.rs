@@ -192,6 +192,15 @@ impl XAgent {
         ack
     }
 
+    /// `connector.hello` as a new connector (no `connector_id`): the `connector_id` the server
+    /// issued in its ack.
+    pub async fn hello_fresh(&mut self) -> String {
+        self.hello("").await["payload"]["connector_id"]
+            .as_str()
+            .expect("connector_id in connector.hello.ack")
+            .to_string()
+    }
+
     /// `channel.open` (optionally restoring `id`); returns the channel id and the ack.
     pub async fn open(&mut self, id: Option<&str>) -> (String, Value) {
         let ack = self.request("channel.open", id, json!({})).await;

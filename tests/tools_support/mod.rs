@@ -8,18 +8,13 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::procs::{ConnectorProc, SimPhone, TempDir};
-use crate::common::scenario::claim_when_visible;
-use crate::common::xagent::{connect, XAgent};
+use crate::common::scenario::claimed_channel;
+use crate::common::xagent::XAgent;
 use crate::common::API_KEY;
 
 /// A socket with one channel bound to `sim`.
 pub async fn bound(sim: &SimPhone, conn: &ConnectorProc) -> (XAgent, String) {
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    (x, ch)
+    claimed_channel(&conn.addr, &sim.serial).await
 }
 
 /// `POST /files/uploads` on `channel`; returns the file_ref.
