@@ -1,6 +1,7 @@
 //! Spec §8.18–8.19 and Device Profile §4–5: argument validation against the declared schema,
 //! the model's `connector_channel_id` ignored, exactly-once side effects journaled by
-//! (channel, `tool_call_id`) — repeats answered from the journal, concurrent repeats wait, and a
+//! (channel, `tool_call_id`) — repeats answered from the journal (a repeat with other arguments
+//! refused), concurrent repeats wait, and a
 //! call interrupted by `kill -9` is not run again after restart (the phone's command log proves it).
 
 mod common;
@@ -107,6 +108,31 @@ async fn spec_8_19_repeated_side_effecting_call_runs_once() {
         1,
         "not run again"
     );
+    // The model's copy of connector_channel_id is not part of the call (routing ignores it).
+    let same = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"y": 12, "x": 11, "connector_channel_id": "cch_other"}),
+        "call_once_1",
+    )
+    .await;
+    assert_eq!(same["payload"], first["payload"], "{same}");
+    // The same id with other arguments is refused, not answered with the first call's outcome
+    // (that would report a tap at a point the caller did not ask for), and nothing runs.
+    let other = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 13, "y": 14}),
+        "call_once_1",
+    )
+    .await;
+    assert_eq!(other["error"]["code"], "invalid_arguments", "{other}");
+    let message = other["error"]["message"].as_str().unwrap();
+    assert!(message.contains("other arguments"), "{other}");
+    assert_eq!(sim.count_runs(&["input", "tap", "13", "14"]), 0);
+    assert_eq!(sim.count_runs(&["input", "tap", "11", "12"]), 1);
     // A new tool_call_id is a new call; no tool_call_id is always new.
     invoke(
         &mut x,

@@ -7,7 +7,7 @@ use tokio::sync::watch;
 
 use std::future::Future;
 
-use super::{lock, CallKey, Connector};
+use super::{lock, CallKey, Connector, InFlightCall};
 use crate::device::error::state_refusal;
 use crate::device::policy::PhoneFacts;
 use crate::device::tools::{registry, SideEffect, ToolCtx, ToolError};
@@ -116,7 +116,7 @@ impl Connector {
                 let key = (channel_id.to_string(), call_id.to_string());
                 // Not polled unless the journal says this is a new call.
                 let run = tool.run_json(&args, &ctx);
-                self.run_journaled(key, tool.id(), run).await
+                self.run_journaled(key, tool.id(), &args, run).await
             }
             // No tool_call_id: treated as a new call every time.
             _ => tool.run_json(&args, &ctx).await,
@@ -125,19 +125,26 @@ impl Connector {
 
     /// Runs a side-effecting call at most once per (channel, tool_call_id): a repeat of a finished
     /// call returns the recorded outcome, a repeat while it runs waits for it, a repeat of a call
-    /// interrupted by a restart is refused with `tool_call_interrupted`.
+    /// interrupted by a restart is refused with `tool_call_interrupted`, and a repeat with other
+    /// arguments (`args`, compared as JSON values) is refused with `invalid_arguments`.
     async fn run_journaled(
         &self,
         key: CallKey,
         tool_id: &'static str,
+        args: &Value,
         run: impl Future<Output = Result<Value, ToolError>>,
     ) -> Result<Value, ToolError> {
         let waiter = {
             let mut inflight = lock(&self.inflight);
             match inflight.get(&key) {
-                Some(tx) => Some(tx.subscribe()),
+                Some(call) if call.args != *args => return Err(other_arguments()),
+                Some(call) => Some(call.outcome.subscribe()),
                 None => {
-                    inflight.insert(key.clone(), watch::channel(None).0);
+                    let call = InFlightCall {
+                        args: args.clone(),
+                        outcome: watch::channel(None).0,
+                    };
+                    inflight.insert(key.clone(), call);
                     None
                 }
             }
@@ -156,9 +163,9 @@ impl Connector {
                 )),
             };
         }
-        let result = self.begin_and_run(&key, tool_id, run).await;
-        if let Some(tx) = lock(&self.inflight).remove(&key) {
-            tx.send_replace(Some(outcome_to_json(&result)));
+        let result = self.begin_and_run(&key, tool_id, args, run).await;
+        if let Some(call) = lock(&self.inflight).remove(&key) {
+            call.outcome.send_replace(Some(outcome_to_json(&result)));
         }
         result
     }
@@ -169,6 +176,7 @@ impl Connector {
         &self,
         (channel_id, call_id): &CallKey,
         tool_id: &'static str,
+        args: &Value,
         run: impl Future<Output = Result<Value, ToolError>>,
     ) -> Result<Value, ToolError> {
         let storage = |_| ToolError::new(ErrorCode::InternalError, "tool journal unavailable");
@@ -178,6 +186,7 @@ impl Connector {
                 channel_id.clone(),
                 call_id.clone(),
                 tool_id.into(),
+                args.to_string(),
                 now_ms(),
             )
             .await
@@ -199,8 +208,17 @@ impl Connector {
                 ErrorCode::InvalidArguments,
                 "context.tool_call_id was already used for another tool",
             )),
+            JournalEntry::OtherArguments => Err(other_arguments()),
         }
     }
+}
+
+/// The refusal of a repeated `tool_call_id` whose arguments differ from the first call's.
+fn other_arguments() -> ToolError {
+    ToolError::new(
+        ErrorCode::InvalidArguments,
+        "context.tool_call_id was already used for this tool with other arguments; a repeat must carry the same arguments (it is answered from the journal), a new call needs a new tool_call_id",
+    )
 }
 
 /// Journal form of an outcome: `{"result": …}` or `{"error": {"code", "message"}}`.

@@ -48,8 +48,12 @@ pub use state::SessionId;
 type PolicyKey = (String, String, Option<u32>);
 /// (channel id, tool_call_id) of a journaled call.
 type CallKey = (String, String);
-/// Publishes the outcome JSON of a running journaled call to its waiters.
-type OutcomeSender = tokio::sync::watch::Sender<Option<String>>;
+/// A running journaled call: its arguments (a repeat must carry the same) and the sender that
+/// publishes its outcome JSON to the repeats waiting for it.
+struct InFlightCall {
+    args: serde_json::Value,
+    outcome: tokio::sync::watch::Sender<Option<String>>,
+}
 
 /// Channels kept per connector (bound and open ones are never evicted; see
 /// [`Connector::open_channel`]).
@@ -88,7 +92,7 @@ pub struct Connector {
     /// Cache of resolved policies (not connector state: derived from the profiles alone).
     policies: Mutex<HashMap<PolicyKey, Arc<Policy>>>,
     /// Waiters of running journaled calls (their own lock: per call, never crosses the state).
-    inflight: Mutex<HashMap<CallKey, OutcomeSender>>,
+    inflight: Mutex<HashMap<CallKey, InFlightCall>>,
     dispatch_stats: dispatch_stats::DispatchStats,
     lifecycle: Lifecycle,
     /// The connector's adb key (wireless pairing flows); `None`: those flows are unavailable.

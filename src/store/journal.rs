@@ -19,15 +19,21 @@ pub enum JournalEntry {
     Done(String),
     /// The id was used for another tool (refused: ids are per call).
     OtherTool(String),
+    /// The id was used for the same tool with other arguments (refused, as an idempotency key
+    /// reused with other parameters: answering the first call's outcome would report an effect
+    /// the caller did not ask for).
+    OtherArguments,
 }
 
 impl Store {
-    /// Begins a journaled call atomically.
+    /// Begins a journaled call atomically. `args` is the call's arguments as JSON text; a
+    /// repeat is compared with the recorded ones as JSON values (key order does not matter).
     pub async fn journal_begin(
         &self,
         channel_id: String,
         tool_call_id: String,
         tool_id: String,
+        args: String,
         now_ms: i64,
     ) -> Result<JournalEntry, StoreError> {
         self.run(move |c| {
@@ -38,20 +44,24 @@ impl Store {
                 channel_id,
                 tool_call_id,
                 tool_id,
-                now_ms
+                now_ms,
+                args
             ])?;
             let entry = if inserted == 1 {
                 JournalEntry::New
             } else {
-                let row: Option<(String, String, Option<String>)> = tx
+                let row: Option<(String, String, Option<String>, Option<String>)> = tx
                     .prepare_cached(sql::JOURNAL_GET)?
                     .query_row(params![channel_id, tool_call_id], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                     })
                     .optional()?;
                 match row {
-                    Some((t, _, _)) if t != tool_id => JournalEntry::OtherTool(t),
-                    Some((_, state, Some(outcome))) if state == "done" => {
+                    Some((t, ..)) if t != tool_id => JournalEntry::OtherTool(t),
+                    Some((_, _, _, Some(recorded))) if !same_json(&recorded, &args) => {
+                        JournalEntry::OtherArguments
+                    }
+                    Some((_, state, Some(outcome), _)) if state == "done" => {
                         JournalEntry::Done(outcome)
                     }
                     _ => JournalEntry::Running,
@@ -88,6 +98,18 @@ impl Store {
     }
 }
 
+/// Whether two JSON texts hold equal values (object key order aside); unparsable text is
+/// compared as text.
+fn same_json(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,8 +120,16 @@ mod tests {
             std::env::temp_dir().join(format!("xagent-journal-{}.sqlite3", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let store = Store::open(&path).unwrap();
-        let begin =
-            |t: i64| store.journal_begin("c".into(), "call".into(), "android_tap".into(), t);
+        let args = r#"{"x":1,"y":2}"#;
+        let begin = |t: i64| {
+            store.journal_begin(
+                "c".into(),
+                "call".into(),
+                "android_tap".into(),
+                args.into(),
+                t,
+            )
+        };
         assert_eq!(begin(1_000).await.unwrap(), JournalEntry::New);
         assert_eq!(begin(1_001).await.unwrap(), JournalEntry::Running);
         // Not awaited: the storage thread's FIFO order makes the next begin see it.
@@ -109,6 +139,24 @@ mod tests {
         assert_eq!(
             begin(1_002).await.unwrap(),
             JournalEntry::Done("{\"result\":1}".into())
+        );
+        // The same arguments in another key order are the same call; others are refused.
+        let repeat = |a: &str| {
+            store.journal_begin(
+                "c".into(),
+                "call".into(),
+                "android_tap".into(),
+                a.into(),
+                1_003,
+            )
+        };
+        assert_eq!(
+            repeat(r#"{"y":2,"x":1}"#).await.unwrap(),
+            JournalEntry::Done("{\"result\":1}".into())
+        );
+        assert_eq!(
+            repeat(r#"{"x":1,"y":3}"#).await.unwrap(),
+            JournalEntry::OtherArguments
         );
         assert_eq!(
             store.journal_prune(500).await.unwrap(),
@@ -121,6 +169,44 @@ mod tests {
             JournalEntry::New,
             "after pruning a call is new"
         );
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+
+    /// A data dir from before the `args` column gets it at open; its old rows (NULL args) are
+    /// still answered from the journal.
+    #[tokio::test]
+    async fn an_older_journal_gains_the_args_column() {
+        let path =
+            std::env::temp_dir().join(format!("xagent-journal-old-{}.sqlite3", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE tool_journal (channel_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, \
+                 tool_id TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('running', 'done')), \
+                 outcome TEXT, created_ms INTEGER NOT NULL, PRIMARY KEY (channel_id, tool_call_id)); \
+                 INSERT INTO tool_journal VALUES ('c', 'old', 'android_tap', 'done', '{\"result\":7}', 1);",
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let begin = |id: &str| {
+            store.journal_begin(
+                "c".into(),
+                id.into(),
+                "android_tap".into(),
+                r#"{"x":1}"#.into(),
+                2,
+            )
+        };
+        assert_eq!(
+            begin("old").await.unwrap(),
+            JournalEntry::Done("{\"result\":7}".into())
+        );
+        assert_eq!(begin("new").await.unwrap(), JournalEntry::New);
+        drop(store);
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }

@@ -56,6 +56,10 @@ impl Store {
         let mut conn = Connection::open(path)?;
         conn.execute_batch(sql::PRAGMAS)?;
         conn.execute_batch(sql::SCHEMA)?;
+        let has_args: i64 = conn.query_row(sql::JOURNAL_HAS_ARGS, [], |r| r.get(0))?;
+        if has_args == 0 {
+            conn.execute_batch(sql::JOURNAL_ADD_ARGS)?;
+        }
         let (tx, rx) = std_mpsc::channel::<Message>();
         std::thread::Builder::new()
             .name("sqlite".into())

@@ -46,9 +46,16 @@ CREATE TABLE IF NOT EXISTS tool_journal (
     state TEXT NOT NULL CHECK (state IN ('running', 'done')),
     outcome TEXT,
     created_ms INTEGER NOT NULL,
+    args TEXT,
     PRIMARY KEY (channel_id, tool_call_id)
 );
 ";
+
+/// Whether `tool_journal` has its `args` column (a data dir from before it was added has not).
+pub const JOURNAL_HAS_ARGS: &str =
+    "SELECT COUNT(*) FROM pragma_table_info('tool_journal') WHERE name = 'args'";
+/// Adds the `args` column to an older data dir's journal (its rows keep NULL: not compared).
+pub const JOURNAL_ADD_ARGS: &str = "ALTER TABLE tool_journal ADD COLUMN args TEXT";
 
 /// Read a meta value.
 pub const META_GET: &str = "SELECT value FROM meta WHERE key = ?1";
@@ -101,10 +108,10 @@ pub const FILE_DELETE_ALL: &str = "DELETE FROM file_refs";
 pub const FILE_DELETE: &str = "DELETE FROM file_refs WHERE file_id = ?1";
 
 /// Claim a side-effecting call before running it (no-op when already journaled).
-pub const JOURNAL_BEGIN: &str = "INSERT OR IGNORE INTO tool_journal (channel_id, tool_call_id, tool_id, state, outcome, created_ms) VALUES (?1, ?2, ?3, 'running', NULL, ?4)";
+pub const JOURNAL_BEGIN: &str = "INSERT OR IGNORE INTO tool_journal (channel_id, tool_call_id, tool_id, state, outcome, created_ms, args) VALUES (?1, ?2, ?3, 'running', NULL, ?4, ?5)";
 /// Read a journaled call.
 pub const JOURNAL_GET: &str =
-    "SELECT tool_id, state, outcome FROM tool_journal WHERE channel_id = ?1 AND tool_call_id = ?2";
+    "SELECT tool_id, state, outcome, args FROM tool_journal WHERE channel_id = ?1 AND tool_call_id = ?2";
 /// Record the outcome of a call.
 pub const JOURNAL_FINISH: &str = "UPDATE tool_journal SET state = 'done', outcome = ?3 WHERE channel_id = ?1 AND tool_call_id = ?2";
 /// Drop journal rows older than a cut-off.
