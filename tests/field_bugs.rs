@@ -1536,3 +1536,71 @@ async fn field_bug_25_an_element_id_from_before_a_rotation_is_refused() {
         .await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
+
+// ---- variants of each kind (session 8): inputs of the same kind the tests above do not use ----
+
+fn fixture_png() -> Vec<u8> {
+    std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/screencap/phone-720x1612-files-app-srgb-sbit.png"
+    ))
+    .unwrap()
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_06_variants_other_corrupt_images() {
+    let mut b = bench("SIMFB06V00001", &[]).await;
+    let png = fixture_png();
+    // CR dropped before LF (the reverse mangling).
+    let mut unmangled = Vec::new();
+    for (i, byte) in png.iter().enumerate() {
+        if *byte == b'\r' && png.get(i + 1) == Some(&b'\n') {
+            continue;
+        }
+        unmangled.push(*byte);
+    }
+    // Signature and IHDR intact, image data damaged.
+    let mut damaged = png.clone();
+    let mid = damaged.len() / 2;
+    for byte in &mut damaged[mid..mid + 64] {
+        *byte ^= 0x5a;
+    }
+    // Only the bytes after the header mangled (LF → CRLF in the body only).
+    let mut body_mangled = png[..33].to_vec();
+    for byte in &png[33..] {
+        if *byte == b'\n' {
+            body_mangled.push(b'\r');
+        }
+        body_mangled.push(*byte);
+    }
+    let jpeg =
+        b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9".to_vec();
+    for (name, bytes) in [
+        ("cr dropped", unmangled),
+        ("damaged data", damaged),
+        ("body mangled", body_mangled),
+        ("jpeg", jpeg),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^screencap", "stdout_base64": b64(&bytes), "times": 1}),
+        );
+        let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+        assert_eq!(ack["error"]["code"], "invalid_screenshot", "{name}: {ack}");
+        assert!(!message(&ack).is_empty(), "{name}: {ack}");
+    }
+    // Nothing at all, exit 0: an error, never an image.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "times": 1}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_some(), "empty capture: {ack}");
+    // The phone still captures afterwards.
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
