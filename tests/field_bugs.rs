@@ -1604,3 +1604,101 @@ async fn field_bug_06_variants_other_corrupt_images() {
     let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
+
+/// `DELETE /v1/script`: the phone answers normally again.
+fn delete_scripts(sim: &SimPhone) {
+    let url = format!("{}/v1/script", sim.control.clone().expect("control"));
+    ureq::delete(&url).call().expect("delete scripts");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_23_variants_other_busy_texts() {
+    let mut b = bench("SIMFB23V00001", &[]).await;
+    for (stdout, stderr, exit_code) in [
+        ("", "java.lang.RuntimeException: Error while connecting UiAutomation@4c6f3b1[id=-1, flags=0]\n\tat android.app.UiAutomation.connect(UiAutomation.java:259)\n", 1),
+        ("Error: java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@9f2 already registered!\n", "", 255),
+        ("", "Exception in thread \"main\" java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@77 already registered!\n", 0),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^uiautomator dump", "stdout": stdout, "stderr": stderr, "exit_code": exit_code, "times": 4}),
+        );
+        let from = log_len(&b.sim);
+        let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+        assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+        let m = message(&ack);
+        assert!(m.contains("reason: automation_busy"), "{stderr:?}{stdout:?}: {m}");
+        assert!(m.contains("uiautomator2 or Appium"), "{m}");
+        assert_eq!(programs_since(&b.sim, from).len(), 1, "one try: {m}");
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_24_variants_other_signals() {
+    let mut b = bench("SIMFB24V00001", &[]).await;
+    for (exit_code, stderr) in [
+        (143, ""),
+        (137, "Killed\n"),
+        (139, "Segmentation fault\n"),
+        (134, "Aborted\n"),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^uiautomator dump", "stderr": stderr, "exit_code": exit_code, "times": 4}),
+        );
+        let from = log_len(&b.sim);
+        let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+        assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+        let m = message(&ack);
+        assert!(m.contains("reason: killed"), "{exit_code}: {m}");
+        assert!(m.contains(&format!("exit {exit_code}")), "{exit_code}: {m}");
+        assert_eq!(
+            programs_since(&b.sim, from).len(),
+            1,
+            "{exit_code}: not retried: {m}"
+        );
+        delete_scripts(&b.sim);
+    }
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_27_variants_other_not_up_texts_and_tools() {
+    let mut b = bench("SIMFB27V00001", &[]).await;
+    for (stdout, stderr, exit_code) in [
+        (
+            "Error: Could not access the Package Manager.  Is the system running?\n",
+            "",
+            0,
+        ),
+        (
+            "",
+            "cmd: Failure calling service package: Broken pipe (32)\n",
+            255,
+        ),
+        ("", "Can't find service: package\n", 1),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^(pm|cmd package) ", "stdout": stdout, "stderr": stderr, "exit_code": exit_code}),
+        );
+        for (tool, args) in [
+            ("android_app_list", json!({})),
+            (
+                "android_app_launch",
+                json!({"package": "com.android.settings"}),
+            ),
+            ("android_app_stop", json!({"package": "com.example.notes"})),
+        ] {
+            let ack = b.x.tool(&b.ch, tool, args).await;
+            assert_eq!(
+                ack["error"]["code"], "device_booting",
+                "{tool} {stdout:?}{stderr:?}: {ack}"
+            );
+            assert!(message(&ack).contains("retry"), "{ack}");
+        }
+        delete_scripts(&b.sim);
+    }
+}
