@@ -1665,6 +1665,54 @@ async fn field_bug_24_variants_other_signals() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_26_variants_other_usage_answers() {
+    let mut b = bench(
+        "SIMFB26V00001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    let usage =
+        "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n";
+    for (name, script) in [
+        (
+            "usage on stderr",
+            json!({"command_regex": "^pm list packages -3$", "stderr": usage, "exit_code": 0}),
+        ),
+        (
+            "unknown option then usage",
+            json!({"command_regex": "^pm list packages -3$", "stdout": format!("Error: Unknown option: -3\n{usage}"), "exit_code": 0}),
+        ),
+        (
+            "usage with exit 1",
+            json!({"command_regex": "^pm list packages -3$", "stderr": usage, "exit_code": 1}),
+        ),
+        (
+            "usage with a blank line first",
+            json!({"command_regex": "^pm list packages -3$", "stdout": format!("\n{usage}"), "exit_code": 0}),
+        ),
+    ] {
+        b.sim.control_post("/v1/script", script);
+        let ack = b.x.tool(&b.ch, "android_app_list", json!({})).await;
+        assert!(ack.get("error").is_none(), "{name}: {ack}");
+        let packages = ack["payload"]["result"]["packages"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert!(
+            packages.iter().any(|p| p["package"] == "com.example.notes"),
+            "{name}: {ack}"
+        );
+        assert!(
+            !packages
+                .iter()
+                .any(|p| p["package"] == "com.android.settings"),
+            "{name}: {ack}"
+        );
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_27_variants_other_not_up_texts_and_tools() {
     let mut b = bench("SIMFB27V00001", &[]).await;
     for (stdout, stderr, exit_code) in [
