@@ -1665,6 +1665,60 @@ async fn field_bug_24_variants_other_signals() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_variants_rotations_two_and_three() {
+    let mut b = adb_bench("SIMFB25V00001").await;
+    // Rotation 3 (270°): the screenshot's own frame is the tap's.
+    b.sim.control_post("/v1/state", json!({"rotation": 3}));
+    let shot = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    let r = &shot["payload"]["result"];
+    assert_eq!(
+        (
+            r["display"]["width"].as_u64(),
+            r["display"]["height"].as_u64()
+        ),
+        (Some(2400), Some(1080)),
+        "{r}"
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "2000", "500"]), 1);
+    // 3 → 1 (a half turn, same size): the rotation-3 screenshot is stale.
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+    // A UI snapshot taken at rotation 2, used at 0.
+    b.sim.control_post("/v1/state", json!({"rotation": 2}));
+    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    b.sim.control_post("/v1/state", json!({"rotation": 0}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"element_id": notes["element_id"]}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+    // A scroll with an old screenshot is refused too.
+    let shot0 = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    b.sim.control_post("/v1/state", json!({"rotation": 3}));
+    let ack = b.x.tool(&b.ch, "android_scroll", json!({"direction": "down", "x": 500, "y": 500, "screenshot_id": shot0["payload"]["result"]["screenshot_id"]})).await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_26_variants_other_usage_answers() {
     let mut b = bench(
         "SIMFB26V00001",
