@@ -1804,3 +1804,121 @@ async fn field_bug_27_variants_other_not_up_texts_and_tools() {
         delete_scripts(&b.sim);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_30_variants_other_sdks_and_refusals() {
+    // Android 13 (SDK 33): --pid is used and filters.
+    let mut b = bench(
+        "SIMFB30V00001",
+        &["--persona", "samsung-android13", "--model", ""],
+    )
+    .await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
+    assert!(!log_pids(&ack).is_empty(), "{ack}");
+    assert!(
+        log_pids(&ack).iter().all(|p| *p == pid.to_string()),
+        "{ack}"
+    );
+    // SDK 24+ that still refuses --pid with other texts: filtered on the host.
+    for refusal in [
+        "logcat: unrecognized option '--pid=1234'\nUsage: logcat [options] [filterspecs]\n",
+        "logcat: invalid option -- -\n",
+        "Unrecognized Option\n",
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^logcat .*--pid", "stderr": refusal, "exit_code": 1}),
+        );
+        let ack =
+            b.x.tool(
+                &b.ch,
+                "android_logcat",
+                json!({"package": "com.example.notes"}),
+            )
+            .await;
+        assert!(ack.get("error").is_none(), "{refusal:?}: {ack}");
+        assert!(!log_pids(&ack).is_empty(), "{refusal:?}: {ack}");
+        assert!(
+            log_pids(&ack).iter().all(|p| *p == pid.to_string()),
+            "{refusal:?}: {ack}"
+        );
+        delete_scripts(&b.sim);
+    }
+    // An Android 6 logcat on a phone that says SDK 24 (Android 7.0 boundary): its refusal of
+    // --pid is read, the filter done on the host.
+    let mut b = bench(
+        "SIMFB30V00002",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "24\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
+    assert!(!log_pids(&ack).is_empty(), "{ack}");
+    assert!(
+        log_pids(&ack).iter().all(|p| *p == pid.to_string()),
+        "{ack}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_31_variants_other_lies() {
+    let mut b = bench("SIMFB31V00001", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let truth =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    let pid = truth["payload"]["result"]["pid"].as_u64().expect("pid");
+    for (stdout, stderr, exit_code) in [
+        ("999999\n", "", 0),
+        ("", "", 1),
+        ("", "/system/bin/sh: pidof: not found\n", 127),
+        ("1\n", "", 0),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^pidof ", "stdout": stdout, "stderr": stderr, "exit_code": exit_code}),
+        );
+        let ack =
+            b.x.tool(
+                &b.ch,
+                "android_logcat",
+                json!({"package": "com.example.notes"}),
+            )
+            .await;
+        assert!(ack.get("error").is_none(), "{stdout:?}{stderr:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["pid"], pid,
+            "{stdout:?}{stderr:?}: {ack}"
+        );
+        assert!(log_pids(&ack).iter().all(|p| *p == pid.to_string()));
+        delete_scripts(&b.sim);
+    }
+}
