@@ -1922,3 +1922,40 @@ async fn field_bug_31_variants_other_lies() {
         delete_scripts(&b.sim);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_34_variants_every_tool_and_a_new_claim_while_the_server_is_gone() {
+    let sim = SimPhone::start_with_control("SIMFB34V00001", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb34v");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    adb.run(&["kill-server"]);
+    for (tool, args) in [
+        ("android_tap", json!({"x": 1, "y": 1})),
+        ("android_screenshot", json!({})),
+        ("android_ui_tree", json!({})),
+        ("android_app_list", json!({})),
+    ] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let ack = x.tool(&ch, tool, args.clone()).await;
+            let code = ack["error"]["code"].as_str().unwrap_or("ok").to_string();
+            assert_ne!(code, "device_offline", "{tool}: {ack}");
+            if code == "adb_server_unavailable" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{tool}: {ack}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    // A claim made while the server is gone is told so, not "no attached phone".
+    let (ch2, _) = x.open(None).await;
+    let ack = x.claim(&ch2, "SIMFB34V00002").await;
+    assert_eq!(ack["error"]["code"], "adb_server_unavailable", "{ack}");
+}
