@@ -1552,6 +1552,39 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_03_variants_other_line_breaks() {
+    let mut b = bench("SIMFB03V00001", &[]).await;
+    focus_note(&mut b).await;
+    for text in ["x\n", "\n\nq", "a\r\nreboot", "a\rb", "a\tb"] {
+        let before = log_len(&b.sim);
+        let ack = type_and_read(&mut b, text).await;
+        if ack.get("error").is_some() {
+            assert_eq!(ack["error"]["code"], "unsupported_text", "{text:?}: {ack}");
+            assert!(!message(&ack).is_empty(), "{text:?}: {ack}");
+        } else {
+            assert_eq!(
+                ack["payload"]["result"]["verified"], true,
+                "{text:?}: {ack}"
+            );
+            // CRLF (a Windows client's line break) is one line break.
+            assert_eq!(
+                b.sim.state()["note_text"],
+                text.replace("\r\n", "\n"),
+                "{text:?}"
+            );
+        }
+        let progs = programs_since(&b.sim, before);
+        assert!(
+            // `ime`: the connector looking for an IME for a text `input` cannot type.
+            progs
+                .iter()
+                .all(|p| p == "input" || p == "uiautomator" || p == "ime"),
+            "{text:?}: never a command: {progs:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_06_variants_other_corrupt_images() {
     let mut b = bench("SIMFB06V00001", &[]).await;
     let png = fixture_png();
