@@ -2925,3 +2925,106 @@ async fn scripts_reach_one_command_inside_pipelines_and_compound_lines() {
         "{brand:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_20_variants_a_capture_that_never_ends() {
+    let mut b = bench("SIMFB20V00002", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "hang": true, "times": 1}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_timeout", "{ack}");
+    assert!(message(&ack).contains("screencap"), "names the step: {ack}");
+    let ok = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ok.get("error").is_none(), "the channel stays usable: {ok}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_21_variants_the_ime_drops_the_text() {
+    let mut b = bench("SIMFB21V00002", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"adb_keyboard": true}));
+    focus_note(&mut b).await;
+    for (present, typed) in [("日本", "本"), ("Тест", "ст")] {
+        b.sim
+            .control_post("/v1/state", json!({"note_text": present}));
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^am broadcast -a ADB_INPUT_B64", "stdout": "Broadcasting: Intent { act=ADB_INPUT_B64 flg=0x400000 (has extras) }\nBroadcast completed: result=0\n", "times": 1}),
+        );
+        let ack =
+            b.x.tool(&b.ch, "android_input_text", json!({"text": typed}))
+                .await;
+        assert!(ack.get("error").is_none(), "{typed:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["verified"], false,
+            "{present:?}+{typed:?}: {ack}"
+        );
+        assert_eq!(b.sim.state()["note_text"], present);
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_29_variants_another_apps_activity_is_not_the_apps() {
+    let mut b = bench("SIMFB29V00002", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^cmd package resolve-activity .*LAUNCHER com\\.example\\.notes$",
+               "stdout": "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\ncom.android.settings/.Settings\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_app_launch",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert!(
+        r["component"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("com.example.notes/"),
+        "{ack}"
+    );
+    assert_eq!(r["foreground_package"], "com.example.notes", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_12_variants_a_phone_that_revokes_the_key_mid_session() {
+    let mut b = bench("SIMFB12V00002", &[]).await;
+    b.sim
+        .control_post("/v1/transport", json!({"state": "unauthorized"}));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let ack = loop {
+        let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+        if ack["error"]["code"] == "device_unauthorized" || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
+    assert!(!message(&ack).is_empty(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_22_variants_no_display_on() {
+    let mut b = bench(
+        "SIMFB22V00002",
+        &["--persona", "foldable-android14", "--model", ""],
+    )
+    .await;
+    let dump = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state OFF}\n    mState=OFF\n  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state OFF}\n    mState=OFF\n";
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^dumpsys display$", "stdout": dump}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["display"]["chosen_by"], "first_listed", "{r}");
+    assert!(r["display"]["id"].is_string(), "{r}");
+}
