@@ -11,7 +11,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
-use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::{claim_when_visible, claimed_channel, elements, find_text};
 use common::xagent::{connect, XAgent};
 
@@ -1535,4 +1535,1496 @@ async fn field_bug_25_an_element_id_from_before_a_rotation_is_refused() {
         )
         .await;
     assert!(ack.get("error").is_none(), "{ack}");
+}
+
+// ---- variants of each kind (session 8): inputs of the same kind the tests above do not use ----
+
+fn fixture_png() -> Vec<u8> {
+    std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/screencap/phone-720x1612-files-app-srgb-sbit.png"
+    ))
+    .unwrap()
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_01_variants_other_metacharacters() {
+    let mut b = bench("SIMFB01V00001", &[]).await;
+    focus_note(&mut b).await;
+    for text in [
+        "a|b>c<d",
+        "(x){y}[z]",
+        "~/*?!^",
+        "a\\b\\\\c",
+        "$HOME ${IFS}x",
+        "a && reboot",
+        "'",
+        "\"",
+        "  lead and trail  ",
+        "a  b",
+    ] {
+        let before = log_len(&b.sim);
+        let ack = type_and_read(&mut b, text).await;
+        assert!(ack.get("error").is_none(), "{text:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["verified"], true,
+            "{text:?}: {ack}"
+        );
+        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+        let progs = programs_since(&b.sim, before);
+        assert!(
+            progs.iter().all(|p| p == "input" || p == "uiautomator"),
+            "{text:?}: only input ran: {progs:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_02_variants_other_percent_forms() {
+    let mut b = bench("SIMFB02V00001", &[]).await;
+    focus_note(&mut b).await;
+    for text in ["%", "50% off", "%s%s%s", "a%sb%", "%1$s %d", "%S"] {
+        let ack = type_and_read(&mut b, text).await;
+        assert_eq!(
+            ack["payload"]["result"]["verified"], true,
+            "{text:?}: {ack}"
+        );
+        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_03_variants_other_line_breaks() {
+    let mut b = bench("SIMFB03V00001", &[]).await;
+    focus_note(&mut b).await;
+    for text in ["x\n", "\n\nq", "a\r\nreboot", "a\rb", "a\tb"] {
+        let before = log_len(&b.sim);
+        let ack = type_and_read(&mut b, text).await;
+        if ack.get("error").is_some() {
+            assert_eq!(ack["error"]["code"], "unsupported_text", "{text:?}: {ack}");
+            assert!(!message(&ack).is_empty(), "{text:?}: {ack}");
+        } else {
+            assert_eq!(
+                ack["payload"]["result"]["verified"], true,
+                "{text:?}: {ack}"
+            );
+            // CRLF (a Windows client's line break) is one line break.
+            assert_eq!(
+                b.sim.state()["note_text"],
+                text.replace("\r\n", "\n"),
+                "{text:?}"
+            );
+        }
+        let progs = programs_since(&b.sim, before);
+        assert!(
+            // `ime`: the connector looking for an IME for a text `input` cannot type.
+            progs
+                .iter()
+                .all(|p| p == "input" || p == "uiautomator" || p == "ime"),
+            "{text:?}: never a command: {progs:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_04_variants_other_scripts_and_latin1() {
+    let mut b = bench("SIMFB04V00001", &[]).await;
+    focus_note(&mut b).await;
+    // No IME: every non-ASCII text (Latin-1 too) is refused with the fix, nothing typed.
+    for text in ["café", "日本語", "👍", "a\u{00a0}b"] {
+        b.sim
+            .control_post("/v1/state", json!({"note_text": "keep"}));
+        let ack = type_and_read(&mut b, text).await;
+        assert_eq!(ack["error"]["code"], "unsupported_text", "{text:?}: {ack}");
+        assert!(message(&ack).contains("ADBKeyboard"), "{text:?}: {ack}");
+        assert_eq!(b.sim.state()["note_text"], "keep", "{text:?}");
+    }
+    b.sim
+        .control_post("/v1/state", json!({"adb_keyboard": true}));
+    for text in ["café", "مرحبا", "👨\u{200d}👩\u{200d}👧", "e\u{301}", "ß→∑"] {
+        let ack = type_and_read(&mut b, text).await;
+        assert!(ack.get("error").is_none(), "{text:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["verified"], true,
+            "{text:?}: {ack}"
+        );
+        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_05_variants_shell_and_quote_mix_in_the_ime_payload() {
+    let mut b = bench("SIMFB05V00001", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"adb_keyboard": true}));
+    focus_note(&mut b).await;
+    for text in [
+        "日本'$(reboot)\"\\",
+        "ё`id`;reboot",
+        "中%s文 & '",
+        "文\nline2'",
+    ] {
+        let before = log_len(&b.sim);
+        let ack = type_and_read(&mut b, text).await;
+        assert!(ack.get("error").is_none(), "{text:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["verified"], true,
+            "{text:?}: {ack}"
+        );
+        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+        let progs = all_programs_since(&b.sim, before);
+        assert!(
+            !progs.iter().any(|p| p == "reboot" || p == "id"),
+            "{text:?}: {progs:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_06_variants_other_corrupt_images() {
+    let mut b = bench("SIMFB06V00001", &[]).await;
+    let png = fixture_png();
+    // CR dropped before LF (the reverse mangling).
+    let mut unmangled = Vec::new();
+    for (i, byte) in png.iter().enumerate() {
+        if *byte == b'\r' && png.get(i + 1) == Some(&b'\n') {
+            continue;
+        }
+        unmangled.push(*byte);
+    }
+    // Signature and IHDR intact, image data damaged.
+    let mut damaged = png.clone();
+    let mid = damaged.len() / 2;
+    for byte in &mut damaged[mid..mid + 64] {
+        *byte ^= 0x5a;
+    }
+    // Only the bytes after the header mangled (LF → CRLF in the body only).
+    let mut body_mangled = png[..33].to_vec();
+    for byte in &png[33..] {
+        if *byte == b'\n' {
+            body_mangled.push(b'\r');
+        }
+        body_mangled.push(*byte);
+    }
+    let jpeg =
+        b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9".to_vec();
+    for (name, bytes) in [
+        ("cr dropped", unmangled),
+        ("damaged data", damaged),
+        ("body mangled", body_mangled),
+        ("jpeg", jpeg),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^screencap", "stdout_base64": b64(&bytes), "times": 1}),
+        );
+        let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+        assert_eq!(ack["error"]["code"], "invalid_screenshot", "{name}: {ack}");
+        assert!(!message(&ack).is_empty(), "{name}: {ack}");
+    }
+    // Nothing at all, exit 0: an error, never an image.
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "times": 1}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_some(), "empty capture: {ack}");
+    // The phone still captures afterwards.
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_07_variants_other_warning_texts() {
+    let mut b = bench(
+        "SIMFB07V00001",
+        &["--persona", "foldable-android14", "--model", ""],
+    )
+    .await;
+    let png = fixture_png();
+    for warning in [
+        "[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first display found, however this default is not guaranteed to be consistent across captures. A display id should be specified.\n",
+        "WARNING: linker: Warning: unable to normalize \"\"\n[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first display found.\n",
+        "[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first display found.\r\n",
+    ] {
+        let mut out = warning.as_bytes().to_vec();
+        out.extend_from_slice(&png);
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^screencap -p$", "stdout_base64": b64(&out), "times": 1}),
+        );
+        let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+        assert!(ack.get("error").is_none(), "{warning:?}: {ack}");
+        let r = &ack["payload"]["result"];
+        assert!(r["display"]["id"].is_string(), "{warning:?}: {r}");
+    }
+    // A display that does not exist: a clear error, not the default display.
+    let ack =
+        b.x.tool(&b.ch, "android_screenshot", json!({"display_id": "12345"}))
+            .await;
+    assert!(ack.get("error").is_some(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_08_variants_other_personas() {
+    for (serial, persona) in [
+        ("SIMFB08V00001", "legacy-android6"),
+        ("SIMFB08V00002", "samsung-android13"),
+        ("SIMFB08V00003", "foldable-android14"),
+    ] {
+        let mut b = bench(serial, &["--persona", persona, "--model", ""]).await;
+        b.sim
+            .control_post("/v1/state", json!({"secure_window": true}));
+        let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+        let r = &ack["payload"]["result"];
+        assert_eq!(r["blank"], true, "{persona}: {ack}");
+        assert_eq!(r["secure_window"], true, "{persona}: {ack}");
+        assert!(
+            r["hint"].as_str().unwrap_or("").contains("android_ui_tree"),
+            "{persona}: {ack}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_09_variants_no_tree_is_never_an_empty_screen() {
+    let mut b = bench("SIMFB09V00001", &[]).await;
+    for (stdout, stderr, exit_code) in [
+        ("", "ERROR: could not get idle state.\n", 1),
+        ("UI hierchary dumped to: /dev/tty\n", "", 0),
+        ("", "", 0),
+        (
+            "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>",
+            "",
+            0,
+        ),
+    ] {
+        b.sim.control_post("/v1/script", json!({"command_regex": "^uiautomator dump", "stdout": stdout, "stderr": stderr, "exit_code": exit_code}));
+        let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+        assert_eq!(
+            ack["error"]["code"], "ui_dump_failed",
+            "{stdout:?}/{stderr:?}: {ack}"
+        );
+        delete_scripts(&b.sim);
+    }
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+/// `DELETE /v1/script`: the phone answers normally again.
+fn delete_scripts(sim: &SimPhone) {
+    let url = format!("{}/v1/script", sim.control.clone().expect("control"));
+    ureq::delete(&url).call().expect("delete scripts");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_10_variants_other_null_root_forms() {
+    let mut b = bench("SIMFB10V00001", &[]).await;
+    // On stderr with exit 1, twice; then an empty hierarchy three times: both retried.
+    b.sim.control_post("/v1/script", json!({"command_regex": "^uiautomator dump", "stderr": "ERROR: null root node returned by UiTestAutomationBridge.\n", "exit_code": 1, "times": 2}));
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    b.sim.control_post("/v1/script", json!({"command_regex": "^uiautomator dump", "stdout": "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\" />", "times": 3}));
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert!(find_text(&elements(&ack), "Notes").is_some(), "{ack}");
+    // Forever: bounded, a typed error naming null_root.
+    b.sim.control_post("/v1/script", json!({"command_regex": "^uiautomator dump", "stdout": "ERROR: null root node returned by UiTestAutomationBridge.\n"}));
+    let from = log_len(&b.sim);
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+    assert!(message(&ack).contains("null_root"), "{ack}");
+    let tries = programs_since(&b.sim, from).len();
+    assert!((2..=4).contains(&tries), "bounded: {tries}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_11_variants_a_serial_that_prefixes_another_and_more_tools() {
+    // A's serial is a prefix of B's; the channel is bound to A (listed first).
+    let a = SimPhone::start_with_control("SIMFB11PRE", &[]);
+    let bsim = SimPhone::start_with_control("SIMFB11PRE2", &[]);
+    let c = SimPhone::start_with_control("SIMFB11PRE22", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&a.addr);
+    adb.connect(&bsim.addr);
+    adb.connect(&c.addr);
+    let dir = TempDir::new("fb11v");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &a.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let (b_before, c_before) = (log_len(&bsim), log_len(&c));
+    for tool in [
+        ("android_screenshot", json!({})),
+        ("android_ui_tree", json!({})),
+        ("android_app_list", json!({})),
+        ("android_swipe", json!({"x1": 5, "y1": 5, "x2": 9, "y2": 9})),
+        ("android_input_text", json!({"text": "hi"})),
+        ("android_logcat", json!({"lines": 5})),
+    ] {
+        let ack = x.tool(&ch, tool.0, tool.1).await;
+        assert!(ack.get("error").is_none(), "{}: {ack}", tool.0);
+    }
+    let swiped = a.state()["command_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["argv"].as_array().is_some_and(|v| {
+                v.len() >= 6
+                    && v[..6]
+                        == [
+                            json!("input"),
+                            json!("swipe"),
+                            json!("5"),
+                            json!("5"),
+                            json!("9"),
+                            json!("9"),
+                        ]
+            })
+        })
+        .count();
+    assert_eq!(swiped, 1, "the swipe reached A");
+    assert!(
+        all_programs_since(&bsim, b_before).is_empty(),
+        "B untouched"
+    );
+    assert!(all_programs_since(&c, c_before).is_empty(), "C untouched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_12_variants_every_tool_fails_fast_while_offline() {
+    let mut b = bench("SIMFB12V00001", &[]).await;
+    for round in 0..2 {
+        b.sim
+            .control_post("/v1/transport", json!({"state": "offline"}));
+        wait_status(&mut b.x, "offline", 15)
+            .await
+            .expect("offline push");
+        for (tool, args) in [
+            ("android_screenshot", json!({})),
+            ("android_ui_tree", json!({})),
+            ("android_input_text", json!({"text": "x"})),
+            ("android_app_list", json!({})),
+        ] {
+            let t = std::time::Instant::now();
+            let ack = b.x.tool(&b.ch, tool, args).await;
+            assert_eq!(
+                ack["error"]["code"], "device_offline",
+                "{round} {tool}: {ack}"
+            );
+            assert!(t.elapsed() < Duration::from_secs(1), "{tool} fails fast");
+        }
+        b.sim
+            .control_post("/v1/transport", json!({"state": "online"}));
+        wait_status(&mut b.x, "connected", 15)
+            .await
+            .expect("connected push");
+        let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+        assert!(ack.get("error").is_none(), "round {round}: {ack}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_13_and_28_variants_other_state_texts() {
+    let server = fake_adb_server(
+        "READY0000001\tdevice\n\
+         UNAUTH000001\tunauthorized\n\
+         NOPERM000001\tno permissions (user in plugdev group; are your udev rules wrong?); see [http://developer.android.com/tools/device.html]\n\
+         NOPERM000002\tno permissions; see [http://developer.android.com/tools/device.html]\n\
+         NOPERM000003\tno permissions (user alice is not in the plugdev group); see [http://developer.android.com/tools/device.html]\n\
+         AUTHING00001\tauthorizing\n",
+    )
+    .await;
+    let dir = TempDir::new("fb13v");
+    let data = dir.path().to_str().unwrap().to_string();
+    let server2 = server.clone();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        run_cli(&[
+            "devices",
+            "--json",
+            "--data-dir",
+            &data,
+            "--adb-server",
+            &server2,
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{out}{err}");
+    let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
+    let state = |s: &str| {
+        rows.iter()
+            .find(|r| r["serial"] == s)
+            .map(|r| r["state"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(rows.len(), 6, "every line listed: {out}");
+    assert_eq!(state("READY0000001"), "device", "{out}");
+    assert_eq!(state("UNAUTH000001"), "unauthorized", "{out}");
+    for s in ["NOPERM000001", "NOPERM000002", "NOPERM000003"] {
+        assert_eq!(state(s), "no permissions", "{s}: {out}");
+    }
+    assert_eq!(state("AUTHING00001"), "authorizing", "{out}");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(server));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_once_listed(&mut x, &ch, "UNAUTH000001").await;
+    assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
+    assert!(
+        message(&ack).to_lowercase().contains("allow"),
+        "names the prompt: {ack}"
+    );
+    for s in ["NOPERM000001", "NOPERM000002", "NOPERM000003"] {
+        let ack = claim_once_listed(&mut x, &ch, s).await;
+        assert_eq!(ack["error"]["code"], "device_no_permissions", "{s}: {ack}");
+        let m = message(&ack);
+        assert!(m.contains("udev") && m.contains("plugdev"), "{s}: {m}");
+        assert!(!m.contains("reconnect it"), "{s}: {m}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_14_variants_other_scales_and_a_rotated_scaled_frame() {
+    let mut b = bench("SIMFB14V00001", &[]).await;
+    // 1080x2400 → 360x800 (scale 3).
+    let shot =
+        b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 800}))
+            .await;
+    let r = &shot["payload"]["result"];
+    assert_eq!(
+        (r["width"].as_u64(), r["height"].as_u64()),
+        (Some(360), Some(800)),
+        "{shot}"
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 180, "y": 400, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "540", "1200"]), 1);
+    let ack =
+        b.x.tool(&b.ch, "android_swipe", json!({"x1": 100, "y1": 700, "x2": 100, "y2": 100, "screenshot_id": r["screenshot_id"]}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert!(
+        b.sim.state()["command_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| {
+                let a: Vec<&str> = e["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                a.len() >= 6 && a[..6] == ["input", "swipe", "300", "2100", "300", "300"]
+            }),
+        "swipe scaled ×3"
+    );
+    // A scale that is not an integer: 1080x2400 → 486x1080 (×2.222…); (243, 540) is the centre.
+    let shot =
+        b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 1080}))
+            .await;
+    let r = &shot["payload"]["result"];
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 243, "y": 540, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(
+        b.sim.count_runs(&["input", "tap", "540", "1200"]),
+        2,
+        "{shot}"
+    );
+    // Rotated 270° and scaled: 2400x1080 → 1200x540.
+    b.sim.control_post("/v1/state", json!({"rotation": 3}));
+    let shot =
+        b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 1200}))
+            .await;
+    let r = &shot["payload"]["result"];
+    assert_eq!(
+        (r["width"].as_u64(), r["height"].as_u64()),
+        (Some(1200), Some(540)),
+        "{shot}"
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 1000, "y": 250, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "2000", "500"]), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_15_variants_other_overrides() {
+    let mut b = bench("SIMFB15V00001", &[]).await;
+    for (size, w, h) in [("720x1600", 720u64, 1600u64), ("1440x3200", 1440, 3200)] {
+        b.sim
+            .control_post("/v1/state", json!({"override_size": size}));
+        let st = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+        let d = &st["payload"]["result"]["display"];
+        assert_eq!(
+            (d["width"].as_u64(), d["height"].as_u64()),
+            (Some(w), Some(h)),
+            "{size}: {st}"
+        );
+        assert_eq!(d["physical"]["width"], 1080, "{size}: {st}");
+        let ack =
+            b.x.tool(&b.ch, "android_tap", json!({"x": w - 1, "y": h - 1}))
+                .await;
+        assert!(ack.get("error").is_none(), "{size}: {ack}");
+        let ack =
+            b.x.tool(&b.ch, "android_tap", json!({"x": w, "y": 1}))
+                .await;
+        assert_eq!(ack["error"]["code"], "out_of_bounds", "{size}: {ack}");
+    }
+    // Override and a quarter turn: the overridden size, swapped.
+    b.sim.control_post(
+        "/v1/state",
+        json!({"override_size": "720x1600", "rotation": 1}),
+    );
+    let st = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let d = &st["payload"]["result"]["display"];
+    assert_eq!(
+        (d["width"].as_u64(), d["height"].as_u64()),
+        (Some(1600), Some(720)),
+        "{st}"
+    );
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 1599, "y": 719}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_16_and_17_variants_other_personas_and_apps() {
+    for (serial, persona) in [
+        ("SIMFB16V00002", "samsung-android13"),
+        ("SIMFB16V00003", "emulator-android15"),
+    ] {
+        let mut b = bench(serial, &["--persona", persona, "--model", ""]).await;
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^monkey", "stdout": "** SYS_KEYS has no physical keys but with factor 2.0%.\n", "exit_code": 251}),
+        );
+        for package in ["com.android.settings", "com.example.notes"] {
+            let ack =
+                b.x.tool(&b.ch, "android_app_launch", json!({"package": package}))
+                    .await;
+            assert!(ack.get("error").is_none(), "{persona} {package}: {ack}");
+            let r = &ack["payload"]["result"];
+            assert_eq!(r["verified"], true, "{persona} {package}: {r}");
+            assert_eq!(r["foreground_package"], package, "{persona}: {r}");
+        }
+        let ack =
+            b.x.tool(
+                &b.ch,
+                "android_app_launch",
+                json!({"package": "com.example.tv"}),
+            )
+            .await;
+        assert_eq!(
+            ack["payload"]["result"]["launcher_category"], "leanback",
+            "{persona}: {ack}"
+        );
+        let ack =
+            b.x.tool(
+                &b.ch,
+                "android_app_launch",
+                json!({"package": "com.example.nothere2"}),
+            )
+            .await;
+        assert_eq!(
+            ack["error"]["code"], "app_not_installed",
+            "{persona}: {ack}"
+        );
+        let ack =
+            b.x.tool(
+                &b.ch,
+                "android_app_launch",
+                json!({"package": "com.android.shell"}),
+            )
+            .await;
+        assert_eq!(
+            ack["error"]["code"], "no_launcher_activity",
+            "{persona}: {ack}"
+        );
+        assert_eq!(log_len_runs(&b.sim, "monkey"), 0, "{persona}");
+    }
+    // Android 6 has no `cmd` (so no resolve-activity): a clear error naming the requirement,
+    // never monkey's exit 251 nor a launch reported without proof.
+    let mut b = bench(
+        "SIMFB16V00001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_app_launch",
+            json!({"package": "com.android.settings"}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
+    assert!(message(&ack).contains("Android 7+"), "{ack}");
+    assert_eq!(log_len_runs(&b.sim, "monkey"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_18_variants_other_battery_outputs() {
+    let mut b = bench("SIMFB18V00001", &[]).await;
+    for (name, dump) in [
+        ("capacity before level", "Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  Capacity level: 3\n  status: 2\n  level: 80\n  scale: 100\n"),
+        ("scale 200", "Current Battery Service state:\n  AC powered: false\n  status: 2\n  level: 160\n  scale: 200\n"),
+        ("updates stopped", "Current Battery Service state:\n  (UPDATES STOPPED -- use 'reset' to restart)\n  AC powered: false\n  level: 80\n  scale: 100\n"),
+        ("motorola mod level first", "Current Battery Service state:\n  mod level: 10\n  mod status: 1\n  level: 80\n  scale: 100\n"),
+        ("battery level key", "Current Battery Service state:\n  present: true\n  level: 80\n  scale: 100\n  Battery level: 5\n  charge counter: 3000000\n"),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^dumpsys battery$", "stdout": dump}),
+        );
+        let st = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+        assert_eq!(st["payload"]["result"]["battery_percent"], 80, "{name}: {st}");
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_19_variants_other_exit_codes() {
+    let mut b = bench(
+        "SIMFB19V00001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    let link = xagent_adb_connector::adb::DeviceLink::direct(b.sim.addr.clone());
+    let t = Duration::from_secs(5);
+    for (line, code) in [
+        ("'sh' '-c' 'exit 2'", 2),
+        ("'sh' '-c' 'exit 42'", 42),
+        ("'sh' '-c' 'exit 255'", 255),
+        ("'sh' '-c' 'echo out; echo err >&2; exit 3'", 3),
+        ("true", 0),
+        ("printf 'no newline'; false", 1),
+        ("'ls' '/nonexistent'", 1),
+    ] {
+        let out = link.shell(line, t, 1 << 16).await.unwrap();
+        assert_eq!(out.exit_code, Some(code), "{line}: {:?}", out.stdout_text());
+    }
+    let out = link.shell("printf 'no newline'", t, 1 << 16).await.unwrap();
+    assert_eq!(
+        out.stdout_text(),
+        "no newline",
+        "the marker is not in the output"
+    );
+    // Through the tools: other failing input commands, other exit codes.
+    for (regex, tool, args, code) in [
+        (
+            "^input swipe",
+            "android_swipe",
+            json!({"x1": 1, "y1": 1, "x2": 2, "y2": 2}),
+            255,
+        ),
+        (
+            "^input keyevent",
+            "android_press_key",
+            json!({"key": "home"}),
+            2,
+        ),
+        (
+            "^input text",
+            "android_input_text",
+            json!({"text": "abc"}),
+            1,
+        ),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": regex, "stdout": "Error: injection failed\n", "exit_code": code, "times": 1}),
+        );
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert!(ack.get("error").is_some(), "{tool}: {ack}");
+        assert!(
+            message(&ack).contains(&format!("exit {code}")),
+            "{tool}: the real status: {ack}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_20_variants_other_steps_that_never_end() {
+    let mut b = bench("SIMFB20V00001", &[]).await;
+    for (regex, tool, args, step) in [
+        (
+            "^input swipe",
+            "android_swipe",
+            json!({"x1": 1, "y1": 1, "x2": 2, "y2": 2}),
+            "input",
+        ),
+        ("^pm list packages", "android_app_list", json!({}), "pm"),
+        (
+            "^am force-stop",
+            "android_app_stop",
+            json!({"package": "com.example.notes"}),
+            "am",
+        ),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": regex, "hang": true, "times": 1}),
+        );
+        let ack = b.x.tool(&b.ch, tool, args).await;
+        assert_eq!(ack["error"]["code"], "device_timeout", "{tool}: {ack}");
+        assert!(message(&ack).contains(step), "{tool} names the step: {ack}");
+        let ok =
+            b.x.tool(&b.ch, "android_tap", json!({"x": 2, "y": 2}))
+                .await;
+        assert!(
+            ok.get("error").is_none(),
+            "{tool}: the channel stays usable: {ok}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_21_variants_text_that_ends_the_field_already() {
+    let mut b = bench("SIMFB21V00001", &[]).await;
+    focus_note(&mut b).await;
+    for (present, typed) in [
+        ("hello world", "world"),
+        ("ab", "b"),
+        ("x y", " y"),
+        ("1.0", "0"),
+    ] {
+        b.sim
+            .control_post("/v1/state", json!({"note_text": present}));
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^input text ", "times": 1}),
+        );
+        let ack =
+            b.x.tool(&b.ch, "android_input_text", json!({"text": typed}))
+                .await;
+        assert!(ack.get("error").is_none(), "{typed:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["verified"], false,
+            "{present:?}+{typed:?}: {ack}"
+        );
+        assert_eq!(b.sim.state()["note_text"], present);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_22_variants_other_display_dump_forms() {
+    let mut b = bench(
+        "SIMFB22V00001",
+        &["--persona", "foldable-android14", "--model", ""],
+    )
+    .await;
+    let inner = "  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state {S}}\n    mState={S}\n";
+    let outer = "  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state {S}}\n    mState={S}\n";
+    // The state only in the mState line (no `state X` in the header).
+    let inner_m = "  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, modeId 1, density 420}\n    mAdapter=LocalDisplayAdapter\n    mState={S}\n";
+    let outer_m = "  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, modeId 2, density 420}\n    mAdapter=LocalDisplayAdapter\n    mState={S}\n";
+    let head = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n";
+    for (name, dump, on, size) in [
+        (
+            "ON listed first",
+            format!(
+                "{head}{}{}",
+                outer.replace("{S}", "ON"),
+                inner.replace("{S}", "OFF")
+            ),
+            "4619827551948147202",
+            (1080, 2092),
+        ),
+        (
+            "DOZE and ON",
+            format!(
+                "{head}{}{}",
+                inner.replace("{S}", "DOZE"),
+                outer.replace("{S}", "ON")
+            ),
+            "4619827551948147202",
+            (1080, 2092),
+        ),
+        (
+            "mState only",
+            format!(
+                "{head}{}{}",
+                inner_m.replace("{S}", "OFF"),
+                outer_m.replace("{S}", "ON")
+            ),
+            "4619827551948147202",
+            (1080, 2092),
+        ),
+        (
+            "inner ON, outer OFF",
+            format!(
+                "{head}{}{}",
+                inner.replace("{S}", "ON"),
+                outer.replace("{S}", "OFF")
+            ),
+            "4619827551948147201",
+            (1840, 2208),
+        ),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^dumpsys display$", "stdout": dump}),
+        );
+        let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+        assert!(ack.get("error").is_none(), "{name}: {ack}");
+        let r = &ack["payload"]["result"];
+        assert_eq!(r["display"]["id"], on, "{name}: {r}");
+        assert_eq!(
+            (
+                r["display"]["width"].as_u64(),
+                r["display"]["height"].as_u64()
+            ),
+            (Some(size.0), Some(size.1)),
+            "{name}: {r}"
+        );
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_23_variants_other_busy_texts() {
+    let mut b = bench("SIMFB23V00001", &[]).await;
+    for (stdout, stderr, exit_code) in [
+        ("", "java.lang.RuntimeException: Error while connecting UiAutomation@4c6f3b1[id=-1, flags=0]\n\tat android.app.UiAutomation.connect(UiAutomation.java:259)\n", 1),
+        ("Error: java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@9f2 already registered!\n", "", 255),
+        ("", "Exception in thread \"main\" java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@77 already registered!\n", 0),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^uiautomator dump", "stdout": stdout, "stderr": stderr, "exit_code": exit_code, "times": 4}),
+        );
+        let from = log_len(&b.sim);
+        let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+        assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+        let m = message(&ack);
+        assert!(m.contains("reason: automation_busy"), "{stderr:?}{stdout:?}: {m}");
+        assert!(m.contains("uiautomator2 or Appium"), "{m}");
+        assert_eq!(programs_since(&b.sim, from).len(), 1, "one try: {m}");
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_24_variants_other_signals() {
+    let mut b = bench("SIMFB24V00001", &[]).await;
+    for (exit_code, stderr) in [
+        (143, ""),
+        (137, "Killed\n"),
+        (139, "Segmentation fault\n"),
+        (134, "Aborted\n"),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^uiautomator dump", "stderr": stderr, "exit_code": exit_code, "times": 4}),
+        );
+        let from = log_len(&b.sim);
+        let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+        assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+        let m = message(&ack);
+        assert!(m.contains("reason: killed"), "{exit_code}: {m}");
+        assert!(m.contains(&format!("exit {exit_code}")), "{exit_code}: {m}");
+        assert_eq!(
+            programs_since(&b.sim, from).len(),
+            1,
+            "{exit_code}: not retried: {m}"
+        );
+        delete_scripts(&b.sim);
+    }
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_25_variants_rotations_two_and_three() {
+    let mut b = adb_bench("SIMFB25V00001").await;
+    // Rotation 3 (270°): the screenshot's own frame is the tap's.
+    b.sim.control_post("/v1/state", json!({"rotation": 3}));
+    let shot = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    let r = &shot["payload"]["result"];
+    assert_eq!(
+        (
+            r["display"]["width"].as_u64(),
+            r["display"]["height"].as_u64()
+        ),
+        (Some(2400), Some(1080)),
+        "{r}"
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "2000", "500"]), 1);
+    // 3 → 1 (a half turn, same size): the rotation-3 screenshot is stale.
+    b.sim.control_post("/v1/state", json!({"rotation": 1}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+    // A UI snapshot taken at rotation 2, used at 0.
+    b.sim.control_post("/v1/state", json!({"rotation": 2}));
+    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    b.sim.control_post("/v1/state", json!({"rotation": 0}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_tap",
+            json!({"element_id": notes["element_id"]}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+    // A scroll with an old screenshot is refused too.
+    let shot0 = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    b.sim.control_post("/v1/state", json!({"rotation": 3}));
+    let ack = b.x.tool(&b.ch, "android_scroll", json!({"direction": "down", "x": 500, "y": 500, "screenshot_id": shot0["payload"]["result"]["screenshot_id"]})).await;
+    assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_26_variants_other_usage_answers() {
+    let mut b = bench(
+        "SIMFB26V00001",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    let usage =
+        "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n";
+    for (name, script) in [
+        (
+            "usage on stderr",
+            json!({"command_regex": "^pm list packages -3$", "stderr": usage, "exit_code": 0}),
+        ),
+        (
+            "unknown option then usage",
+            json!({"command_regex": "^pm list packages -3$", "stdout": format!("Error: Unknown option: -3\n{usage}"), "exit_code": 0}),
+        ),
+        (
+            "usage with exit 1",
+            json!({"command_regex": "^pm list packages -3$", "stderr": usage, "exit_code": 1}),
+        ),
+        (
+            "usage with a blank line first",
+            json!({"command_regex": "^pm list packages -3$", "stdout": format!("\n{usage}"), "exit_code": 0}),
+        ),
+    ] {
+        b.sim.control_post("/v1/script", script);
+        let ack = b.x.tool(&b.ch, "android_app_list", json!({})).await;
+        assert!(ack.get("error").is_none(), "{name}: {ack}");
+        let packages = ack["payload"]["result"]["packages"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert!(
+            packages.iter().any(|p| p["package"] == "com.example.notes"),
+            "{name}: {ack}"
+        );
+        assert!(
+            !packages
+                .iter()
+                .any(|p| p["package"] == "com.android.settings"),
+            "{name}: {ack}"
+        );
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_27_variants_other_not_up_texts_and_tools() {
+    let mut b = bench("SIMFB27V00001", &[]).await;
+    for (stdout, stderr, exit_code) in [
+        (
+            "Error: Could not access the Package Manager.  Is the system running?\n",
+            "",
+            0,
+        ),
+        (
+            "",
+            "cmd: Failure calling service package: Broken pipe (32)\n",
+            255,
+        ),
+        ("", "Can't find service: package\n", 1),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^(pm|cmd package) ", "stdout": stdout, "stderr": stderr, "exit_code": exit_code}),
+        );
+        for (tool, args) in [
+            ("android_app_list", json!({})),
+            (
+                "android_app_launch",
+                json!({"package": "com.android.settings"}),
+            ),
+            ("android_app_stop", json!({"package": "com.example.notes"})),
+        ] {
+            let ack = b.x.tool(&b.ch, tool, args).await;
+            assert_eq!(
+                ack["error"]["code"], "device_booting",
+                "{tool} {stdout:?}{stderr:?}: {ack}"
+            );
+            assert!(message(&ack).contains("retry"), "{ack}");
+        }
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_29_variants_other_choosers() {
+    let mut b = bench("SIMFB29V00001", &[]).await;
+    for answer in [
+        "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.huawei.android.internal.app/.HwResolverActivity\n",
+        "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ChooserActivity\n",
+        "No activity found\n",
+        "  ActivityInfo:\n    name=com.android.internal.app.ResolverActivity\n    packageName=android\n",
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^cmd package resolve-activity .*com\\.example\\.notes$", "stdout": answer}),
+        );
+        b.sim.control_post("/v1/state", json!({"foreground": "com.android.settings"}));
+        let from = log_len(&b.sim);
+        let ack =
+            b.x.tool(&b.ch, "android_app_launch", json!({"package": "com.example.notes"}))
+                .await;
+        assert!(ack.get("error").is_none(), "{answer:?}: {ack}");
+        let r = &ack["payload"]["result"];
+        assert!(r["component"].as_str().unwrap_or("").starts_with("com.example.notes/"), "{answer:?}: {ack}");
+        assert_eq!(r["verified"], true, "{answer:?}: {r}");
+        let log = b.sim.state()["command_log"].as_array().unwrap()[from..].to_vec();
+        assert!(
+            !log.iter().any(|e| e["argv"].to_string().contains("ResolverActivity") || e["argv"].to_string().contains("ChooserActivity")),
+            "{answer:?}: {log:?}"
+        );
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_30_variants_other_sdks_and_refusals() {
+    // Android 13 (SDK 33): --pid is used and filters.
+    let mut b = bench(
+        "SIMFB30V00001",
+        &["--persona", "samsung-android13", "--model", ""],
+    )
+    .await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
+    assert!(!log_pids(&ack).is_empty(), "{ack}");
+    assert!(
+        log_pids(&ack).iter().all(|p| *p == pid.to_string()),
+        "{ack}"
+    );
+    // SDK 24+ that still refuses --pid with other texts: filtered on the host.
+    for refusal in [
+        "logcat: unrecognized option '--pid=1234'\nUsage: logcat [options] [filterspecs]\n",
+        "logcat: invalid option -- -\n",
+        "Unrecognized Option\n",
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^logcat .*--pid", "stderr": refusal, "exit_code": 1}),
+        );
+        let ack =
+            b.x.tool(
+                &b.ch,
+                "android_logcat",
+                json!({"package": "com.example.notes"}),
+            )
+            .await;
+        assert!(ack.get("error").is_none(), "{refusal:?}: {ack}");
+        assert!(!log_pids(&ack).is_empty(), "{refusal:?}: {ack}");
+        assert!(
+            log_pids(&ack).iter().all(|p| *p == pid.to_string()),
+            "{refusal:?}: {ack}"
+        );
+        delete_scripts(&b.sim);
+    }
+    // An Android 6 logcat on a phone that says SDK 24 (Android 7.0 boundary): its refusal of
+    // --pid is read, the filter done on the host.
+    let mut b = bench(
+        "SIMFB30V00002",
+        &["--persona", "legacy-android6", "--model", ""],
+    )
+    .await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "24\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
+    assert!(!log_pids(&ack).is_empty(), "{ack}");
+    assert!(
+        log_pids(&ack).iter().all(|p| *p == pid.to_string()),
+        "{ack}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_31_variants_other_lies() {
+    let mut b = bench("SIMFB31V00001", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let truth =
+        b.x.tool(
+            &b.ch,
+            "android_logcat",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    let pid = truth["payload"]["result"]["pid"].as_u64().expect("pid");
+    for (stdout, stderr, exit_code) in [
+        ("999999\n", "", 0),
+        ("", "", 1),
+        ("", "/system/bin/sh: pidof: not found\n", 127),
+        ("1\n", "", 0),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^pidof ", "stdout": stdout, "stderr": stderr, "exit_code": exit_code}),
+        );
+        let ack =
+            b.x.tool(
+                &b.ch,
+                "android_logcat",
+                json!({"package": "com.example.notes"}),
+            )
+            .await;
+        assert!(ack.get("error").is_none(), "{stdout:?}{stderr:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["pid"], pid,
+            "{stdout:?}{stderr:?}: {ack}"
+        );
+        assert!(log_pids(&ack).iter().all(|p| *p == pid.to_string()));
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_32_variants_other_refusal_texts_and_tools() {
+    let mut b = bench("SIMFB32V00001", &[]).await;
+    focus_note(&mut b).await;
+    for (stdout, stderr, exit_code, line) in [
+        ("", "java.lang.SecurityException: Injecting to another application requires INJECT_EVENTS permission\n\tat android.os.Parcel.readException(Parcel.java:1599)\n", 1, "Injecting to another application requires INJECT_EVENTS"),
+        ("Error: java.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.\n", "", 0, "Injecting input events requires"),
+        ("\n\n", "Exception occurred while executing 'tap':\njava.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.\n", 255, "java.lang.SecurityException"),
+    ] {
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^input ", "stdout": stdout, "stderr": stderr, "exit_code": exit_code}),
+        );
+        for (tool, args) in [
+            ("android_swipe", json!({"x1": 1, "y1": 1, "x2": 2, "y2": 2})),
+            ("android_input_text", json!({"text": "abc"})),
+            ("android_long_press", json!({"x": 5, "y": 5})),
+        ] {
+            let ack = b.x.tool(&b.ch, tool, args).await;
+            assert_eq!(ack["error"]["code"], "device_permission_denied", "{tool}: {ack}");
+            let m = message(&ack);
+            assert!(m.contains(line), "{tool}: quotes the line: {m}");
+            assert!(m.contains("USB debugging (Security settings)"), "{tool}: {m}");
+        }
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_33_variants_other_serial_oddities() {
+    let serials = [
+        "GS000000000002 ",
+        "  GS000000000003",
+        "GS 0000000004",
+        "gs-05.local_x",
+    ];
+    let sims: Vec<SimPhone> = serials
+        .iter()
+        .map(|s| SimPhone::start_with_control(s, &[]))
+        .collect();
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    for sim in &sims {
+        adb.connect(&sim.addr);
+    }
+    let dir = TempDir::new("fb33v");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    for (i, sim) in sims.iter().enumerate() {
+        let (ch, _) = x.open(None).await;
+        let ack = claim_when_visible(&mut x, &ch, serials[i]).await;
+        assert_eq!(
+            ack["payload"]["status"], "authenticated",
+            "{:?}: {ack}",
+            serials[i]
+        );
+        let ack = x.tool(&ch, "android_device_status", json!({})).await;
+        assert!(ack.get("error").is_none(), "{:?}: {ack}", serials[i]);
+        let ack = x.tool(&ch, "android_screenshot", json!({})).await;
+        assert!(ack.get("error").is_none(), "{:?}: {ack}", serials[i]);
+        let y = (10 + i).to_string();
+        let ack = x
+            .tool(&ch, "android_tap", json!({"x": 3, "y": 10 + i}))
+            .await;
+        assert!(ack.get("error").is_none(), "{:?}: {ack}", serials[i]);
+        assert_eq!(
+            sim.count_runs(&["input", "tap", "3", &y]),
+            1,
+            "{:?}",
+            serials[i]
+        );
+    }
+    // Trimmed forms name no phone.
+    let (ch, _) = x.open(None).await;
+    for trimmed in ["GS000000000002", "GS000000000003"] {
+        let ack = x.claim(&ch, trimmed).await;
+        assert_eq!(ack["error"]["code"], "auth_failed", "{trimmed}: {ack}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_34_variants_every_tool_and_a_new_claim_while_the_server_is_gone() {
+    let sim = SimPhone::start_with_control("SIMFB34V00001", &[]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb34v");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    adb.run(&["kill-server"]);
+    for (tool, args) in [
+        ("android_tap", json!({"x": 1, "y": 1})),
+        ("android_screenshot", json!({})),
+        ("android_ui_tree", json!({})),
+        ("android_app_list", json!({})),
+    ] {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let ack = x.tool(&ch, tool, args.clone()).await;
+            let code = ack["error"]["code"].as_str().unwrap_or("ok").to_string();
+            assert_ne!(code, "device_offline", "{tool}: {ack}");
+            if code == "adb_server_unavailable" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{tool}: {ack}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    // A claim made while the server is gone is told so, not "no attached phone".
+    let (ch2, _) = x.open(None).await;
+    let ack = x.claim(&ch2, "SIMFB34V00002").await;
+    assert_eq!(ack["error"]["code"], "adb_server_unavailable", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_reach_one_command_inside_pipelines_and_compound_lines() {
+    let b = bench("SIMSCRV000001", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^getprop ro.product.model$", "stdout": "Scripted Model\n", "exit_code": 3}),
+    );
+    let link = xagent_adb_connector::adb::DeviceLink::direct(b.sim.addr.clone());
+    let t = Duration::from_secs(5);
+    let run = |line: &'static str| {
+        let link = link.clone();
+        async move { link.shell(line, t, 1 << 16).await.unwrap() }
+    };
+    assert_eq!(
+        run("'getprop' 'ro.product.model' | cat")
+            .await
+            .stdout_text(),
+        "Scripted Model\n"
+    );
+    assert_eq!(
+        run("'getprop' 'ro.product.model' | wc -c")
+            .await
+            .stdout_text()
+            .trim(),
+        "15"
+    );
+    assert_eq!(
+        run("echo a && getprop ro.product.model; echo rc=$?")
+            .await
+            .stdout_text(),
+        "a\nScripted Model\nrc=3\n"
+    );
+    assert_eq!(
+        run("getprop ro.product.model && echo not-run || echo failed")
+            .await
+            .stdout_text(),
+        "Scripted Model\nfailed\n"
+    );
+    assert_eq!(
+        run("x=$(getprop ro.product.model); echo \"[$x]\"")
+            .await
+            .stdout_text(),
+        "[Scripted Model]\n"
+    );
+    assert_eq!(
+        run("getprop ro.product.model 2>&1 >/dev/null | wc -l")
+            .await
+            .stdout_text()
+            .trim(),
+        "0"
+    );
+    // Another command on the line is not answered by the script.
+    let brand = run("getprop ro.product.brand").await.stdout_text();
+    assert!(
+        !brand.trim().is_empty() && !brand.contains("Scripted"),
+        "{brand:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_20_variants_a_capture_that_never_ends() {
+    let mut b = bench("SIMFB20V00002", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^screencap", "hang": true, "times": 1}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert_eq!(ack["error"]["code"], "device_timeout", "{ack}");
+    assert!(message(&ack).contains("screencap"), "names the step: {ack}");
+    let ok = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ok.get("error").is_none(), "the channel stays usable: {ok}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_21_variants_the_ime_drops_the_text() {
+    let mut b = bench("SIMFB21V00002", &[]).await;
+    b.sim
+        .control_post("/v1/state", json!({"adb_keyboard": true}));
+    focus_note(&mut b).await;
+    for (present, typed) in [("日本", "本"), ("Тест", "ст")] {
+        b.sim
+            .control_post("/v1/state", json!({"note_text": present}));
+        b.sim.control_post(
+            "/v1/script",
+            json!({"command_regex": "^am broadcast -a ADB_INPUT_B64", "stdout": "Broadcasting: Intent { act=ADB_INPUT_B64 flg=0x400000 (has extras) }\nBroadcast completed: result=0\n", "times": 1}),
+        );
+        let ack =
+            b.x.tool(&b.ch, "android_input_text", json!({"text": typed}))
+                .await;
+        assert!(ack.get("error").is_none(), "{typed:?}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["verified"], false,
+            "{present:?}+{typed:?}: {ack}"
+        );
+        assert_eq!(b.sim.state()["note_text"], present);
+        delete_scripts(&b.sim);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_29_variants_another_apps_activity_is_not_the_apps() {
+    let mut b = bench("SIMFB29V00002", &[]).await;
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^cmd package resolve-activity .*LAUNCHER com\\.example\\.notes$",
+               "stdout": "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\ncom.android.settings/.Settings\n"}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_app_launch",
+            json!({"package": "com.example.notes"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert!(
+        r["component"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("com.example.notes/"),
+        "{ack}"
+    );
+    assert_eq!(r["foreground_package"], "com.example.notes", "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_12_variants_a_phone_that_revokes_the_key_mid_session() {
+    let mut b = bench("SIMFB12V00002", &[]).await;
+    b.sim
+        .control_post("/v1/transport", json!({"state": "unauthorized"}));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let ack = loop {
+        let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+        if ack["error"]["code"] == "device_unauthorized" || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
+    assert!(!message(&ack).is_empty(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_22_variants_no_display_on() {
+    let mut b = bench(
+        "SIMFB22V00002",
+        &["--persona", "foldable-android14", "--model", ""],
+    )
+    .await;
+    let dump = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state OFF}\n    mState=OFF\n  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state OFF}\n    mState=OFF\n";
+    b.sim.control_post(
+        "/v1/script",
+        json!({"command_regex": "^dumpsys display$", "stdout": dump}),
+    );
+    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let r = &ack["payload"]["result"];
+    assert_eq!(r["display"]["chosen_by"], "first_listed", "{r}");
+    assert!(r["display"]["id"].is_string(), "{r}");
 }

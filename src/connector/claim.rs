@@ -195,7 +195,8 @@ impl Connector {
     /// connector's key since its first connection, its serial is unknown (adbd sends no
     /// `CNXN`, AOSP `daemon/auth.cpp`), so it may well be the one claimed: the claim is
     /// `device_unauthorized` naming its address and the fix on the phone, not "no attached
-    /// phone". Otherwise `auth_failed`. The claimed serial is not echoed.
+    /// phone". With an adb server down, `adb_server_unavailable` naming it (the phone may be
+    /// behind it; field bug 34). Otherwise `auth_failed`. The claimed serial is not echoed.
     fn unknown_serial(&self) -> ClaimError {
         let waiting: Vec<_> = self
             .inventory
@@ -204,6 +205,17 @@ impl Connector {
             .filter(|p| p.state == DeviceState::Unauthorized)
             .collect();
         let Some(first) = waiting.first() else {
+            // With an adb server down, the phone may well be behind it: say so, not "no phone".
+            let down = self.inventory.servers_down();
+            if !down.is_empty() {
+                return ClaimError {
+                    code: ErrorCode::AdbServerUnavailable,
+                    message: format!(
+                        "no reachable phone has this serial, and the adb server at {} is not reachable (the phone may be behind it): start it with `adb start-server`, then claim again",
+                        down.join(", ")
+                    ),
+                };
+            }
             return refuse(
                 ErrorCode::AuthFailed,
                 "no attached phone has this serial (check the cable or `adb devices`)",

@@ -131,6 +131,9 @@ pub struct Inventory {
     /// Serials seen in this process: one coming back after all its routes were forgotten is
     /// logged as `gone` → its state ([`log_state_change`]); a first sighting is not.
     seen: Arc<Mutex<HashSet<String>>>,
+    /// Labels of the adb servers that do not answer now (killed, restarting, not started):
+    /// a serial no phone has may be behind one of them (field bug 34).
+    servers_down: Arc<Mutex<HashSet<String>>>,
 }
 
 /// The preferred route of one serial.
@@ -218,11 +221,30 @@ impl Default for Inventory {
             frozen: Arc::default(),
             suspects: Arc::new(watch::channel(0).0),
             seen: Arc::default(),
+            servers_down: Arc::default(),
         }
     }
 }
 
 impl Inventory {
+    /// Records whether the adb server `label` answers (`down`: it does not).
+    fn set_server_down(&self, label: &str, down: bool) {
+        let mut set = self.servers_down.lock().unwrap_or_else(|e| e.into_inner());
+        if down {
+            set.insert(label.to_string());
+        } else {
+            set.remove(label);
+        }
+    }
+
+    /// The adb servers (`host:port` labels) that do not answer now, sorted.
+    pub fn servers_down(&self) -> Vec<String> {
+        let set = self.servers_down.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<String> = set.iter().cloned().collect();
+        v.sort();
+        v
+    }
+
     /// The phone with `ro.serialno == serial`, through its preferred route.
     pub fn get(&self, serial: &str) -> Option<AttachedPhone> {
         self.read().get(serial).and_then(|r| best(r)).cloned()
@@ -641,6 +663,9 @@ async fn track(
                     _ = shutdown.cancelled() => return,
                     l = tracker.next_list() => l,
                 };
+                if list.is_ok() {
+                    inv.set_server_down(&source.label, false);
+                }
                 let Ok(list) = list else {
                     // The server went away (killed, restarted, box rebooted): said once; the
                     // line above says when it is back.
@@ -658,6 +683,7 @@ async fn track(
         }
         // Server gone: everything it carried is unreachable until it returns — told apart from
         // a phone's own absence (`adb_server_unavailable`, field bug 34).
+        inv.set_server_down(&source.label, true);
         for adb_serial in known.keys() {
             inv.unmark(&source.label, adb_serial);
             inv.set_state_by_transport(

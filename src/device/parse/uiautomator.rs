@@ -141,7 +141,8 @@ pub enum UiDumpError {
     /// node — no active window right now; retry.
     #[error("uiautomator returned a null root node")]
     NullRoot,
-    /// `UiAutomationService … already registered!` — another UiAutomation client holds the service.
+    /// `UiAutomationService … already registered!`, or (Android 10+) `java.lang.RuntimeException:
+    /// Error while connecting UiAutomation@…` — another UiAutomation client holds the service.
     #[error("another UiAutomation client is registered (uiautomator busy)")]
     AutomationBusy,
     /// No XML and no known error; `output` holds the (trimmed, ≤ 2000 bytes) text printed.
@@ -180,7 +181,9 @@ fn classify_failure(output: &str) -> UiDumpError {
         UiDumpError::NotIdle
     } else if output.contains("null root node") {
         UiDumpError::NullRoot
-    } else if output.contains("already registered") {
+    } else if output.contains("already registered")
+        || output.contains("Error while connecting UiAutomation")
+    {
         UiDumpError::AutomationBusy
     } else {
         let trimmed = output.trim();

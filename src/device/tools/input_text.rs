@@ -191,7 +191,7 @@ impl DeviceTool for InputText {
 
     fn input_schema() -> Value {
         json!({"type": "object", "required": ["text"], "properties": {
-            "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Text to type."},
+            "text": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Text to type; a line break (LF, or CRLF as one) is typed as Enter."},
             "clear_first": {"type": "boolean", "description": "Empty the focused field first (default false)."},
             "submit": {"type": "boolean", "description": "Press Enter after typing (default false)."}
         }})

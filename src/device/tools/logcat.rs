@@ -247,12 +247,15 @@ async fn read_log(
 }
 
 /// Whether logcat refused `--pid` (Android 6: `Unrecognized Option -` and its usage, exit 1;
-/// NativeScript PR #3808).
+/// NativeScript PR #3808; getopt's forms: `unrecognized option '--pid=N'`, `invalid option --
+/// -`, `unknown option`).
 fn rejected_pid_flag(out: &command::Text) -> bool {
     out.exit_code != Some(0)
         && [
             "Unrecognized Option",
             "unrecognized option",
+            "invalid option",
+            "nknown option",
             "Usage: logcat",
         ]
         .iter()
@@ -291,7 +294,8 @@ pub fn parse_process_table(out: &str) -> Vec<(u32, String)> {
 
 /// The phone's SDK and the pid of `package`'s process: `pidof` first, each pid it printed
 /// checked against the process table (`ps`), because some OEM builds' `pidof` prints every
-/// pid (iGio90/Dwarf#30, field bug 31). `Err(note)` when the package has no process. A
+/// pid (iGio90/Dwarf#30, field bug 31); a `pidof` that prints none (or is missing) is checked
+/// the same way. `Err(note)` when the package has no process. A
 /// table that cannot be read fails with `device_command_failed` quoting it: an unverified pid
 /// is never used.
 async fn package_pid(
@@ -309,14 +313,10 @@ async fn package_pid(
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
         .collect();
-    if claimed.is_empty() {
-        return Ok((
-            sdk,
-            Err(format!(
-                "{package} has no running process (pidof found none)"
-            )),
-        ));
-    }
+    // `pidof` finding none is not trusted either (an OEM `pidof` may miss app processes, or
+    // be absent: `pidof: not found`): the table decides; only an unreadable table leaves
+    // pidof's "none" standing.
+    let none = || format!("{package} has no running process (pidof found none)");
     // toybox `ps` needs `-A` (Android 8+); toolbox `ps` lists all and reads `-A` as a name
     // filter (header only), so an older or unknown phone falls back to the plain form.
     let forms: &[&[&str]] = if sdk.is_some_and(|s| s < TOYBOX_PS_SDK) {
@@ -329,6 +329,9 @@ async fn package_pid(
     for ps in forms {
         let table = command::run(ctx, &command_line(ps), LOGCAT_DEADLINE, READ_LIMIT).await?;
         if let Some(e) = table.failure("ps") {
+            if claimed.is_empty() {
+                return Ok((sdk, Err(none())));
+            }
             return Err(e);
         }
         procs = parse_process_table(&table.stdout);
@@ -336,6 +339,9 @@ async fn package_pid(
             break;
         }
         said = format!("`{}` printed: {}", ps.join(" "), table.telling_line());
+    }
+    if procs.is_empty() && claimed.is_empty() {
+        return Ok((sdk, Err(none())));
     }
     if procs.is_empty() {
         return Err(DeviceError::CommandFailed(format!(
@@ -352,6 +358,7 @@ async fn package_pid(
         sdk,
         match claimed.iter().find(|p| running.contains(p)).or(running.first()) {
             Some(pid) => Ok(*pid),
+            None if claimed.is_empty() => Err(none()),
             None => Err(format!(
                 "{package} has no running process (the process table has none; this phone's pidof printed {}, which are other processes)",
                 s[1].trim()

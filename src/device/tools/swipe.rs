@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 
 use super::phone::display::{check_on_display, display_geometry};
 use super::phone::input::{duration_schema, gesture_deadline, run_input};
-use super::phone::target::{resolve, resolve_xy, target_args, with_target_properties};
+use super::phone::target::{
+    check_bounds, resolve, resolve_xy, target_args, with_target_properties,
+};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
@@ -160,7 +162,7 @@ pub struct Scroll;
 impl DeviceTool for Scroll {
     const ID: &'static str = "android_scroll";
     const TITLE: &'static str = "Scroll";
-    const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, else mid-screen.";
+    const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, or centred on x/y (display px, or screenshot_id's pixel space), else mid-screen.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = ScrollArgs;
     type Output = ScrollOutput;
@@ -183,26 +185,32 @@ impl DeviceTool for Scroll {
     async fn run(args: ScrollArgs, ctx: &ToolCtx<'_>) -> Result<ScrollOutput, DeviceError> {
         let now = display_geometry(ctx).await?;
         let size = now.size;
-        // Any element argument, even empty, asks to scroll inside an element.
+        // Any element argument, even empty, asks to scroll inside an element; x/y (in display
+        // px, or in screenshot_id's pixel space, checked against the display now) centre the
+        // scroll on that point. None of them: mid-screen. A target is never silently ignored.
+        let target = args.target();
+        let aimed = target.x.is_some() || target.y.is_some() || target.screenshot_id.is_some();
         let (l, t, r, b) = if args.element_id.is_some()
             || args.text.is_some()
             || args.resource_id.is_some()
             || args.content_desc.is_some()
         {
-            let el = resolve(args.target(), ctx, &now)
-                .await?
-                .element
-                .ok_or_else(|| {
-                    DeviceError::InvalidArguments(
-                        "scroll inside an element needs element_id or a selector".into(),
-                    )
-                })?;
+            let el = resolve(target, ctx, &now).await?.element.ok_or_else(|| {
+                DeviceError::InvalidArguments(
+                    "scroll inside an element needs element_id or a selector".into(),
+                )
+            })?;
             (
                 el.bounds.left.into(),
                 el.bounds.top.into(),
                 el.bounds.right.into(),
                 el.bounds.bottom.into(),
             )
+        } else if aimed {
+            let at = resolve(target, ctx, &now).await?;
+            check_bounds(at.x, at.y, size)?;
+            let (w, h) = (i64::from(size.0), i64::from(size.1));
+            (at.x - w / 2, at.y - h / 2, at.x + w / 2, at.y + h / 2)
         } else {
             (0i64, 0i64, i64::from(size.0), i64::from(size.1))
         };

@@ -165,13 +165,18 @@ impl Text {
     /// compound lines too, where the exit status is only the last command's.
     pub fn service_missing(&self) -> Option<DeviceError> {
         const PM_NOT_RUNNING: &str = "Could not access the Package Manager";
-        let line = self
-            .stderr
-            .lines()
-            .chain(self.stdout.lines())
-            .find(|l| l.contains("Can't find service") || l.contains(PM_NOT_RUNNING))?;
+        // `cmd`'s answer when the service died under the call (system server restarting):
+        // `cmd: Failure calling service package: Broken pipe (32)` (AOSP `cmds/cmd/cmd.cpp`).
+        const CALL_FAILED: &str = "Failure calling service ";
+        let line = self.stderr.lines().chain(self.stdout.lines()).find(|l| {
+            l.contains("Can't find service")
+                || l.contains(PM_NOT_RUNNING)
+                || l.contains(CALL_FAILED)
+        })?;
         let service = if line.contains(PM_NOT_RUNNING) {
             "package".to_string()
+        } else if let Some(rest) = line.split(CALL_FAILED).nth(1) {
+            rest.split(':').next().unwrap_or("").trim().to_string()
         } else {
             line.rsplit("Can't find service:")
                 .next()
@@ -218,16 +223,64 @@ impl Text {
                 "{what} failed (exit {exit}): {line}; {fix}"
             )));
         }
-        if code == Some(137) {
+        if let Some(signal) = code.and_then(killed_by) {
             return Some(DeviceError::CommandFailed(format!(
-                "{what} was killed (exit 137 = SIGKILL: the phone's low-memory killer or another tool ended it){}",
-                if line.is_empty() { String::new() } else { format!(": {line}") }
+                "{what} was killed ({}){}",
+                signal.explain(),
+                if line.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {line}")
+                }
             )));
         }
         Some(DeviceError::CommandFailed(format!(
             "{what} failed (exit {exit}): {line}"
         )))
     }
+}
+
+/// A command ended by a signal: the shell reports it as exit `128 + N` (mksh, toybox `sh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KilledBy {
+    /// The exit status seen (129..=159).
+    pub exit: u8,
+    /// The signal number, `exit - 128`.
+    pub signal: u8,
+}
+
+impl KilledBy {
+    /// `exit 137 = SIGKILL: …`: the status, the signal's name and what usually sends it.
+    pub fn explain(&self) -> String {
+        let (name, who) = match self.signal {
+            9 => (
+                "SIGKILL",
+                "the phone's low-memory killer or another tool ended it",
+            ),
+            15 => ("SIGTERM", "another tool or the system stopped it"),
+            6 => ("SIGABRT", "it aborted (crashed)"),
+            11 => ("SIGSEGV", "it crashed"),
+            7 => ("SIGBUS", "it crashed"),
+            1 => ("SIGHUP", "its session was hung up"),
+            2 => ("SIGINT", "it was interrupted"),
+            3 => ("SIGQUIT", "it was asked to quit"),
+            13 => ("SIGPIPE", "its output was closed"),
+            _ => ("a signal", "the phone ended it"),
+        };
+        if name == "a signal" {
+            format!("exit {} = signal {}: {who}", self.exit, self.signal)
+        } else {
+            format!("exit {} = {name}: {who}", self.exit)
+        }
+    }
+}
+
+/// Whether exit status `code` means the command died of a signal (`128 + N`, N in 1..=31).
+pub fn killed_by(code: u8) -> Option<KilledBy> {
+    (129..=159).contains(&code).then(|| KilledBy {
+        exit: code,
+        signal: code - 128,
+    })
 }
 
 /// Maps a failed `am` call to its device error (see [`Text::failure`]).
@@ -282,6 +335,25 @@ mod tests {
         assert!(m.contains("USB debugging (Security settings)"), "{m}");
         let e = text("", "", 137).failure("uiautomator dump").unwrap();
         assert!(e.to_string().contains("exit 137"), "{e}");
+        // Any death by signal is told as such, with its status and signal.
+        let e = text("", "", 143).failure("am start").unwrap();
+        assert!(
+            e.to_string().contains("was killed (exit 143 = SIGTERM"),
+            "{e}"
+        );
+        let e = text("", "", 150).failure("am start").unwrap();
+        assert!(e.to_string().contains("exit 150 = signal 22"), "{e}");
+        assert!(killed_by(128).is_none() && killed_by(160).is_none());
+        // The service dying under the call is the same retryable state as its absence.
+        let e = text(
+            "",
+            "cmd: Failure calling service package: Broken pipe (32)\n",
+            255,
+        )
+        .failure("pm")
+        .unwrap();
+        assert_eq!(e.code(), crate::protocol::ErrorCode::DeviceBooting);
+        assert!(e.to_string().contains("`package`"), "{e}");
         let e = text("Unrecognized Option -\nUsage: logcat [options]\n", "", 1)
             .failure("logcat")
             .unwrap();

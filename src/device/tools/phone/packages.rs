@@ -95,6 +95,19 @@ fn is_package_list(out: &str) -> bool {
     lines.clone().next().is_none() || lines.any(|l| l.starts_with("package:"))
 }
 
+/// Whether `pm` refused a flag: its usage text or an unknown-option line (`usage: pm list
+/// packages …`, `Error: Unknown option: -3`), printed on stdout or stderr with exit 0 or not
+/// (field bug 26).
+fn refuses_flag(all: &str) -> bool {
+    all.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("usage:")
+            || l.starts_with("Usage:")
+            || l.contains("Unknown option")
+            || l.contains("unknown option")
+    })
+}
+
 /// The phone's package list, classified from stdout, stderr and exit status: a missing package
 /// service is `device_booting` (field bug 27), a usage text or error is
 /// `device_command_failed` quoting it — never an empty list (field bug 26).
@@ -116,10 +129,17 @@ pub async fn list_packages(
         let mut argv = vec!["pm", "list", "packages"];
         argv.extend(flag);
         let out = command::run(ctx, &command_line(&argv), deadline, 8 << 20).await?;
-        if let Some(e) = out.failure(&argv.join(" ")) {
+        if let Some(e) = out.service_missing() {
             return Err(e);
         }
-        Ok::<_, DeviceError>((is_package_list(&out.stdout), out))
+        // A flag this `pm` does not know is answered on either stream, with any status.
+        let refused = flag.is_some() && refuses_flag(&out.all());
+        if !refused {
+            if let Some(e) = out.failure(&argv.join(" ")) {
+                return Err(e);
+            }
+        }
+        Ok::<_, DeviceError>((!refused && is_package_list(&out.stdout), out))
     };
     if which == Which::ThirdParty {
         if let (true, out) = ask(Some("-3")).await? {

@@ -41,7 +41,8 @@ fn worth_retrying(e: &uiautomator::UiDumpError) -> bool {
 /// The outcome is read from stdout, stderr and the exit status together: a missing system
 /// service is `device_booting`; `already registered!` on either stream is
 /// `automation_busy` (field bug 23: the trace goes to stderr, exit 1 or 0), not retried and
-/// nothing killed; exit 137 with no XML is `killed` (field bug 24: SIGKILL), not retried.
+/// nothing killed; a death by signal (exit 128 + N: 137 SIGKILL, 143 SIGTERM, 139 SIGSEGV, …)
+/// with no XML is `killed` naming the status and signal (field bug 24), not retried.
 pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump, DeviceError> {
     let started = Instant::now();
     let mut last = None;
@@ -64,9 +65,11 @@ pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump,
                 Err(from_both) => from_both,
             },
         };
-        if out.exit_code == Some(137) && matches!(e, uiautomator::UiDumpError::NoXml { .. }) {
+        let killed = out.exit_code.and_then(command::killed_by);
+        if let (Some(k), uiautomator::UiDumpError::NoXml { .. }) = (killed, &e) {
             return Err(DeviceError::UiDumpFailed(format!(
-                "ui_dump_failed (reason: killed): `uiautomator dump` was killed (exit 137 = SIGKILL: the phone's low-memory killer or another automation tool ended it){}; not retried — free memory or stop the other tool, then retry, or use android_screenshot",
+                "ui_dump_failed (reason: killed): `uiautomator dump` was killed ({}){}; not retried — free memory or stop the other tool, then retry, or use android_screenshot",
+                k.explain(),
                 match out.telling_line() {
                     l if l.is_empty() => String::new(),
                     l => format!(": {l}"),
