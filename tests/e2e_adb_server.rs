@@ -28,3 +28,51 @@ async fn walking_skeleton_through_google_adb_34() {
 async fn walking_skeleton_through_debian_adb_29() {
     through(AdbFlavor::Debian29).await;
 }
+
+/// An Android 6 phone's adbd takes requests of at most 4096 bytes (AOSP `adb.h`
+/// `MAX_PAYLOAD_V1`): a longer one drops its transport, and an adb server sending one aborts
+/// (`sockets.cpp` `connect_to_remote`). Text that quotes to a longer `input text` line is
+/// refused as `invalid_arguments` naming the limit, nothing is sent: the adb server keeps
+/// running, the phone stays attached and the next call types. Also over the direct transport,
+/// where the limit is the one negotiated in `CNXN`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_an_android_6_phones_max_payload_is_refused_not_sent() {
+    use common::scenario::claimed_channel;
+    use serde_json::json;
+    let sim = SimPhone::start_with_control("SIMMAXPAY0006", &["--persona", "legacy-android6"]);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("maxpayload");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let direct = TempDir::new("maxpayload-direct");
+    let conn_direct = ConnectorProc::start(direct.path(), Phones::Direct(vec![sim.addr.clone()]));
+    // 1500 quotes: each is written '\'' on the phone's command line, over 4096 bytes in all.
+    let long = "'".repeat(1500);
+    for addr in [&conn.addr, &conn_direct.addr] {
+        let (mut x, ch) = claimed_channel(addr, &sim.serial).await;
+        let before = sim.state()["command_log"].as_array().unwrap().len();
+        let ack = x
+            .tool(&ch, "android_input_text", json!({ "text": long }))
+            .await;
+        assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+        let message = ack["error"]["message"].as_str().unwrap();
+        assert!(message.contains("4096"), "{message}");
+        let typed: Vec<_> = sim.state()["command_log"].as_array().unwrap()[before..]
+            .iter()
+            .filter(|e| e["argv"][0] == "input")
+            .cloned()
+            .collect();
+        assert!(typed.is_empty(), "nothing typed: {typed:?}");
+        let ok = x
+            .tool(&ch, "android_input_text", json!({ "text": "short" }))
+            .await;
+        assert!(ok.get("error").is_none(), "the phone stays usable: {ok}");
+        x.request("auth.logout", Some(&ch), json!({})).await;
+    }
+    let listed = adb.run(&["devices"]);
+    assert!(listed.status.success(), "the adb server still runs");
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains(&format!("{}\tdevice", sim.addr)),
+        "{listed:?}"
+    );
+}

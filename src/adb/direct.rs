@@ -171,6 +171,11 @@ impl DirectConnection {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The max payload negotiated in `CNXN` (the smaller of the two sides'), bytes.
+    pub fn max_payload(&self) -> usize {
+        self.shared.max_payload
+    }
+
     /// The device's advertised features.
     pub fn features(&self) -> Vec<String> {
         self.banner_prop("features")

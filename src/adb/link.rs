@@ -162,15 +162,49 @@ impl DeviceLink {
         Ok(list)
     }
 
-    /// Opens a raw service stream (no deadline; callers wrap).
+    /// Opens a raw service stream (no deadline; callers wrap). A request longer than the
+    /// phone's max payload ([`Self::max_request`]) is refused with
+    /// [`AdbError::RequestTooLong`] before anything is sent.
     pub async fn open(&self, service: &str) -> Result<ServiceStream, AdbError> {
+        let bytes = service.len() + 1; // sent NUL-terminated
         match &self.kind {
             LinkKind::Server { client, adb_serial } => {
+                let max = self.max_request().await?;
+                if bytes > max {
+                    return Err(AdbError::RequestTooLong { bytes, max });
+                }
                 client.open_service(adb_serial, service).await
             }
-            LinkKind::Direct { addr } => Ok(ServiceStream::Direct(
-                self.direct_conn(addr).await?.open(service).await?,
-            )),
+            LinkKind::Direct { addr } => {
+                let conn = self.direct_conn(addr).await?;
+                if bytes > conn.max_payload() {
+                    return Err(AdbError::RequestTooLong {
+                        bytes,
+                        max: conn.max_payload(),
+                    });
+                }
+                Ok(ServiceStream::Direct(conn.open(service).await?))
+            }
+        }
+    }
+
+    /// The longest service request (bytes, with its NUL) the phone takes in one packet. Direct:
+    /// the max payload negotiated in `CNXN`. Through an adb server, which does not tell it: by
+    /// the phone's features — AOSP raised adbd's max payload from 4096 (`MAX_PAYLOAD_V1`) to
+    /// 256 KiB (`MAX_PAYLOAD_V2`) in Android 7, the release that brought `shell_v2`
+    /// (`adb.h`), so without `shell_v2` it is 4096, with it at least 256 KiB.
+    pub async fn max_request(&self) -> Result<usize, AdbError> {
+        const MAX_PAYLOAD_V1: usize = 4096;
+        const MAX_PAYLOAD_V2: usize = 256 * 1024;
+        match &self.kind {
+            LinkKind::Direct { addr } => Ok(self.direct_conn(addr).await?.max_payload()),
+            LinkKind::Server { .. } => {
+                Ok(if self.features().await?.iter().any(|f| f == "shell_v2") {
+                    MAX_PAYLOAD_V2
+                } else {
+                    MAX_PAYLOAD_V1
+                })
+            }
         }
     }
 

@@ -209,6 +209,8 @@ fn adb_code(e: &AdbError) -> ErrorCode {
         AdbError::DeviceUnauthorized | AdbError::NotPaired => ErrorCode::DeviceUnauthorized,
         AdbError::NoPermissions => ErrorCode::DeviceNoPermissions,
         AdbError::Timeout { .. } => ErrorCode::DeviceTimeout,
+        // The caller's input made the request too long for this phone: shorter input fixes it.
+        AdbError::RequestTooLong { .. } => ErrorCode::InvalidArguments,
         AdbError::OutputTooLarge { .. }
         | AdbError::Refused(_)
         | AdbError::Protocol(_)

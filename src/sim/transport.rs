@@ -264,6 +264,19 @@ impl Admission {
     }
 }
 
+/// The max payload the phone's adbd answers `CNXN` with: the smaller of the host's and its
+/// own, which follows its release (AOSP `adb.h`): 4096 (`MAX_PAYLOAD_V1`) before Android 7
+/// (SDK 24), 256 KiB (`MAX_PAYLOAD_V2`) from Android 7, 1 MiB (`MAX_PAYLOAD`) in later
+/// releases (the sim switches at SDK 28).
+fn negotiated_max_payload(phone: &Phone, host_max_payload: u32) -> u32 {
+    let own = match phone.with(|s| s.persona.sdk) {
+        sdk if sdk < 24 => 4096,
+        sdk if sdk < 28 => 256 * 1024,
+        _ => MAX_PAYLOAD,
+    };
+    host_max_payload.clamp(4096, own)
+}
+
 /// Sends the device `CNXN` and runs the connection until it ends.
 async fn online(
     phone: Phone,
@@ -273,7 +286,7 @@ async fn online(
     host_max_payload: u32,
     key: Admission,
 ) {
-    let max_payload = host_max_payload.clamp(4096, MAX_PAYLOAD);
+    let max_payload = negotiated_max_payload(&phone, host_max_payload);
     let _ = out
         .send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone)))
         .await;
@@ -373,10 +386,15 @@ impl Conn {
     }
 
     async fn handle(&mut self, msg: Message) -> Result<(), ()> {
+        // adbd drops the whole transport on a packet over the max payload (AOSP `transport.cpp`
+        // `check_header`: data_length > max payload → the transport is kicked).
+        if msg.payload.len() > self.max_payload as usize {
+            return Err(());
+        }
         let (a0, a1) = (msg.arg0, msg.arg1);
         match msg.command {
             A_CNXN => {
-                self.max_payload = a1.clamp(4096, MAX_PAYLOAD);
+                self.max_payload = negotiated_max_payload(&self.phone, a1);
                 self.send(Message::new(
                     A_CNXN,
                     A_VERSION,
