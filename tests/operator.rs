@@ -351,7 +351,7 @@ async fn check_and_devices_report_every_state_with_its_fix() {
     assert_eq!(code, Some(1), "{out}");
     assert_eq!(
         out.lines().next(),
-        Some("PROBLEM  config: --upload-max-bytes must be above 0"),
+        Some("PROBLEM  config: --upload-max-bytes (upload_max_bytes) must be 1 to 68719476736 bytes, got 0"),
         "{out}"
     );
     assert!(!out.contains("invalid configuration"), "{out}");
