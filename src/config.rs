@@ -242,6 +242,14 @@ impl Settings {
             .data_dir
             .clone()
             .ok_or(ConfigError::Missing("--data-dir is required"))?;
+        // Made at start when missing; something else by that name is refused now, by name
+        // (creating it said only "File exists").
+        if data_dir.exists() && !data_dir.is_dir() {
+            return Err(ConfigError::Invalid(format!(
+                "--data-dir {} is not a directory",
+                data_dir.display()
+            )));
+        }
         let adb_servers = if self.adb_server.is_empty() {
             vec![parse_adb_server(DEFAULT_ADB_SERVER)?]
         } else {

@@ -492,3 +492,69 @@ fn pair_qr_ttl_out_of_range_is_refused() {
         assert!(err.contains("1..=3600"), "{bad}: {err}");
     }
 }
+
+/// A `--data-dir` that is a regular file is refused as "not a directory" (it was "cannot
+/// create data dir …: File exists"), and a `--tls-key` holding no private key (the
+/// certificate given twice) as "holds no private key" (it was rustls's "no items found"),
+/// naming the flag and the file: at start of `serve` and by `check`.
+#[test]
+fn a_data_dir_file_and_a_key_file_without_a_key_are_named_for_what_they_are() {
+    let dir = TempDir::new("stages-what");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let key = key.display().to_string();
+    let plain_file = dir.path().join("not-a-dir");
+    std::fs::write(&plain_file, "x").unwrap();
+    let plain_file = plain_file.display().to_string();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert_pem = dir.path().join("cert.pem");
+    std::fs::write(&cert_pem, cert.cert.pem()).unwrap();
+    let cert_pem = cert_pem.display().to_string();
+    let data = dir.path().join("data").display().to_string();
+    let cases: [(Vec<&str>, String); 2] = [
+        (
+            vec!["--data-dir", &plain_file],
+            format!("--data-dir {plain_file} is not a directory"),
+        ),
+        (
+            vec![
+                "--data-dir",
+                &data,
+                "--tls-cert",
+                &cert_pem,
+                "--tls-key",
+                &cert_pem,
+            ],
+            format!("--tls-key {cert_pem}: holds no private key"),
+        ),
+    ];
+    for (flags, message) in &cases {
+        for command in ["serve", "check"] {
+            let mut args = vec![
+                command,
+                "--adb-server",
+                "",
+                "--listen",
+                "127.0.0.1:0",
+                "--api-key-file",
+                &key,
+            ];
+            args.extend(flags.iter().copied());
+            let (code, out, err) = common::procs::run_cli(&args);
+            let text = format!("{out}{err}");
+            assert_eq!(code, Some(1), "{command} {flags:?}: {text}");
+            assert!(
+                text.contains(message.as_str()),
+                "{command} {flags:?}: {text}"
+            );
+            assert!(!text.contains("File exists"), "{text}");
+            assert!(!text.contains("no items found"), "{text}");
+            if command == "check" {
+                assert!(
+                    text.contains(&format!("PROBLEM  config: {message}")),
+                    "{text}"
+                );
+            }
+        }
+    }
+}
