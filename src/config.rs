@@ -54,18 +54,19 @@ pub struct Settings {
     #[arg(skip)]
     #[serde(default)]
     pub claim_codes: HashMap<String, String>,
-    /// How long a `file_ref` stays downloadable, seconds [default: 900].
+    /// How long a `file_ref` stays downloadable, seconds, 1 to 604800 (7 days) [default: 900].
     #[arg(long, env = "XAGENT_ADB_FILE_TTL_SECS")]
     pub file_ttl_secs: Option<u64>,
     /// Connector lease grace after the last xAgent socket closes, e.g. `1h`, `5s` (humantime
-    /// syntax) [default: 1h].
+    /// syntax), 1s to 30days [default: 1h].
     #[arg(long, env = "XAGENT_ADB_LEASE_GRACE")]
     pub lease_grace: Option<String>,
-    /// Largest accepted upload, bytes [default: 268435456 = 256 MiB].
+    /// Largest accepted upload, bytes, 1 to 68719476736 (64 GiB) [default: 268435456 = 256
+    /// MiB].
     #[arg(long, env = "XAGENT_ADB_UPLOAD_MAX_BYTES")]
     pub upload_max_bytes: Option<u64>,
-    /// File cache capacity, bytes; the oldest files are evicted first [default: 536870912 =
-    /// 512 MiB].
+    /// File cache capacity, bytes, 1 to 1099511627776 (1 TiB); the oldest files are evicted
+    /// first [default: 536870912 = 512 MiB].
     #[arg(long, env = "XAGENT_ADB_FILE_CACHE_MAX_BYTES")]
     pub file_cache_max_bytes: Option<u64>,
     /// Directory of device policy profiles (`default.toml` + refinements) [default: the
@@ -88,7 +89,7 @@ pub struct Settings {
     )]
     #[serde(default)]
     pub mdns_interfaces: Vec<String>,
-    /// How long a QR pairing code is valid, seconds [default: 180].
+    /// How long a QR pairing code is valid, seconds, 1 to 3600 [default: 180].
     #[arg(long, env = "XAGENT_ADB_QR_TTL_SECS")]
     pub qr_ttl_secs: Option<u64>,
     /// Log line format, `text` or `json` [default: text]. The flag is the global
@@ -149,16 +150,30 @@ impl Settings {
             .iter()
             .map(|(serial, code)| Ok((serial.clone(), parse_claim_code(serial, code)?)))
             .collect::<Result<_, ConfigError>>()?;
-        for (name, value) in [
-            ("--file-ttl-secs", self.file_ttl_secs),
-            ("--upload-max-bytes", self.upload_max_bytes),
-            ("--file-cache-max-bytes", self.file_cache_max_bytes),
-            ("--qr-ttl-secs", self.qr_ttl_secs),
+        for (setting, value) in [
+            (&FILE_TTL_SECS, self.file_ttl_secs),
+            (&UPLOAD_MAX_BYTES, self.upload_max_bytes),
+            (&FILE_CACHE_MAX_BYTES, self.file_cache_max_bytes),
+            (&QR_TTL_SECS, self.qr_ttl_secs),
         ] {
-            if value == Some(0) {
-                return Err(ConfigError::Invalid(format!("{name} must be above 0")));
+            if let Some(value) = value {
+                setting.check(value)?;
             }
         }
+        let lease_grace = match &self.lease_grace {
+            Some(text) => {
+                let grace = parse_duration(text)?;
+                // Refused by the same range, in the flag's own syntax.
+                let range = LEASE_GRACE_SECS.range();
+                if grace < Duration::from_secs(*range.start())
+                    || grace > Duration::from_secs(*range.end())
+                {
+                    return Err(LEASE_GRACE_SECS.refusal(text));
+                }
+                grace
+            }
+            None => crate::connector::lease::DEFAULT_LEASE_GRACE,
+        };
         // An empty item (e.g. `XAGENT_ADB_MDNS_INTERFACE=`) names no interface; a name the
         // box lacks is refused now, not browsed silently on nothing.
         let mdns_interfaces: Vec<String> = self
@@ -198,10 +213,7 @@ impl Settings {
                 .file_ttl_secs
                 .map(Duration::from_secs)
                 .unwrap_or(DEFAULT_FILE_TTL),
-            lease_grace: match self.lease_grace {
-                Some(text) => parse_duration(&text)?,
-                None => crate::connector::lease::DEFAULT_LEASE_GRACE,
-            },
+            lease_grace,
             upload_max_bytes: self
                 .upload_max_bytes
                 .unwrap_or(crate::server::upload::DEFAULT_MAX_UPLOAD_BYTES),
@@ -230,6 +242,14 @@ impl Settings {
             .data_dir
             .clone()
             .ok_or(ConfigError::Missing("--data-dir is required"))?;
+        // Made at start when missing; something else by that name is refused now, by name
+        // (creating it said only "File exists").
+        if data_dir.exists() && !data_dir.is_dir() {
+            return Err(ConfigError::Invalid(format!(
+                "--data-dir {} is not a directory",
+                data_dir.display()
+            )));
+        }
         let adb_servers = if self.adb_server.is_empty() {
             vec![parse_adb_server(DEFAULT_ADB_SERVER)?]
         } else {
@@ -387,6 +407,88 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 pub const DEFAULT_ADB_SERVER: &str = "127.0.0.1:5037";
 /// Default file TTL: 15 minutes.
 pub const DEFAULT_FILE_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// The accepted range of one numeric setting (inclusive), refused outside it at start, by
+/// `check` and on SIGHUP with its flag, file key and range in the message.
+#[derive(Debug)]
+pub struct SettingRange {
+    /// The flag, e.g. `--qr-ttl-secs`.
+    pub flag: &'static str,
+    /// The config file key, e.g. `qr_ttl_secs`.
+    pub key: &'static str,
+    /// Smallest accepted value.
+    pub min: u64,
+    /// Largest accepted value.
+    pub max: u64,
+    /// What the number counts (`seconds`, `bytes`).
+    pub unit: &'static str,
+}
+
+impl SettingRange {
+    /// `min..=max`.
+    pub fn range(&self) -> std::ops::RangeInclusive<u64> {
+        self.min..=self.max
+    }
+
+    /// `value` if it lies in the range. Errors: [`ConfigError::Invalid`] naming the setting,
+    /// the range and `value`.
+    pub fn check(&self, value: u64) -> Result<u64, ConfigError> {
+        if self.range().contains(&value) {
+            Ok(value)
+        } else {
+            Err(self.refusal(value))
+        }
+    }
+
+    /// The refusal of `value` (as given).
+    fn refusal(&self, value: impl std::fmt::Display) -> ConfigError {
+        ConfigError::Invalid(format!(
+            "{} ({}) must be {} to {} {}, got {value}",
+            self.flag, self.key, self.min, self.max, self.unit
+        ))
+    }
+}
+
+/// `--file-ttl-secs`: 1 s to 7 days.
+pub const FILE_TTL_SECS: SettingRange = SettingRange {
+    flag: "--file-ttl-secs",
+    key: "file_ttl_secs",
+    min: 1,
+    max: 7 * 24 * 3600,
+    unit: "seconds",
+};
+/// `--qr-ttl-secs` (also of `pair`): 1 s to 1 h.
+pub const QR_TTL_SECS: SettingRange = SettingRange {
+    flag: "--qr-ttl-secs",
+    key: "qr_ttl_secs",
+    min: 1,
+    max: 3600,
+    unit: "seconds",
+};
+/// `--lease-grace`: 1 s to 30 days (humantime syntax, e.g. `1s`, `30days`).
+pub const LEASE_GRACE_SECS: SettingRange = SettingRange {
+    flag: "--lease-grace",
+    key: "lease_grace",
+    min: 1,
+    max: 30 * 24 * 3600,
+    unit: "seconds",
+};
+/// `--upload-max-bytes`: 1 byte to 64 GiB.
+pub const UPLOAD_MAX_BYTES: SettingRange = SettingRange {
+    flag: "--upload-max-bytes",
+    key: "upload_max_bytes",
+    min: 1,
+    max: 64 << 30,
+    unit: "bytes",
+};
+/// `--file-cache-max-bytes`: 1 byte to 1 TiB.
+pub const FILE_CACHE_MAX_BYTES: SettingRange = SettingRange {
+    flag: "--file-cache-max-bytes",
+    key: "file_cache_max_bytes",
+    min: 1,
+    max: 1 << 40,
+    unit: "bytes",
+};
 
 /// Errors of configuration.
 #[derive(Debug, thiserror::Error)]
@@ -594,15 +696,15 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # adb_server = ["127.0.0.1:5037", "box-b=10.8.0.2:5037"]   # NAME=HOST:PORT names a box
 # devices = ["tcp:192.168.1.20:5555"] # phones reached by the direct transport
 # claim_policy = "code"               # or "open"
-# file_ttl_secs = 900
-# upload_max_bytes = 268435456        # 256 MiB
-# file_cache_max_bytes = 536870912    # 512 MiB, oldest files evicted first
+# file_ttl_secs = 900                 # 1 to 604800 (7 days)
+# upload_max_bytes = 268435456        # 256 MiB; 1 to 68719476736 (64 GiB)
+# file_cache_max_bytes = 536870912    # 512 MiB, oldest files evicted first; 1 to 1099511627776 (1 TiB)
 # device_profiles = "/etc/xagent-adb-connector/device-profiles"
-# lease_grace = "1h"                  # channels are removed after this long with no xAgent connected
+# lease_grace = "1h"                  # channels are removed after this long with no xAgent connected; 1s to 30days
 # tls_cert = "/etc/xagent-adb-connector/tls/cert.pem" # serve https/wss (reloaded on SIGHUP)
 # tls_key = "/etc/xagent-adb-connector/tls/key.pem"
 # mdns_interfaces = ["wlan0"]         # QR pairing browses mDNS here; default: every interface
-# qr_ttl_secs = 180                   # how long a QR pairing code is valid
+# qr_ttl_secs = 180                   # how long a QR pairing code is valid; 1 to 3600
 # log_format = "text"                 # or "json": one JSON object per stderr line
 #
 # Tables last: every key after a [table] header belongs to that table.
@@ -766,8 +868,9 @@ mod tests {
         .resolve()
         .unwrap_err();
         assert!(
-            err.to_string()
-                .contains("--upload-max-bytes must be above 0"),
+            err.to_string().contains(
+                "--upload-max-bytes (upload_max_bytes) must be 1 to 68719476736 bytes, got 0"
+            ),
             "{err}"
         );
         let cfg = Settings {

@@ -155,7 +155,8 @@ impl FileCache {
         byte_size: u64,
     ) -> Result<IssuedFile, FileRefError> {
         let now = now_ms();
-        let expires_ms = now + self.ttl.as_millis() as i64;
+        let expires_ms =
+            now.saturating_add(i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX));
         let evicted = self
             .store
             .file_insert_evicting(
@@ -169,7 +170,7 @@ impl FileCache {
                     created_ms: now,
                     expires_ms,
                 },
-                self.capacity as i64,
+                i64::try_from(self.capacity).unwrap_or(i64::MAX),
             )
             .await?;
         for evicted in evicted {

@@ -96,8 +96,13 @@ enum Command {
             value_delimiter = ','
         )]
         mdns_interface: Vec<String>,
-        /// QR variant: how long to wait for the phone to scan, seconds.
-        #[arg(long, default_value_t = 180)]
+        /// QR variant: how long to wait for the phone to scan, seconds (1 to 3600).
+        #[arg(
+            long,
+            default_value_t = 180,
+            value_parser = clap::value_parser!(u64)
+                .range(config::QR_TTL_SECS.min..=config::QR_TTL_SECS.max)
+        )]
         qr_ttl_secs: u64,
         /// The phone's wireless-debugging address (Wireless debugging → IP address & Port).
         #[arg(long, value_name = "HOST:PORT")]

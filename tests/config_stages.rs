@@ -316,3 +316,245 @@ fn an_unknown_mdns_interface_is_refused_at_start() {
     );
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
 }
+
+/// Every numeric setting has a documented range and is refused outside it, by flag and file
+/// key with the range, alike by `check`, at start of `serve` and on SIGHUP (the running
+/// configuration stays); the extremes of each range are accepted. Before: `qr_ttl_secs =
+/// 18446744073709551615` passed `check` and the first `adb_qr_pair` aborted the process,
+/// `file_ttl_secs` that large made every file ref expire at once, `--lease-grace 0s` passed.
+#[test]
+fn numeric_settings_out_of_range_are_refused_by_name_with_the_range() {
+    let dir = TempDir::new("stages-ranges");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let file = dir.path().join("config.toml");
+    let data = dir.path().join("data").display().to_string();
+    let base: Vec<String> = vec![
+        "--adb-server".into(),
+        String::new(),
+        "--data-dir".into(),
+        data.clone(),
+        "--api-key-file".into(),
+        key.display().to_string(),
+        "--config".into(),
+        file.display().to_string(),
+    ];
+    let run = |command: &str| {
+        let mut args = vec![command.to_string()];
+        if command == "serve" {
+            args.extend(["--listen".into(), "127.0.0.1:0".into()]);
+        }
+        args.extend(base.iter().cloned());
+        let mut cmd = Command::new(bin());
+        cmd.args(&args);
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+            cmd.env_remove(k);
+        }
+        let out = cmd.output().expect("run");
+        (
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let refused = [
+        (
+            "qr_ttl_secs = 18446744073709551615",
+            "--qr-ttl-secs (qr_ttl_secs) must be 1 to 3600 seconds, got 18446744073709551615",
+        ),
+        (
+            "qr_ttl_secs = 3601",
+            "--qr-ttl-secs (qr_ttl_secs) must be 1 to 3600 seconds, got 3601",
+        ),
+        (
+            "file_ttl_secs = 18446744073709551615",
+            "--file-ttl-secs (file_ttl_secs) must be 1 to 604800 seconds, got 18446744073709551615",
+        ),
+        (
+            "file_ttl_secs = 0",
+            "--file-ttl-secs (file_ttl_secs) must be 1 to 604800 seconds, got 0",
+        ),
+        (
+            "lease_grace = \"0s\"",
+            "--lease-grace (lease_grace) must be 1 to 2592000 seconds, got 0s",
+        ),
+        (
+            "lease_grace = \"31days\"",
+            "--lease-grace (lease_grace) must be 1 to 2592000 seconds, got 31days",
+        ),
+        (
+            "upload_max_bytes = 68719476737",
+            "--upload-max-bytes (upload_max_bytes) must be 1 to 68719476736 bytes, got 68719476737",
+        ),
+        (
+            "file_cache_max_bytes = 18446744073709551615",
+            "--file-cache-max-bytes (file_cache_max_bytes) must be 1 to 1099511627776 bytes, got 18446744073709551615",
+        ),
+    ];
+    for (line, message) in refused {
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let (code, out) = run("check");
+        assert_eq!(code, Some(1), "check {line}: {out}");
+        assert!(
+            out.contains(&format!("PROBLEM  config: {message}")),
+            "check {line}: {out}"
+        );
+        let (code, out) = run("serve");
+        assert_eq!(code, Some(1), "serve {line}: {out}");
+        assert!(out.contains(message), "serve {line}: {out}");
+    }
+    // The same refusal from a flag (and the environment), not only the file.
+    std::fs::write(&file, "").unwrap();
+    let (code, _, err) = common::procs::run_cli(&[
+        "serve",
+        "--adb-server",
+        "",
+        "--data-dir",
+        &data,
+        "--api-key-file",
+        &key.display().to_string(),
+        "--file-ttl-secs",
+        "100000000000000000",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(
+            "--file-ttl-secs (file_ttl_secs) must be 1 to 604800 seconds, got 100000000000000000"
+        ),
+        "{err}"
+    );
+    // Each range's ends are accepted.
+    std::fs::write(
+        &file,
+        "qr_ttl_secs = 3600\nfile_ttl_secs = 604800\nlease_grace = \"30days\"\n\
+         upload_max_bytes = 68719476736\nfile_cache_max_bytes = 1099511627776\n",
+    )
+    .unwrap();
+    let (code, out) = run("check");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("ok       config valid"), "{out}");
+    std::fs::write(
+        &file,
+        "qr_ttl_secs = 1\nfile_ttl_secs = 1\nlease_grace = \"1s\"\n\
+         upload_max_bytes = 1\nfile_cache_max_bytes = 1\n",
+    )
+    .unwrap();
+    let (code, out) = run("check");
+    assert_eq!(code, Some(0), "{out}");
+
+    // On SIGHUP: refused, logged by name with the range, and the running one stays.
+    let conn = common::procs::ConnectorProc::start_with(
+        dir.path(),
+        common::procs::Phones::Direct(vec![]),
+        &["--config", &file.display().to_string()],
+    );
+    std::fs::write(&file, "qr_ttl_secs = 18446744073709551615\n").unwrap();
+    let status = Command::new("kill")
+        .args(["-HUP", &conn.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let needle = "--qr-ttl-secs (qr_ttl_secs) must be 1 to 3600 seconds, got 18446744073709551615";
+    let mut logs = String::new();
+    for _ in 0..100 {
+        logs = conn.logs();
+        if logs.contains(needle) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let line = logs
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no refusal logged: {logs}"));
+    assert!(line.contains("keeping the running one"), "{line}");
+    let (status, _, _) = common::xagent::http_get(&format!("{}/health", conn.base), Some(API_KEY));
+    assert_eq!(status, 200, "the running configuration stays");
+}
+
+/// `pair --qr-ttl-secs` takes the same range as `serve`'s.
+#[test]
+fn pair_qr_ttl_out_of_range_is_refused() {
+    let dir = TempDir::new("stages-pair-ttl");
+    for bad in ["0", "3601", "18446744073709551615"] {
+        let (code, _, err) = common::procs::run_cli(&[
+            "pair",
+            "--qr-ttl-secs",
+            bad,
+            "--data-dir",
+            &dir.path().display().to_string(),
+        ]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(err.contains("--qr-ttl-secs"), "{bad}: {err}");
+        assert!(err.contains("1..=3600"), "{bad}: {err}");
+    }
+}
+
+/// A `--data-dir` that is a regular file is refused as "not a directory" (it was "cannot
+/// create data dir …: File exists"), and a `--tls-key` holding no private key (the
+/// certificate given twice) as "holds no private key" (it was rustls's "no items found"),
+/// naming the flag and the file: at start of `serve` and by `check`.
+#[test]
+fn a_data_dir_file_and_a_key_file_without_a_key_are_named_for_what_they_are() {
+    let dir = TempDir::new("stages-what");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let key = key.display().to_string();
+    let plain_file = dir.path().join("not-a-dir");
+    std::fs::write(&plain_file, "x").unwrap();
+    let plain_file = plain_file.display().to_string();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert_pem = dir.path().join("cert.pem");
+    std::fs::write(&cert_pem, cert.cert.pem()).unwrap();
+    let cert_pem = cert_pem.display().to_string();
+    let data = dir.path().join("data").display().to_string();
+    let cases: [(Vec<&str>, String); 2] = [
+        (
+            vec!["--data-dir", &plain_file],
+            format!("--data-dir {plain_file} is not a directory"),
+        ),
+        (
+            vec![
+                "--data-dir",
+                &data,
+                "--tls-cert",
+                &cert_pem,
+                "--tls-key",
+                &cert_pem,
+            ],
+            format!("--tls-key {cert_pem}: holds no private key"),
+        ),
+    ];
+    for (flags, message) in &cases {
+        for command in ["serve", "check"] {
+            let mut args = vec![
+                command,
+                "--adb-server",
+                "",
+                "--listen",
+                "127.0.0.1:0",
+                "--api-key-file",
+                &key,
+            ];
+            args.extend(flags.iter().copied());
+            let (code, out, err) = common::procs::run_cli(&args);
+            let text = format!("{out}{err}");
+            assert_eq!(code, Some(1), "{command} {flags:?}: {text}");
+            assert!(
+                text.contains(message.as_str()),
+                "{command} {flags:?}: {text}"
+            );
+            assert!(!text.contains("File exists"), "{text}");
+            assert!(!text.contains("no items found"), "{text}");
+            if command == "check" {
+                assert!(
+                    text.contains(&format!("PROBLEM  config: {message}")),
+                    "{text}"
+                );
+            }
+        }
+    }
+}

@@ -211,6 +211,88 @@ async fn http_auth_and_card_rules() {
     assert!(tokio_tungstenite::connect_async(req).await.is_err());
 }
 
+/// One raw HTTP/1.1 request (the path sent as is, no client normalization); returns the
+/// status, the lower-cased headers and the body.
+fn raw_http(addr: &str, method: &str, path: &str, bearer: Option<&str>) -> (u16, String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let auth = bearer
+        .map(|k| format!("Authorization: Bearer {k}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("read");
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+/// Unknown paths and wrong methods answer the documented JSON error body with a stable code
+/// (they had an empty body and no content type); the routes' own key check is unchanged.
+#[tokio::test]
+async fn unknown_routes_and_wrong_methods_get_json_errors() {
+    let dir = TempDir::new("http-fallback");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let cases = [
+        ("GET", "/nope", 404, "endpoint_not_found"),
+        (
+            "GET",
+            "/files/refs/../../etc/passwd",
+            404,
+            "endpoint_not_found",
+        ),
+        ("GET", "/files/refs/a/b", 404, "endpoint_not_found"),
+        ("POST", "/health", 405, "method_not_allowed"),
+        ("DELETE", "/connector-card.json", 405, "method_not_allowed"),
+        ("GET", "/files/uploads", 405, "method_not_allowed"),
+    ];
+    for bearer in [None, Some(API_KEY)] {
+        for (method, path, status, code) in cases {
+            let (st, head, body) = raw_http(&conn.addr, method, path, bearer);
+            let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            assert_eq!(
+                (st, v["error"]["code"].as_str()),
+                (status, Some(code)),
+                "{method} {path}: {head}\n{body}"
+            );
+            assert!(
+                head.contains("content-type: application/json"),
+                "{method} {path}: {head}"
+            );
+            let message = v["error"]["message"].as_str().unwrap_or("");
+            assert!(!message.is_empty(), "{body}");
+            assert!(
+                !message.contains("passwd"),
+                "the path is not echoed: {body}"
+            );
+            if status == 405 {
+                assert!(message.starts_with(method), "{body}");
+                assert!(head.contains("\r\nallow: "), "{method} {path}: {head}");
+            }
+        }
+    }
+    // The routes themselves are unchanged: the key is still checked first where it was.
+    assert_eq!(raw_http(&conn.addr, "GET", "/health", None).0, 401);
+    assert_eq!(raw_http(&conn.addr, "GET", "/health", Some(API_KEY)).0, 200);
+    assert_eq!(
+        raw_http(&conn.addr, "GET", "/connector-card.json", None).0,
+        200
+    );
+    let (st, _, body) = raw_http(&conn.addr, "GET", "/files/refs/nosuch.ref", Some(API_KEY));
+    assert_eq!(st, 404, "{body}");
+    assert!(body.contains("file_not_found"), "{body}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnect_and_restart_restore_the_bound_channel() {
     let sim = SimPhone::start("SIMRESTORE0007");

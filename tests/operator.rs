@@ -351,7 +351,7 @@ async fn check_and_devices_report_every_state_with_its_fix() {
     assert_eq!(code, Some(1), "{out}");
     assert_eq!(
         out.lines().next(),
-        Some("PROBLEM  config: --upload-max-bytes must be above 0"),
+        Some("PROBLEM  config: --upload-max-bytes (upload_max_bytes) must be 1 to 68719476736 bytes, got 0"),
         "{out}"
     );
     assert!(!out.contains("invalid configuration"), "{out}");
@@ -1472,4 +1472,67 @@ async fn a_frozen_adb_server_phone_logs_both_state_changes() {
         "{logs}"
     );
     assert!(!logs.contains("SIMFROZENLOG1"), "the full serial is logged");
+}
+
+/// A direct phone that freezes is `offline` (connected, silent), then, when the redial finds
+/// its address dead, unreachable — which adb's word also calls `offline`: one change line
+/// `device` → `offline`, no `offline` → `offline` line for the second step (there was one), and
+/// `offline` → `device` when it answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_then_unreachable_phone_logs_no_change_to_the_same_state() {
+    let sim = SimPhone::start_with_control("SIMFROZOFF01", &[]);
+    let dir = TempDir::new("frozoff");
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &["--claim-policy", "open", "--log-format", "json"],
+    );
+    let (mut x, ch) = claimed_channel(&conn.addr, "SIMFROZOFF01").await;
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "frozen"})),
+        200
+    );
+    wait_log(&conn, "phone state changed", 1);
+    // Wait until the connector holds the second state: a call is refused saying the address
+    // is dead (the first state says "connected but does not answer").
+    let mut refusal = Value::Null;
+    for _ in 0..150 {
+        refusal = x.tool(&ch, "android_device_status", json!({})).await;
+        let message = refusal["error"]["message"].as_str().unwrap_or("");
+        if message.contains("its address closed or refused the connection") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        refusal
+            .to_string()
+            .contains("its address closed or refused"),
+        "never unreachable: {refusal}"
+    );
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "online"})),
+        200
+    );
+    wait_log(&conn, "phone state changed", 2);
+    let logs = conn.logs();
+    let moves: Vec<(String, String)> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"] == "phone state changed")
+        .map(|v| {
+            (
+                v["fields"]["from"].as_str().unwrap_or("").to_string(),
+                v["fields"]["to"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ("device".to_string(), "offline".to_string()),
+            ("offline".to_string(), "device".to_string())
+        ],
+        "{logs}"
+    );
 }

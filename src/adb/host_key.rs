@@ -134,7 +134,7 @@ pub async fn pair_with_phone(
     password: &[u8],
     within: Duration,
 ) -> Result<Guid, PairWithPhoneError> {
-    let deadline = tokio::time::Instant::now() + within;
+    let deadline = super::deadline_in(within);
     let stream = tokio::time::timeout_at(deadline, tokio::net::TcpStream::connect(addr))
         .await
         .map_err(|_| PairWithPhoneError::Pairing(PairingError::Timeout(Stage::Tls)))?

@@ -133,14 +133,14 @@ impl Browser {
         cancel: &CancellationToken,
         adb_server: Option<&AdbServerClient>,
     ) -> Option<SocketAddr> {
-        let deadline = tokio::time::Instant::now() + within;
+        let deadline = super::deadline_in(within);
         let receiver = self.daemon.browse(service_type).ok()?;
         let wanted = format!("{instance}.{service_type}").to_ascii_lowercase();
         let (tx, mut rx) = tokio::sync::mpsc::channel::<SocketAddr>(1);
         let stop = cancel.child_token();
         let watcher = {
             let stop = stop.clone();
-            let std_deadline = std::time::Instant::now() + within;
+            let std_deadline = deadline.into_std();
             tokio::task::spawn_blocking(move || {
                 while !stop.is_cancelled() && std::time::Instant::now() < std_deadline {
                     let Ok(event) = receiver.recv_timeout(POLL) else {

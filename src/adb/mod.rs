@@ -24,8 +24,28 @@ pub use host_key::{HostKey, HostKeyFile};
 pub use link::{DeviceLink, ShellOutput};
 pub use server_client::AdbServerClient;
 
+/// About 30 years: where [`deadline_in`] stops.
+const FAR_FUTURE: std::time::Duration = std::time::Duration::from_secs(30 * 365 * 86_400);
+
+/// The instant `within` from now, saturating: a `within` past what the clock can hold (a wait
+/// of `u64::MAX` seconds) is about 30 years away instead of a panic in `Instant + Duration`.
+pub fn deadline_in(within: std::time::Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(within)
+        .unwrap_or_else(|| now + within.min(FAR_FUTURE))
+}
+
 #[cfg(test)]
 mod tests {
+    /// A wait past what the clock can hold ends ~30 years out instead of panicking.
+    #[test]
+    fn deadline_in_saturates() {
+        let far = super::deadline_in(std::time::Duration::MAX);
+        assert!(far > tokio::time::Instant::now() + super::FAR_FUTURE / 2);
+        let near = super::deadline_in(std::time::Duration::from_secs(5));
+        assert!(near < far);
+    }
+
     /// The ADB floor sits under the rest of the connector (protocol, connector, config,
     /// device, server, store): its files name nothing of the crate outside `adb`.
     #[test]

@@ -173,7 +173,8 @@ fn route_name(p: &AttachedPhone) -> String {
 
 /// One log line when a known phone's visible state changes (`offline` → `device`, …): the
 /// masked serial, both states and the adb server (`direct` for the direct transport; never
-/// the transport, which for USB is the full serial). A first sighting is not logged, so the
+/// the transport, which for USB is the full serial); a step between two states shown alike
+/// (`offline`: silent, or its address dead) is not one. A first sighting is not logged, so the
 /// operator commands' one-shot surveys stay quiet; changes to or from
 /// `adb_server_unavailable` are at debug level, the adb server's own line says it once.
 fn log_state_change(
@@ -199,7 +200,9 @@ fn log_state_change(
     };
     seen.insert(serial.to_string());
     drop(seen);
-    if was == now {
+    // What the line shows, not the variant: `Offline` (silent) and `Gone` (address dead) are
+    // both adb's `offline`, and a step between them is no change to the reader.
+    if was.as_str() == now.as_str() {
         return;
     }
     let masked = crate::protocol::descriptor::mask_serial(serial);

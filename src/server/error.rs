@@ -42,6 +42,14 @@ pub enum HttpError {
     /// 413 `upload_too_large`: past the configured limit (bytes).
     #[error("uploads are limited to {0} bytes")]
     UploadTooLarge(u64),
+    /// 404 `endpoint_not_found`: no route has this path (the router's fallback). The path is
+    /// not echoed: it may hold a file ref.
+    #[error("no such endpoint; the connector serves /connector-card.json, /skill.md, /health, /metrics, /ws, /files/refs/{{file_ref}} and /files/uploads")]
+    EndpointNotFound,
+    /// 405 `method_not_allowed`: the path exists, not with this method (the method); the
+    /// response's `Allow` header lists the methods it takes.
+    #[error("{0} is not allowed on this endpoint; the Allow header lists the methods it takes")]
+    MethodNotAllowed(String),
     /// 500 `internal_error`: storage failed (what failed, no detail).
     #[error("{0}")]
     Internal(&'static str),
@@ -61,6 +69,8 @@ impl HttpError {
             HttpError::ChannelNotOwned => "connector_channel_not_owned",
             HttpError::InvalidUpload(_) => "invalid_upload",
             HttpError::UploadTooLarge(_) => "upload_too_large",
+            HttpError::EndpointNotFound => "endpoint_not_found",
+            HttpError::MethodNotAllowed(_) => "method_not_allowed",
             HttpError::Internal(_) => "internal_error",
         }
     }
@@ -74,7 +84,8 @@ impl HttpError {
             | HttpError::ChannelIdRequired
             | HttpError::InvalidUpload(_) => StatusCode::BAD_REQUEST,
             HttpError::TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
-            HttpError::FileNotFound => StatusCode::NOT_FOUND,
+            HttpError::FileNotFound | HttpError::EndpointNotFound => StatusCode::NOT_FOUND,
+            HttpError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             HttpError::FileForbidden | HttpError::ChannelNotOwned => StatusCode::FORBIDDEN,
             HttpError::UploadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             HttpError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -97,7 +97,22 @@ pub fn router(state: AppState) -> Router {
                 // The handler streams and enforces its own limit.
                 .layer(axum::extract::DefaultBodyLimit::disable()),
         )
+        // Neither checks the key (as before: a route's own handler checks it, after the
+        // router matched path and method); both answer the documented JSON error body.
+        .fallback(endpoint_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+}
+
+/// A path no route has: 404 `endpoint_not_found`.
+async fn endpoint_not_found() -> HttpError {
+    HttpError::EndpointNotFound
+}
+
+/// A route's path with a method it does not take: 405 `method_not_allowed` (axum adds the
+/// `Allow` header).
+async fn method_not_allowed(method: axum::http::Method) -> HttpError {
+    HttpError::MethodNotAllowed(method.to_string())
 }
 
 async fn card(State(st): State<AppState>) -> Json<Value> {

@@ -66,8 +66,16 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, Conf
             &"no certificate in the file",
         ));
     }
-    let key =
-        PrivateKeyDer::from_pem_file(&files.key).map_err(|e| bad("--tls-key", &files.key, &e))?;
+    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| match e {
+        // rustls says "no items found": a PEM file with no key block (often the certificate).
+        rustls::pki_types::pem::Error::NoItemsFound => bad(
+            "--tls-key",
+            &files.key,
+            &"holds no private key (a PEM block `PRIVATE KEY`, `RSA PRIVATE KEY` or `EC PRIVATE \
+              KEY`; is it the certificate?)",
+        ),
+        e => bad("--tls-key", &files.key, &e),
+    })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
