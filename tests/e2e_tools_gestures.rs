@@ -481,3 +481,85 @@ async fn two_kinds_of_target_at_once_are_refused_before_anything_is_injected() {
     assert!(tap["error"].is_null(), "{tap}");
     assert_eq!(injected(), before + 1);
 }
+
+/// An empty selector (no selector field, or every one an empty string) is refused the same way by
+/// every tool that takes a selector, before any UI dump or input (fresh-user finding 3:
+/// `android_wait_for {"condition":"appears"}` was satisfied by the launcher's root element and
+/// `disappears` never was).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_selector_is_refused_by_every_tool_that_takes_one() {
+    let sim = SimPhone::start_with_control("SIMEMPTYSEL01", &[]);
+    let dir = TempDir::new("empty-selector");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
+    let ran = |program: &str| {
+        sim.state()["command_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["argv"][0] == program)
+            .count()
+    };
+    let (inputs, dumps) = (ran("input"), ran("uiautomator"));
+    let empty = json!({"text": "", "resource_id": "", "content_desc": ""});
+    let mut calls = vec![
+        ("android_wait_for", json!({"condition": "appears"})),
+        (
+            "android_wait_for",
+            json!({"condition": "appears", "text": ""}),
+        ),
+        (
+            "android_wait_for",
+            json!({"condition": "disappears", "timeout_ms": 600}),
+        ),
+        ("android_tap", json!({"text": ""})),
+        (
+            "android_scroll",
+            json!({"direction": "down", "resource_id": ""}),
+        ),
+    ];
+    for tool in ["android_tap", "android_long_press", "android_double_tap"] {
+        calls.push((tool, empty.clone()));
+    }
+    let mut wait = empty.clone();
+    wait["condition"] = json!("disappears");
+    calls.push(("android_wait_for", wait));
+    for (tool, args) in calls {
+        let ack = x.tool(&ch, tool, args.clone()).await;
+        assert_eq!(
+            ack["error"]["code"], "invalid_arguments",
+            "{tool} {args}: {ack}"
+        );
+        let m = ack["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("a selector (text, resource_id, content_desc)") && m.contains("non-empty"),
+            "{tool} {args}: {m}"
+        );
+    }
+    assert_eq!(ran("input"), inputs, "something was injected");
+    assert_eq!(
+        ran("uiautomator"),
+        dumps,
+        "the UI was dumped for an empty selector"
+    );
+    // A real selector still works, and `stable` needs none.
+    let w = ok(&x
+        .tool(
+            &ch,
+            "android_wait_for",
+            json!({"condition": "appears", "text": "Notes", "timeout_ms": 2000}),
+        )
+        .await)
+    .clone();
+    assert_eq!(w["satisfied"], true, "{w}");
+    assert_eq!(w["element"]["text"], "Notes", "{w}");
+    let w = ok(&x
+        .tool(
+            &ch,
+            "android_wait_for",
+            json!({"condition": "stable", "timeout_ms": 3000, "interval_ms": 100}),
+        )
+        .await)
+    .clone();
+    assert_eq!(w["satisfied"], true, "{w}");
+}
