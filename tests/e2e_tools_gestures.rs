@@ -167,14 +167,15 @@ async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
 }
 
 /// A `display_id` the phone does not have is `invalid_arguments` naming the displays it has
-/// (fresh-user finding: it read "screencap did not return a valid PNG"); argv stays one word.
+/// (fresh-user finding: it read "screencap did not return a valid PNG"); argv stays one word, and
+/// the id asked for is never repeated in the message (fresh-user finding 9).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_display_id_names_the_displays_the_phone_has() {
     let sim = SimPhone::start_with_control("SIMDISP000001", &[]);
     let dir = TempDir::new("disp");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
-    for id in [json!(9), json!("0; touch /sdcard/pwned")] {
+    for id in [json!(9), json!("0; touch /sdcard/pwned"), json!("x;reboot")] {
         let ack = x
             .tool(&ch, "android_screenshot", json!({"display_id": id}))
             .await;
@@ -184,8 +185,22 @@ async fn an_unknown_display_id_names_the_displays_the_phone_has() {
             m.contains("/display_id") && m.contains("its displays"),
             "{m}"
         );
+        if let Some(s) = id.as_str() {
+            assert!(
+                !m.contains(s) && !m.contains("reboot") && !m.contains("pwned"),
+                "echoed: {m}"
+            );
+        }
     }
     assert_eq!(sim.count_runs(&["touch"]), 0);
+    // An unknown element_id is not repeated either.
+    ok(&x.tool(&ch, "android_ui_tree", json!({})).await);
+    let ack = x
+        .tool(&ch, "android_tap", json!({"element_id": "zz;reboot"}))
+        .await;
+    assert_eq!(ack["error"]["code"], "element_not_found", "{ack}");
+    let m = ack["error"]["message"].as_str().unwrap();
+    assert!(m.contains("element_id") && !m.contains("zz;reboot"), "{m}");
     let ok_shot = x.tool(&ch, "android_screenshot", json!({})).await;
     assert!(ok_shot["error"].is_null(), "{ok_shot}");
 }
@@ -388,11 +403,19 @@ async fn shell_is_absent_by_default_and_argv_only_when_enabled() {
     ] {
         let e = x.tool(&ch, "android_shell", json!({"argv": argv})).await;
         assert_eq!(e["error"]["code"], "policy_denied", "{e}");
-        assert!(
-            e["error"]["message"].as_str().unwrap().contains("shell"),
-            "names the rule: {e}"
-        );
+        let m = e["error"]["message"].as_str().unwrap();
+        assert!(m.contains("shell"), "names the rule: {e}");
+        assert!(!m.contains("reboot") && !m.contains("-rf"), "echoed: {m}");
     }
+    // A program not allowed is named as argv[0], with what is allowed, never repeated.
+    let e = x
+        .tool(&ch, "android_shell", json!({"argv": ["pm-secret-tool"]}))
+        .await;
+    let m = e["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("argv[0]") && m.contains("allowed: getprop") && !m.contains("pm-secret-tool"),
+        "{m}"
+    );
     assert_eq!(
         sim.state()["command_log"].as_array().unwrap().len(),
         before,

@@ -196,7 +196,9 @@ pub async fn resolve(
             .into_iter()
             .find(|e| e.element_id == eid)
             .ok_or_else(|| {
-                DeviceError::ElementNotFound(format!("no element {eid} in the last UI snapshot"))
+                DeviceError::ElementNotFound(
+                    "no element with that element_id in the last UI snapshot (ids are e<N> from android_ui_tree)".into(),
+                )
             })?;
         return Ok(at_element(el));
     }
