@@ -253,3 +253,54 @@ async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
     .await;
     assert!(ok.get("error").is_none(), "channel usable: {ok}");
 }
+
+/// `context.tool_call_id` is bounded at 256 characters (fresh-user finding 16: 100 000 characters
+/// were accepted and journaled for 24 h): a longer one is `invalid_packet`, nothing runs or is
+/// journaled, the id is not repeated; 256 characters still work and are journaled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_over_long_tool_call_id_is_refused_before_anything_runs() {
+    let sim = SimPhone::start_with_control("SIMCALLID0016", &[]);
+    let dir = TempDir::new("call-id");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
+    for long in ["k".repeat(257), "é".repeat(257), "z".repeat(100_000)] {
+        for (tool, args) in [
+            ("android_tap", json!({"x": 21, "y": 22})),
+            ("android_device_status", json!({})),
+        ] {
+            let ack = invoke(&mut x, &ch, tool, args, &long).await;
+            assert_eq!(ack["error"]["code"], "invalid_packet", "{tool}");
+            let m = ack["error"]["message"].as_str().unwrap();
+            assert!(
+                m.contains("context.tool_call_id is longer than 256 characters"),
+                "{m}"
+            );
+            assert!(!m.contains(&long[..16]), "the id is repeated");
+        }
+    }
+    assert_eq!(
+        sim.count_runs(&["input", "tap", "21", "22"]),
+        0,
+        "nothing ran"
+    );
+    let at_limit = "k".repeat(256);
+    let first = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 21, "y": 22}),
+        &at_limit,
+    )
+    .await;
+    assert!(first.get("error").is_none(), "{first}");
+    let again = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 21, "y": 22}),
+        &at_limit,
+    )
+    .await;
+    assert_eq!(again["payload"], first["payload"], "journaled at the limit");
+    assert_eq!(sim.count_runs(&["input", "tap", "21", "22"]), 1);
+}
