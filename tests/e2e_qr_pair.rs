@@ -541,6 +541,52 @@ fn qr_pairing_failures_expiry_refresh_and_cancel_are_named() {
     });
 }
 
+/// A canceled QR session stays canceled: `refresh: true` issues no new code and says to start a
+/// new session (fresh-user finding 13: it issued a new QR and went back to `pending`); a new
+/// `auth.start` still offers one.
+#[test]
+fn a_canceled_qr_session_is_not_refreshed() {
+    if !is_root() {
+        eprintln!("skipped: creating network namespaces needs root");
+        return;
+    }
+    let ns = Netns::create("cxl");
+    inside(&ns, || async {
+        let dir = TempDir::new("qr-cancel");
+        let conn = qr_connector(&dir, &[]);
+        let mut x = connect(&conn.addr).await;
+        x.hello("").await;
+        let (ch, _) = x.open(None).await;
+        let (s, qr) = start_qr(&mut x, &ch).await;
+        let c = x
+            .request("auth.cancel", Some(&ch), json!({"auth_session_id": s}))
+            .await;
+        assert_eq!(c["payload"]["status"], "canceled", "{c}");
+        for _ in 0..2 {
+            let st = x
+                .request(
+                    "auth.status",
+                    Some(&ch),
+                    json!({"flow_id": "adb_qr_pair", "auth_session_id": s, "refresh": true}),
+                )
+                .await;
+            assert_packet(&st);
+            assert!(st.get("error").is_none(), "{st}");
+            let p = &st["payload"];
+            assert_eq!(p["status"], "unauthenticated", "{st}");
+            assert!(p.get("qr_code_text").is_none_or(Value::is_null), "{st}");
+            let said = p["message"].as_str().unwrap();
+            assert!(
+                said.contains("canceled") && said.contains("auth.start"),
+                "{said}"
+            );
+        }
+        let (s2, qr2) = start_qr(&mut x, &ch).await;
+        assert_ne!(s2, s);
+        assert_ne!(qr2, qr);
+    });
+}
+
 /// A pseudo-terminal (posix_openpt(3)): the master side, which the test reads, and the
 /// slave side, a real terminal to the child's `isatty`. The terminal turns `\n` into `\r\n`.
 fn pty() -> (std::fs::File, std::fs::File) {

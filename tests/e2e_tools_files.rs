@@ -342,3 +342,48 @@ async fn every_new_tool_through_google_adb_34() {
         .iter()
         .all(|a| a.first().is_none_or(|p| p != "monkey")));
 }
+
+/// A root itself is a directory, and the refusal says so instead of calling it "outside" the
+/// roots it is one of (fresh-user finding 8); refusals never repeat the caller's path (finding 9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_itself_is_refused_as_a_directory_and_no_path_is_echoed() {
+    let sim = SimPhone::start_with_control("SIMFILES00009", &[]);
+    let dir = TempDir::new("root-itself");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = bound(&sim, &conn).await;
+    let file_ref = upload(&conn, &ch, "x.txt", b"hello");
+    for (path, root) in [
+        ("/sdcard/Download", "/sdcard/Download"),
+        ("/sdcard//Pictures/./", "/sdcard/Pictures"),
+        ("/sdcard/DCIM/", "/sdcard/DCIM"),
+    ] {
+        for (tool, args) in [
+            ("android_file_pull", json!({"path": path})),
+            (
+                "android_file_push",
+                json!({"file_ref": file_ref, "path": path}),
+            ),
+        ] {
+            let ack = x.tool(&ch, tool, args).await;
+            assert_eq!(code(&ack), "policy_denied", "{tool} {path:?}: {ack}");
+            let m = ack["error"]["message"].as_str().unwrap();
+            assert!(
+                m.contains(&format!("the allowed directory {root} itself"))
+                    && m.contains("name a file inside it")
+                    && !m.contains("outside"),
+                "{tool} {path:?}: {m}"
+            );
+        }
+    }
+    for path in [
+        "/data/local/tmp/marker-7f3a",
+        "/sdcard/Download/../marker-7f3a",
+    ] {
+        let ack = x
+            .tool(&ch, "android_file_pull", json!({"path": path}))
+            .await;
+        assert_eq!(code(&ack), "policy_denied", "{ack}");
+        let m = ack["error"]["message"].as_str().unwrap();
+        assert!(!m.contains("marker-7f3a"), "the path is echoed: {m}");
+    }
+}

@@ -167,14 +167,15 @@ async fn press_key_names_in_any_case_and_an_unknown_key_lists_the_valid_ones() {
 }
 
 /// A `display_id` the phone does not have is `invalid_arguments` naming the displays it has
-/// (fresh-user finding: it read "screencap did not return a valid PNG"); argv stays one word.
+/// (fresh-user finding: it read "screencap did not return a valid PNG"); argv stays one word, and
+/// the id asked for is never repeated in the message (fresh-user finding 9).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_display_id_names_the_displays_the_phone_has() {
     let sim = SimPhone::start_with_control("SIMDISP000001", &[]);
     let dir = TempDir::new("disp");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
-    for id in [json!(9), json!("0; touch /sdcard/pwned")] {
+    for id in [json!(9), json!("0; touch /sdcard/pwned"), json!("x;reboot")] {
         let ack = x
             .tool(&ch, "android_screenshot", json!({"display_id": id}))
             .await;
@@ -184,8 +185,22 @@ async fn an_unknown_display_id_names_the_displays_the_phone_has() {
             m.contains("/display_id") && m.contains("its displays"),
             "{m}"
         );
+        if let Some(s) = id.as_str() {
+            assert!(
+                !m.contains(s) && !m.contains("reboot") && !m.contains("pwned"),
+                "echoed: {m}"
+            );
+        }
     }
     assert_eq!(sim.count_runs(&["touch"]), 0);
+    // An unknown element_id is not repeated either.
+    ok(&x.tool(&ch, "android_ui_tree", json!({})).await);
+    let ack = x
+        .tool(&ch, "android_tap", json!({"element_id": "zz;reboot"}))
+        .await;
+    assert_eq!(ack["error"]["code"], "element_not_found", "{ack}");
+    let m = ack["error"]["message"].as_str().unwrap();
+    assert!(m.contains("element_id") && !m.contains("zz;reboot"), "{m}");
     let ok_shot = x.tool(&ch, "android_screenshot", json!({})).await;
     assert!(ok_shot["error"].is_null(), "{ok_shot}");
 }
@@ -388,11 +403,19 @@ async fn shell_is_absent_by_default_and_argv_only_when_enabled() {
     ] {
         let e = x.tool(&ch, "android_shell", json!({"argv": argv})).await;
         assert_eq!(e["error"]["code"], "policy_denied", "{e}");
-        assert!(
-            e["error"]["message"].as_str().unwrap().contains("shell"),
-            "names the rule: {e}"
-        );
+        let m = e["error"]["message"].as_str().unwrap();
+        assert!(m.contains("shell"), "names the rule: {e}");
+        assert!(!m.contains("reboot") && !m.contains("-rf"), "echoed: {m}");
     }
+    // A program not allowed is named as argv[0], with what is allowed, never repeated.
+    let e = x
+        .tool(&ch, "android_shell", json!({"argv": ["pm-secret-tool"]}))
+        .await;
+    let m = e["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("argv[0]") && m.contains("allowed: getprop") && !m.contains("pm-secret-tool"),
+        "{m}"
+    );
     assert_eq!(
         sim.state()["command_log"].as_array().unwrap().len(),
         before,
@@ -480,4 +503,86 @@ async fn two_kinds_of_target_at_once_are_refused_before_anything_is_injected() {
     let tap = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
     assert!(tap["error"].is_null(), "{tap}");
     assert_eq!(injected(), before + 1);
+}
+
+/// An empty selector (no selector field, or every one an empty string) is refused the same way by
+/// every tool that takes a selector, before any UI dump or input (fresh-user finding 3:
+/// `android_wait_for {"condition":"appears"}` was satisfied by the launcher's root element and
+/// `disappears` never was).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_selector_is_refused_by_every_tool_that_takes_one() {
+    let sim = SimPhone::start_with_control("SIMEMPTYSEL01", &[]);
+    let dir = TempDir::new("empty-selector");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
+    let ran = |program: &str| {
+        sim.state()["command_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["argv"][0] == program)
+            .count()
+    };
+    let (inputs, dumps) = (ran("input"), ran("uiautomator"));
+    let empty = json!({"text": "", "resource_id": "", "content_desc": ""});
+    let mut calls = vec![
+        ("android_wait_for", json!({"condition": "appears"})),
+        (
+            "android_wait_for",
+            json!({"condition": "appears", "text": ""}),
+        ),
+        (
+            "android_wait_for",
+            json!({"condition": "disappears", "timeout_ms": 600}),
+        ),
+        ("android_tap", json!({"text": ""})),
+        (
+            "android_scroll",
+            json!({"direction": "down", "resource_id": ""}),
+        ),
+    ];
+    for tool in ["android_tap", "android_long_press", "android_double_tap"] {
+        calls.push((tool, empty.clone()));
+    }
+    let mut wait = empty.clone();
+    wait["condition"] = json!("disappears");
+    calls.push(("android_wait_for", wait));
+    for (tool, args) in calls {
+        let ack = x.tool(&ch, tool, args.clone()).await;
+        assert_eq!(
+            ack["error"]["code"], "invalid_arguments",
+            "{tool} {args}: {ack}"
+        );
+        let m = ack["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("a selector (text, resource_id, content_desc)") && m.contains("non-empty"),
+            "{tool} {args}: {m}"
+        );
+    }
+    assert_eq!(ran("input"), inputs, "something was injected");
+    assert_eq!(
+        ran("uiautomator"),
+        dumps,
+        "the UI was dumped for an empty selector"
+    );
+    // A real selector still works, and `stable` needs none.
+    let w = ok(&x
+        .tool(
+            &ch,
+            "android_wait_for",
+            json!({"condition": "appears", "text": "Notes", "timeout_ms": 2000}),
+        )
+        .await)
+    .clone();
+    assert_eq!(w["satisfied"], true, "{w}");
+    assert_eq!(w["element"]["text"], "Notes", "{w}");
+    let w = ok(&x
+        .tool(
+            &ch,
+            "android_wait_for",
+            json!({"condition": "stable", "timeout_ms": 3000, "interval_ms": 100}),
+        )
+        .await)
+    .clone();
+    assert_eq!(w["satisfied"], true, "{w}");
 }

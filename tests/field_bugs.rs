@@ -166,6 +166,63 @@ async fn field_bug_04_non_ascii_goes_through_the_ime_or_fails_with_the_fix() {
     );
 }
 
+/// Each reason `android_input_text` refuses text has its own message (fresh-user finding 7: a tab
+/// or a NUL was refused as "printable ASCII only (non-ASCII …)", though both are ASCII): a control
+/// character is named by code point, with the key that does it, IME or not, and nothing is typed;
+/// non-ASCII without an IME names the first non-ASCII character.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_refusal_of_input_text_names_its_own_reason() {
+    let mut b = bench("SIMFB07CTRL001", &[]).await;
+    focus_note(&mut b).await;
+    let typed = |sim: &SimPhone| {
+        sim.state()["command_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["argv"][0] == "input" && e["argv"][1] == "text" || e["argv"][0] == "am")
+            .count()
+    };
+    for ime in [false, true] {
+        b.sim
+            .control_post("/v1/state", json!({"adb_keyboard": ime}));
+        let before = typed(&b.sim);
+        for (text, named) in [
+            ("tab\there", "U+0009 (tab)"),
+            ("\u{0000}nul", "U+0000 (NUL)"),
+            ("a\rb", "U+000D (carriage return)"),
+            ("bell\u{7}", "U+0007"),
+        ] {
+            let ack = type_and_read(&mut b, text).await;
+            assert_eq!(ack["error"]["code"], "unsupported_text", "{ack}");
+            let m = ack["error"]["message"].as_str().unwrap();
+            assert!(
+                m.contains(&format!("control character {named}")) && !m.contains("non-ASCII"),
+                "ime {ime}: {m}"
+            );
+        }
+        let m = type_and_read(&mut b, "tab\there").await["error"]["message"].clone();
+        assert!(
+            m.as_str()
+                .unwrap()
+                .contains(r#"android_press_key {"key": "tab"}"#),
+            "{m}"
+        );
+        assert_eq!(typed(&b.sim), before, "ime {ime}: something was typed");
+    }
+    b.sim
+        .control_post("/v1/state", json!({"adb_keyboard": false}));
+    let ack = type_and_read(&mut b, "café").await;
+    assert_eq!(ack["error"]["code"], "unsupported_text", "{ack}");
+    let m = ack["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("non-ASCII character U+00E9") && m.contains("ADBKeyboard"),
+        "{m}"
+    );
+    // Line breaks are not control characters to refuse.
+    let ack = type_and_read(&mut b, "one\r\ntwo").await;
+    assert_eq!(ack["payload"]["result"]["verified"], true, "{ack}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_05_quotes_in_the_ime_payload() {
     let mut b = bench("SIMFB05000001", &[]).await;

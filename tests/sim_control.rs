@@ -364,3 +364,46 @@ fn bodies_that_do_not_fit_answer_400_json() {
         "online"
     );
 }
+
+/// An `override_size` outside what WindowManagerService allows (200 px to 3x the physical size
+/// per side) answers 400 naming the range, and the size stays as it was (fresh-user finding 20:
+/// it answered 200 and silently clamped to 3240x7200). `wm size` on the phone still clamps, as a
+/// phone does. In range applies, as `wm size` shows.
+#[test]
+fn out_of_range_override_sizes_answer_400_naming_the_range() {
+    let rig = rig("pixel-android14");
+    let json = Some("application/json");
+    for size in [
+        "99999999x99999999",
+        "199x2400",
+        "1080x7201",
+        "3241x2400",
+        "0x0",
+    ] {
+        let body = serde_json::json!({ "override_size": size }).to_string();
+        let (status, answer) = post_raw(&rig.control, "/v1/state", json, &body);
+        assert_eq!(status, 400, "{size}: {answer}");
+        let error = answer["error"].as_str().unwrap();
+        assert!(
+            error.contains("width 200..=3240, height 200..=7200")
+                && error.contains("physical 1080x2400"),
+            "{size}: {error}"
+        );
+        assert!(rig.state()["override_size"].is_null(), "{size} applied");
+    }
+    for (size, bad) in [("12x", "WxH"), ("x", "WxH"), ("-5x10", "WxH")] {
+        let body = serde_json::json!({ "override_size": size }).to_string();
+        let (status, answer) = post_raw(&rig.control, "/v1/state", json, &body);
+        assert_eq!(status, 400, "{size}: {answer}");
+        assert!(answer["error"].as_str().unwrap().contains(bad), "{answer}");
+    }
+    for edge in ["200x200", "3240x7200", "720x1600"] {
+        let v = rig.post("/v1/state", serde_json::json!({ "override_size": edge }));
+        assert!(v["override_size"].is_array(), "{edge}: {v}");
+        let wm = rig.stdout(&["shell", "wm", "size"]);
+        assert!(
+            wm.contains(&format!("Override size: {edge}")),
+            "{edge}: {wm}"
+        );
+    }
+}

@@ -279,3 +279,169 @@ async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
     .await;
     assert!(ok.get("error").is_none(), "channel usable: {ok}");
 }
+
+/// `context.tool_call_id` is bounded at 256 characters (fresh-user finding 16: 100 000 characters
+/// were accepted and journaled for 24 h): a longer one is `invalid_packet`, nothing runs or is
+/// journaled, the id is not repeated; 256 characters still work and are journaled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_over_long_tool_call_id_is_refused_before_anything_runs() {
+    let sim = SimPhone::start_with_control("SIMCALLID0016", &[]);
+    let dir = TempDir::new("call-id");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
+    for long in ["k".repeat(257), "é".repeat(257), "z".repeat(100_000)] {
+        for (tool, args) in [
+            ("android_tap", json!({"x": 21, "y": 22})),
+            ("android_device_status", json!({})),
+        ] {
+            let ack = invoke(&mut x, &ch, tool, args, &long).await;
+            assert_eq!(ack["error"]["code"], "invalid_packet", "{tool}");
+            let m = ack["error"]["message"].as_str().unwrap();
+            assert!(
+                m.contains("context.tool_call_id is longer than 256 characters"),
+                "{m}"
+            );
+            assert!(!m.contains(&long[..16]), "the id is repeated");
+        }
+    }
+    assert_eq!(
+        sim.count_runs(&["input", "tap", "21", "22"]),
+        0,
+        "nothing ran"
+    );
+    let at_limit = "k".repeat(256);
+    let first = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 21, "y": 22}),
+        &at_limit,
+    )
+    .await;
+    assert!(first.get("error").is_none(), "{first}");
+    let again = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 21, "y": 22}),
+        &at_limit,
+    )
+    .await;
+    assert_eq!(again["payload"], first["payload"], "journaled at the limit");
+    assert_eq!(sim.count_runs(&["input", "tap", "21", "22"]), 1);
+}
+
+/// The backticked `android_*` ids in `text`.
+fn tool_ids(text: &str) -> std::collections::BTreeSet<String> {
+    text.split('`')
+        .filter(|s| s.starts_with("android_") && !s.contains(' '))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The tools docs/protocol.md and docs/tools.md call journaled (side-effecting) and not journaled
+/// (observation) are the tools the connector journals (fresh-user finding 19: protocol.md listed
+/// three, tools.md more). Witness through the wire: a `tool_call_id` first used by `android_tap`
+/// is refused for another journaled tool ("already used for another tool", nothing run) and
+/// ignored by an observation tool, for every tool of the card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_docs_list_exactly_the_tools_the_connector_journals() {
+    let protocol = include_str!("../docs/protocol.md");
+    let bullet = protocol
+        .split("\n- Side-effecting tools")
+        .nth(1)
+        .and_then(|rest| rest.split("\n- ").next())
+        .expect("docs/protocol.md names the side-effecting tools");
+    let (effects, observations) = bullet
+        .split_once("The observation tools")
+        .expect("and the observation tools");
+    let mut doc_journaled = tool_ids(effects);
+    let doc_observing = tool_ids(observations);
+    // Listed there "when enabled"; not in the default card this test reads.
+    assert!(doc_journaled.remove("android_shell"));
+    let mut tools_md_journaled = std::collections::BTreeSet::new();
+    let mut tools_md_observing = std::collections::BTreeSet::new();
+    for section in include_str!("../docs/tools.md").split("\n## ").skip(1) {
+        let (head, body) = section.split_once('\n').unwrap();
+        let ids = tool_ids(&format!("`{}`", head.replace(", ", "` `")));
+        if body.contains("**Repeated call**: journaled") {
+            tools_md_journaled.extend(ids);
+        } else if body.contains("**Side effect**: none") {
+            tools_md_observing.extend(ids);
+        }
+    }
+    tools_md_journaled.remove("android_shell");
+    assert_eq!(
+        tools_md_journaled, doc_journaled,
+        "docs/tools.md vs docs/protocol.md"
+    );
+    assert_eq!(
+        tools_md_observing, doc_observing,
+        "docs/tools.md vs docs/protocol.md"
+    );
+
+    let sim = SimPhone::start_with_control("SIMJOURNAL019", &[]);
+    let dir = TempDir::new("journaled");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
+    let first = invoke(
+        &mut x,
+        &ch,
+        "android_tap",
+        json!({"x": 5, "y": 6}),
+        "shared",
+    )
+    .await;
+    assert!(first.get("error").is_none(), "{first}");
+    let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
+    let card: Value = serde_json::from_slice(&card).unwrap();
+    let args = |tool: &str| match tool {
+        "android_tap" | "android_long_press" | "android_double_tap" => json!({"x": 5, "y": 6}),
+        "android_swipe" => json!({"x1": 5, "y1": 6, "x2": 7, "y2": 8}),
+        "android_scroll" => json!({"direction": "down"}),
+        "android_input_text" => json!({"text": "a"}),
+        "android_press_key" => json!({"key": "home"}),
+        "android_set_orientation" => json!({"orientation": "portrait"}),
+        "android_app_launch" | "android_app_stop" | "android_app_uninstall" => {
+            json!({"package": "com.example.notes"})
+        }
+        "android_app_install" => json!({"file_ref": "fr_none"}),
+        "android_open_url" => json!({"url": "https://example.com/"}),
+        "android_file_push" => json!({"file_ref": "fr_none", "path": "/sdcard/Download/a.txt"}),
+        "android_file_pull" => json!({"path": "/sdcard/Download/none.txt"}),
+        "android_wait_for" => json!({"condition": "stable", "timeout_ms": 300, "interval_ms": 100}),
+        "android_screen_record" => json!({"duration_s": 1}),
+        _ => json!({}),
+    };
+    let (mut journaled, mut observing) = (Default::default(), Default::default());
+    for tool in card["tools"].as_array().unwrap() {
+        let id = tool["tool_id"].as_str().unwrap();
+        if id == "android_tap" {
+            continue;
+        }
+        let ack = invoke(&mut x, &ch, id, args(id), "shared").await;
+        let refused =
+            ack["error"]["message"] == "context.tool_call_id was already used for another tool";
+        if refused {
+            assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
+        } else {
+            assert_ne!(ack["error"]["code"], "invalid_arguments", "{id}: {ack}");
+        }
+        let set: &mut std::collections::BTreeSet<String> = if refused {
+            &mut journaled
+        } else {
+            &mut observing
+        };
+        set.insert(id.to_string());
+    }
+    journaled.insert("android_tap".to_string());
+    assert_eq!(
+        journaled, doc_journaled,
+        "journaled by the connector vs the docs"
+    );
+    assert_eq!(
+        observing, doc_observing,
+        "not journaled by the connector vs the docs"
+    );
+    assert_eq!(sim.count_runs(&["input", "tap", "5", "6"]), 1);
+}

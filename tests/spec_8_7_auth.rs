@@ -150,3 +150,98 @@ async fn spec_8_7_to_8_14_claim_status_cancel_logout() {
         "connected"
     );
 }
+
+/// The form flows tell a missing field, a field of the wrong JSON type and an invalid value apart,
+/// never repeating the value (fresh-user finding 10: `host: "; reboot"` and `claim_code: 123456`
+/// both read "field … is required"). A wrong-typed claim code is a form error, not a guess.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
+    let sim = SimPhone::start("SIMFORM000010");
+    let dir = TempDir::new("form");
+    let codes = dir.path().join("codes.toml");
+    std::fs::write(
+        &codes,
+        format!("[claim_codes]\n{} = \"right-code-123\"\n", sim.serial),
+    )
+    .unwrap();
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &[
+            "--claim-policy",
+            "code",
+            "--config",
+            codes.to_str().unwrap(),
+        ],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let pair = |input: serde_json::Value| json!({"flow_id": "adb_pair_code", "input": input});
+    let claim = |input: serde_json::Value| json!({"flow_id": "adb_device_claim", "input": input});
+    let serial = sim.serial.clone();
+    let cases = [
+        (
+            pair(json!({"host": "; reboot", "port": 37000, "code": "123456"})),
+            "field `host` is not an IP address or host name",
+        ),
+        (
+            pair(json!({"host": 10, "port": 37000, "code": "123456"})),
+            "field `host` must be a string",
+        ),
+        (
+            pair(json!({"port": 37000, "code": "123456"})),
+            "field `host` is required",
+        ),
+        (
+            pair(json!({"host": "192.168.1.20", "port": true, "code": "123456"})),
+            "field `port` must be a port number from 1 to 65535, not a boolean",
+        ),
+        (
+            pair(json!({"host": "192.168.1.20", "port": 37000, "code": 123456})),
+            "field `code` must be a string (the pairing code the phone shows, in quotes), not a number",
+        ),
+        (
+            pair(json!({"host": "192.168.1.20", "port": 37000})),
+            "field `code` is required",
+        ),
+        (claim(json!({"serial": 42})), "field `serial` must be a string"),
+        (claim(json!({})), "field `serial` is required"),
+        (
+            claim(json!({"serial": "S".repeat(200)})),
+            "field `serial` is too long",
+        ),
+        (
+            claim(json!({"serial": serial, "claim_code": 123456})),
+            "field `claim_code` must be a string (the admin-issued claim code, in quotes), not a number",
+        ),
+        (
+            claim(json!({"serial": serial, "claim_code": ["right-code-123"]})),
+            "field `claim_code` must be a string",
+        ),
+    ];
+    // Eight wrong-typed claim codes: none counts toward the guessing pause.
+    for round in 0..4 {
+        for (payload, said) in &cases {
+            let e = x.request("auth.start", Some(&ch), payload.clone()).await;
+            assert_eq!(e["error"]["code"], "auth_failed", "{round} {payload}: {e}");
+            let m = e["error"]["message"].as_str().unwrap();
+            assert!(m.contains(said), "{payload}: {m}");
+            for value in ["reboot", "123456", "right-code-123"] {
+                assert!(!m.contains(value), "{payload} echoed: {m}");
+            }
+        }
+    }
+    // Not paused: the right code binds (once the phone is visible).
+    let right = claim(json!({"serial": sim.serial, "claim_code": "right-code-123"}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let ok = loop {
+        let ack = x.request("auth.start", Some(&ch), right.clone()).await;
+        if ack.get("error").is_none() || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        assert_ne!(ack["error"]["code"], "rate_limited", "{ack}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+}

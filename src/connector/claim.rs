@@ -3,8 +3,6 @@
 //! with the admin-issued code for that serial (compared as SHA-256, constant time). A phone is
 //! bound to at most one channel (SQLite UNIQUE). The claim code is never logged or echoed.
 
-use serde_json::Value;
-
 use super::claim_policy::ClaimPolicy;
 use super::state::BindRefusal;
 use super::{lock, Connector};
@@ -119,7 +117,8 @@ impl Connector {
                 ),
             ));
         }
-        let raw = p.input.get("serial").and_then(Value::as_str).unwrap_or("");
+        const SERIAL: &str = "the phone's serial as `devices` lists it";
+        let raw = super::form::string_field(&p.input, "serial", SERIAL)?.unwrap_or("");
         // Serials are byte-exact (one may begin with a space, field bug 33): the exact serial
         // wins; surrounding whitespace is dropped only when no phone has the exact one.
         let serial = if raw.trim().is_empty() || self.inventory.get(raw).is_some() {
@@ -127,10 +126,13 @@ impl Connector {
         } else {
             raw.trim()
         };
-        if serial.trim().is_empty() || serial.len() > 128 {
+        if serial.trim().is_empty() {
+            return Err(super::form::missing("serial", SERIAL));
+        }
+        if serial.len() > 128 {
             return Err(refuse(
                 ErrorCode::AuthFailed,
-                "field `serial` is required: a string of 1 to 128 characters",
+                "field `serial` is too long: a serial has 1 to 128 characters",
             ));
         }
         match self.state().check_bind(channel_id, serial) {
@@ -154,11 +156,13 @@ impl Connector {
                     ),
                 ));
             }
-            let code = p
-                .input
-                .get("claim_code")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            // A claim code of another JSON type (a number) is a form error too, never a guess.
+            let code = super::form::string_field(
+                &p.input,
+                "claim_code",
+                "the admin-issued claim code, in quotes",
+            )?
+            .unwrap_or("");
             // A missing code is a form error, not a guess: it does not count toward the pause.
             if code.is_empty() {
                 return Err(refuse(

@@ -19,6 +19,7 @@ pub mod channels;
 pub mod claim;
 pub mod claim_policy;
 pub mod dispatch_stats;
+pub mod form;
 pub mod invoke;
 pub mod lease;
 pub mod pairing;

@@ -16,6 +16,7 @@ use serde_json::Value;
 use xagent_adb_pairing::PairingError;
 
 use super::claim::{refuse, ClaimError};
+use super::form;
 use super::state::BindRefusal;
 use super::Connector;
 use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
@@ -28,6 +29,11 @@ use crate::store::WirelessPhoneRecord;
 
 /// Deadline of the pairing exchange (TCP connect, TLS, SPAKE2, PeerInfo).
 pub const PAIR_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Whether `c` may appear in an IP address (v4, v6 with brackets and a `%` zone) or a DNS name.
+fn is_host_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']' | '%' | '_')
+}
 
 /// The form input of `adb_pair_code`, checked.
 struct PairCodeInput {
@@ -63,21 +69,27 @@ fn port_field(
             .filter(|n| *n > 0)
             .map(Some)
             .ok_or_else(bad),
-        Some(_) => Err(bad()),
+        Some(other) => Err(refuse(
+            ErrorCode::AuthFailed,
+            &format!(
+                "field `{name}` must be a port number from 1 to 65535, not {}",
+                form::json_kind(other)
+            ),
+        )),
     }
 }
 
 impl PairCodeInput {
     fn parse(input: &serde_json::Map<String, Value>) -> Result<PairCodeInput, ClaimError> {
-        let host = input
-            .get("host")
-            .and_then(Value::as_str)
+        const HOST: &str = "the phone's IP address shown under \"Pair device with pairing code\"";
+        let host = form::string_field(input, "host", HOST)?
             .map(str::trim)
-            .unwrap_or("");
-        if host.is_empty() || host.len() > 253 || host.contains(char::is_whitespace) {
+            .ok_or_else(|| form::missing("host", HOST))?;
+        // An IP address or a host name: never repeated (docs/protocol.md).
+        if host.len() > 253 || !host.chars().all(is_host_char) {
             return Err(refuse(
                 ErrorCode::AuthFailed,
-                "field `host` is required: the phone's IP address shown under \"Pair device with pairing code\"",
+                "field `host` is not an IP address or host name (letters, digits, `.`, `-`, `:`, `[`, `]`, `%` and `_` only, at most 253 characters): give the phone's IP address shown under \"Pair device with pairing code\"",
             ));
         }
         let port = port_field(input, "port")?.ok_or_else(|| {
@@ -86,17 +98,10 @@ impl PairCodeInput {
                 "field `port` is required: the port shown under \"Pair device with pairing code\"",
             )
         })?;
-        let code = input
-            .get("code")
-            .and_then(Value::as_str)
+        const CODE: &str = "the pairing code the phone shows, in quotes";
+        let code = form::string_field(input, "code", CODE)?
             .map(str::trim)
-            .unwrap_or("");
-        if code.is_empty() {
-            return Err(refuse(
-                ErrorCode::AuthFailed,
-                "field `code` is required: the pairing code the phone shows",
-            ));
-        }
+            .ok_or_else(|| form::missing("code", CODE))?;
         // Checked before dialling: any other code could only fail as a "wrong code" (and
         // cost one of the phone's pairing attempts). Never echoed.
         if !xagent_adb_pairing::valid_pairing_code(code) {

@@ -102,8 +102,12 @@ pub async fn start(
     }
 }
 
+/// The answer to `refresh: true` on a canceled QR attempt (no new code is issued).
+pub const CANCELED_NO_REFRESH: &str =
+    "this QR pairing was canceled and is not refreshed: send auth.start (flow adb_qr_pair) for a new QR code";
+
 /// `auth.status`: a QR attempt's current state (`refresh: true` issues a new code unless the
-/// phone is already pairing or bound), or the remembered session of a form flow; an
+/// phone is already pairing or bound, or the attempt was canceled: [`CANCELED_NO_REFRESH`]), or the remembered session of a form flow; an
 /// authenticated one whose binding was released since reads `unauthenticated`. Errors:
 /// `auth_session_not_found`.
 pub fn status(
@@ -120,13 +124,19 @@ pub fn status(
         }
         let view = attempt.view();
         let status = released(connector, channel, view.status);
+        // A refresh of a canceled attempt is refused: it stays canceled, and the answer says so.
+        let message = if p.refresh && view.status == AuthStatus::Canceled {
+            CANCELED_NO_REFRESH
+        } else {
+            view.message.as_str()
+        };
         let mut ack = auth_ack(
             connector,
             channel,
             QR_PAIR_FLOW_ID,
             &p.auth_session_id,
             status,
-            &view.message,
+            message,
         );
         ack.expires_at = Some(view.expires_at);
         if !status.is_final() {

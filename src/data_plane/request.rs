@@ -109,9 +109,13 @@ fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
     })
 }
 
+/// Longest `context.tool_call_id`, characters: the spec states no limit, so the card's
+/// `tool_id` bound (`maxLength: 256`) is used; the id is journaled for 24 h.
+pub const MAX_TOOL_CALL_ID_CHARS: usize = 256;
+
 fn tool_payload(packet: &Packet) -> Result<ToolInvokePayload, DataPlaneError> {
     match packet.payload.clone().map(serde_json::from_value) {
-        Some(Ok(p)) => Ok(p),
+        Some(Ok(p)) => check_tool_call_id(p),
         // serde names the field and the expected type (e.g. context.tool_call_id: string).
         Some(Err(e)) => Err(DataPlaneError::failed(
             ErrorCode::InvalidPacket,
@@ -122,6 +126,21 @@ fn tool_payload(packet: &Packet) -> Result<ToolInvokePayload, DataPlaneError> {
             "tool.invoke payload needs tool_id (string) and arguments (object)",
         )),
     }
+}
+
+/// Refuses an over-long `context.tool_call_id` with `invalid_packet` (never repeated), before
+/// anything is journaled or run.
+fn check_tool_call_id(p: ToolInvokePayload) -> Result<ToolInvokePayload, DataPlaneError> {
+    let id = p.context.as_ref().and_then(|c| c.tool_call_id.as_deref());
+    if id.is_some_and(|id| id.chars().count() > MAX_TOOL_CALL_ID_CHARS) {
+        return Err(DataPlaneError::failed(
+            ErrorCode::InvalidPacket,
+            format!(
+                "context.tool_call_id is longer than {MAX_TOOL_CALL_ID_CHARS} characters; nothing was run"
+            ),
+        ));
+    }
+    Ok(p)
 }
 
 /// The payload as `T`; a missing payload is `T::default()`.

@@ -226,6 +226,9 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
     })
 }
 
+/// Smallest side of a `wm size` override, px (`WindowManagerService.setForcedDisplaySize`).
+pub const MIN_OVERRIDE_SIDE: u32 = 200;
+
 fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     if let Some(r) = p.rotation {
         s.rotation = if r <= 3 {
@@ -241,9 +244,18 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
                 let parsed = spec
                     .split_once('x')
                     .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
-                let (w, h) = parsed
-                    .filter(|(w, h)| *w > 0 && *h > 0)
-                    .ok_or("override_size must be WxH")?;
+                let (w, h): (u32, u32) = parsed.ok_or("override_size must be WxH or reset")?;
+                // `wm size` on a phone clamps; the control API refuses instead, so a test
+                // never runs on a size it did not ask for.
+                let (pw, ph) = s.physical_size();
+                let (max_w, max_h) = (pw.saturating_mul(3), ph.saturating_mul(3));
+                if !(MIN_OVERRIDE_SIDE..=max_w).contains(&w)
+                    || !(MIN_OVERRIDE_SIDE..=max_h).contains(&h)
+                {
+                    return Err(format!(
+                        "override_size out of range: width {MIN_OVERRIDE_SIDE}..={max_w}, height {MIN_OVERRIDE_SIDE}..={max_h} (200 px to 3x the physical {pw}x{ph}, as WindowManagerService allows)"
+                    ));
+                }
                 s.set_override_size(w, h);
             }
         }

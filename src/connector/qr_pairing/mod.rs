@@ -249,8 +249,9 @@ impl Connector {
             .cloned()
     }
 
-    /// `auth.status` with `refresh: true`: a new code for an attempt that is not pairing or
-    /// done (`pending`, `expired`, `failed`, canceled); otherwise `None` and the state stands.
+    /// `auth.status` with `refresh: true`: a new code for an attempt that is not pairing, done or
+    /// canceled (`pending`, `expired`, `failed`); otherwise `None` and the state stands (a
+    /// canceled session stays canceled: a new `auth.start` is the way to pair again).
     pub fn qr_refresh(
         self: &Arc<Self>,
         channel_id: &str,
@@ -259,7 +260,7 @@ impl Connector {
         let attempt = self.qr_attempt(channel_id, auth_session_id)?;
         if matches!(
             attempt.view().status,
-            AuthStatus::Scanned | AuthStatus::Authenticated
+            AuthStatus::Scanned | AuthStatus::Authenticated | AuthStatus::Canceled
         ) {
             return None;
         }

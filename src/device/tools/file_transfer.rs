@@ -3,8 +3,10 @@
 //!
 //! Both stay inside the device policy's `[files] roots`: the path must be absolute, free of NUL
 //! and control characters and of `..` segments; it is normalised (`//` and `.` collapsed) and
-//! must then lie strictly under one root. Symlinks on the phone are not resolved (the sync
-//! service follows them), so roots should not contain links that leave them. Sizes are capped by
+//! must then lie strictly under one root (a root itself is a directory, refused as such). The
+//! check is on the path text only: symlinks on the phone are not resolved (the sync service
+//! follows them), so a link inside a root that points elsewhere is followed; roots must not
+//! contain such links. Sizes are capped by
 //! `files.max_pull_bytes` / `files.max_push_bytes` (`file_too_large`).
 
 use std::time::Duration;
@@ -46,13 +48,22 @@ pub fn check_path(path: &str, roots: &[String]) -> Result<String, DeviceError> {
         }
     }
     let norm = format!("/{}", parts.join("/"));
-    let inside = roots.iter().any(|r| {
-        let r = r.trim_end_matches('/');
-        !r.is_empty() && norm.starts_with(r) && norm[r.len()..].starts_with('/')
-    });
+    let roots_trimmed = roots
+        .iter()
+        .map(|r| r.trim_end_matches('/'))
+        .filter(|r| !r.is_empty());
+    let inside = roots_trimmed
+        .clone()
+        .any(|r| norm.starts_with(r) && norm[r.len()..].starts_with('/'));
+    if let Some(root) = roots_trimmed.clone().find(|r| *r == norm) {
+        return Err(bad(&format!(
+            "the path is the allowed directory {root} itself, not a file: name a file inside it ({root}/NAME)"
+        )));
+    }
+    // The caller's path is not repeated (docs/protocol.md: refusals never echo a value).
     if !inside {
         return Err(bad(&format!(
-            "{norm} is outside the allowed directories ({})",
+            "the path is outside the allowed directories ({})",
             roots.join(", ")
         )));
     }

@@ -33,6 +33,43 @@ fn is_input_text_safe(text: &str) -> bool {
         .all(|c| c.is_ascii_graphic() || c == ' ' || c == '\n')
 }
 
+/// The name of a control character an agent may mean to type.
+fn control_name(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\0' => "NUL",
+        '\t' => "tab",
+        '\r' => "carriage return",
+        '\u{1b}' => "escape",
+        '\u{7f}' => "delete",
+        '\u{8}' => "backspace",
+        _ => return None,
+    })
+}
+
+/// Refuses a control character other than the newline (CRLF already folded to it): neither
+/// `input text` nor an IME types one as text (`input text` drops or mangles them; a NUL ends a
+/// Java string argument). The message names the character by code point and, when a key does
+/// it, the `android_press_key` name. Errors: [`DeviceError::UnsupportedText`].
+pub fn check_control_characters(text: &str) -> Result<(), DeviceError> {
+    let Some(c) = text.chars().find(|c| c.is_control() && *c != '\n') else {
+        return Ok(());
+    };
+    let name = control_name(c)
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    let key = match c {
+        '\t' => " Press it with android_press_key {\"key\": \"tab\"} instead.",
+        '\u{1b}' => " Press it with android_press_key {\"key\": \"escape\"} instead.",
+        '\u{8}' | '\u{7f}' => " Press it with android_press_key {\"key\": \"delete\"} instead.",
+        '\r' => " Use \\n (or \\r\\n) for a line break, or android_press_key {\"key\": \"enter\"}.",
+        _ => "",
+    };
+    Err(DeviceError::UnsupportedText(format!(
+        "the text contains control character U+{:04X}{name}, which cannot be typed as text (only printable characters and \\n line breaks can).{key}",
+        c as u32
+    )))
+}
+
 async fn shell_text(ctx: &ToolCtx<'_>, cmd: &str) -> Result<String, DeviceError> {
     Ok(command::run(ctx, cmd, IME_DEADLINE, 1 << 20).await?.stdout)
 }
@@ -58,12 +95,13 @@ pub fn split_percent_s(line: &str) -> Vec<String> {
 /// Builds the command line typing `text`: one quoted `input text` per piece, `input keyevent 66`
 /// (ENTER) between lines, joined with `&&` so a failure stops the rest.
 pub fn text_command(text: &str) -> Result<String, DeviceError> {
+    check_control_characters(text)?;
     if let Some(bad) = text
         .chars()
         .find(|c| !(c.is_ascii_graphic() || *c == ' ' || *c == '\n'))
     {
         return Err(DeviceError::UnsupportedText(format!(
-            "character U+{:04X} cannot be typed with `input text` (ASCII only); install an ADBKeyboard-compatible IME for Unicode input",
+            "non-ASCII character U+{:04X} cannot be typed with `input text` (printable ASCII only); install an ADBKeyboard-compatible IME for Unicode input",
             bad as u32
         )));
     }
@@ -87,9 +125,17 @@ async fn type_with_ime(
 ) -> Result<(), DeviceError> {
     let imes = shell_text(ctx, "ime list -a -s").await?;
     if !imes.lines().any(|l| l.trim() == ADB_KEYBOARD_IME) {
-        return Err(DeviceError::UnsupportedText(
-            "this text needs an IME: `input text` types printable ASCII only (non-ASCII crashes it with a NullPointerException). Install ADBKeyboard (com.android.adbkeyboard) on the phone, or type ASCII".into(),
-        ));
+        let why = match text.chars().find(|c| !c.is_ascii()) {
+            Some(c) => format!(
+                "the text contains non-ASCII character U+{:04X}: `input text` types printable ASCII only (non-ASCII crashes it with a NullPointerException), so it needs an IME",
+                c as u32
+            ),
+            None => "the device policy types all text through ADBKeyboard (quirks.text_input = \"adbkeyboard\")".to_string(),
+        };
+        return Err(DeviceError::UnsupportedText(format!(
+            "{why}, and the phone has no {ADB_KEYBOARD_IME}. Install ADBKeyboard (com.android.adbkeyboard) on the phone{}",
+            if text.is_ascii() { "" } else { ", or type ASCII" }
+        )));
     }
     let previous = shell_text(ctx, "settings get secure default_input_method")
         .await?
@@ -211,6 +257,7 @@ impl DeviceTool for InputText {
         // Windows clients send CRLF; a line break is a line break.
         let normalized = args.text.replace("\r\n", "\n");
         let text = normalized.as_str();
+        check_control_characters(text)?;
         let (clear, submit) = (args.clear_first, args.submit);
         let method = ctx.policy.quirks.text_input.as_str();
         let via_ime = method == "adbkeyboard" || !is_input_text_safe(text);

@@ -259,8 +259,9 @@ async fn unknown_display(ctx: &ToolCtx<'_>, id: &str) -> Option<DeviceError> {
     if ids.is_empty() || ids.iter().any(|known| known == id) {
         return None;
     }
+    // The id asked for is not repeated (docs/protocol.md: never echo a value that failed).
     Some(DeviceError::InvalidArguments(format!(
-        "invalid argument /display_id: the phone has no display {id:?}; its displays (dumpsys SurfaceFlinger --display-id): {}",
+        "invalid argument /display_id: the phone has no display with that id; its displays (dumpsys SurfaceFlinger --display-id): {}",
         ids.join(", ")
     )))
 }

@@ -44,7 +44,11 @@ pub fn check(
             "shell metacharacter {c:?} refused by policy rule [shell] (argv only)"
         )));
     }
-    let mut last_reason = format!("program {program:?} is not in [[shell.allow]]");
+    // The program asked for is not repeated (docs/protocol.md: never echo a value that failed).
+    let mut last_reason = format!(
+        "argv[0] is not a program of [[shell.allow]] (allowed: {})",
+        allowed_programs(policy)
+    );
     for (i, rule) in policy.allow.iter().enumerate() {
         if &rule.program != program {
             continue;
@@ -70,6 +74,17 @@ pub fn check(
         );
     }
     Err(deny(last_reason))
+}
+
+/// The programs of `[[shell.allow]]`, comma-separated (from the policy, not the caller).
+fn allowed_programs(policy: &crate::device::policy::ShellPolicy) -> String {
+    let mut names: Vec<&str> = policy.allow.iter().map(|r| r.program.as_str()).collect();
+    names.dedup();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// Arguments.

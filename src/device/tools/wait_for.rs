@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::last_seen::{SnapshotElement, UiSnapshot};
+use super::phone::selector::Selector;
 use super::phone::ui::take_snapshot;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -47,13 +48,23 @@ pub struct Args {
 }
 
 impl Args {
-    fn matches(&self, e: &SnapshotElement) -> bool {
-        fn want(s: &Option<String>) -> Option<&str> {
-            s.as_deref().filter(|s| !s.is_empty())
+    /// The selector `appears` / `disappears` wait for (required: an empty one would match the
+    /// root element); `stable` takes none (an optional one only picks the reported element).
+    fn selector(&self) -> Result<Option<Selector<'_>>, DeviceError> {
+        let fields = (
+            self.text.as_deref(),
+            self.resource_id.as_deref(),
+            self.content_desc.as_deref(),
+        );
+        match self.condition {
+            Condition::Stable => Ok(Selector::from_fields(fields.0, fields.1, fields.2)),
+            Condition::Appears => {
+                Selector::required(fields.0, fields.1, fields.2, "condition `appears`").map(Some)
+            }
+            Condition::Disappears => {
+                Selector::required(fields.0, fields.1, fields.2, "condition `disappears`").map(Some)
+            }
         }
-        want(&self.text).is_none_or(|t| e.text == t)
-            && want(&self.resource_id).is_none_or(|r| e.resource_id == r)
-            && want(&self.content_desc).is_none_or(|d| e.content_desc == d)
     }
 }
 
@@ -151,13 +162,16 @@ impl DeviceTool for WaitFor {
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
         let interval = Duration::from_millis(args.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS));
+        let selector = args.selector()?;
         let started = Instant::now();
         let mut previous: Option<UiSnapshot> = None;
         let mut polls = 0u32;
         loop {
             polls += 1;
             let snap = take_snapshot(ctx, None).await?;
-            let found = snap.elements.iter().find(|e| args.matches(e)).cloned();
+            let found = selector
+                .and_then(|s| snap.elements.iter().find(|e| s.matches(e)))
+                .cloned();
             let done = match args.condition {
                 Condition::Disappears => found.is_none(),
                 Condition::Stable => previous.as_ref().is_some_and(|p| same_screen(p, &snap)),

@@ -6,6 +6,7 @@
 //! - [`display`]: the display's input size and its per-channel cache.
 //! - [`ui`]: `uiautomator dump` with retries, snapshots, the focused node.
 //! - [`target`]: where a gesture lands (coordinates, screenshot space, element, selector).
+//! - [`selector`]: the `text`/`resource_id`/`content_desc` selector; empty fields select nothing.
 //! - [`packages`]: package names, `pm path`, launcher categories.
 //! - [`file_refs`]: uploads in and pulled files out of the connector's file cache.
 //! - [`last_seen`]: what the agent last saw on the channel (UI snapshot, screenshot geometry).
@@ -16,5 +17,6 @@ pub mod file_refs;
 pub mod input;
 pub mod last_seen;
 pub mod packages;
+pub mod selector;
 pub mod target;
 pub mod ui;

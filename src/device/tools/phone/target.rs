@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::display::DisplayGeometry;
 use super::last_seen::SnapshotElement;
+use super::selector::{given, Selector, SELECTOR_FIELDS};
 use super::ui::take_snapshot;
 use crate::device::error::DeviceError;
 use crate::device::tools::ToolCtx;
@@ -100,9 +101,11 @@ pub struct TargetSpec<'a> {
     pub content_desc: Option<&'a str>,
 }
 
-/// `s` unless it is absent or empty (an empty selector selects nothing).
-fn given(s: Option<&str>) -> Option<&str> {
-    s.filter(|s| !s.is_empty())
+impl TargetSpec<'_> {
+    /// The selector part, `None` when every selector field is absent or empty.
+    fn selector(&self) -> Option<Selector<'_>> {
+        Selector::from_fields(self.text, self.resource_id, self.content_desc)
+    }
 }
 
 /// A resolved point in display px, and how it was found.
@@ -137,13 +140,11 @@ fn at_element(el: SnapshotElement) -> Resolved {
 
 /// The kinds of target given (`x`/`y`, `element_id`, a selector), in that order.
 fn kinds_given(t: &TargetSpec<'_>) -> Vec<&'static str> {
-    let selector = given(t.text).is_some()
-        || given(t.resource_id).is_some()
-        || given(t.content_desc).is_some();
+    let selector = t.selector().is_some();
     [
         (t.x.is_some() || t.y.is_some(), "x/y"),
         (given(t.element_id).is_some(), "element_id"),
-        (selector, "a selector (text, resource_id, content_desc)"),
+        (selector, SELECTOR_FIELDS),
     ]
     .into_iter()
     .filter_map(|(on, name)| on.then_some(name))
@@ -195,25 +196,22 @@ pub async fn resolve(
             .into_iter()
             .find(|e| e.element_id == eid)
             .ok_or_else(|| {
-                DeviceError::ElementNotFound(format!("no element {eid} in the last UI snapshot"))
+                DeviceError::ElementNotFound(
+                    "no element with that element_id in the last UI snapshot (ids are e<N> from android_ui_tree)".into(),
+                )
             })?;
         return Ok(at_element(el));
     }
-    let (text, rid, desc) = (given(t.text), given(t.resource_id), given(t.content_desc));
-    if text.is_none() && rid.is_none() && desc.is_none() {
-        return Err(DeviceError::InvalidArguments(
-            "invalid arguments: give x and y, or element_id, or a selector (text, resource_id, content_desc)".into(),
-        ));
-    }
+    let Some(selector) = t.selector() else {
+        return Err(DeviceError::InvalidArguments(format!(
+            "invalid arguments: give x and y, or element_id, or {SELECTOR_FIELDS} with at least one non-empty field"
+        )));
+    };
     let snap = take_snapshot(ctx, Some(*now)).await?;
     let el = snap
         .elements
         .into_iter()
-        .find(|e| {
-            text.is_none_or(|t| e.text == t)
-                && rid.is_none_or(|r| e.resource_id == r)
-                && desc.is_none_or(|d| e.content_desc == d)
-        })
+        .find(|e| selector.matches(e))
         .ok_or_else(|| {
             DeviceError::ElementNotFound("no on-screen element matches the selector".into())
         })?;
