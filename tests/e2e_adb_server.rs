@@ -31,13 +31,14 @@ async fn walking_skeleton_through_debian_adb_29() {
 
 /// An Android 6 phone's adbd takes requests of at most 4096 bytes (AOSP `adb.h`
 /// `MAX_PAYLOAD_V1`): a longer one drops its transport, and an adb server sending one aborts
-/// (`sockets.cpp` `connect_to_remote`). Text that quotes to a longer `input text` line is
-/// refused as `invalid_arguments` naming the limit, nothing is sent: the adb server keeps
-/// running, the phone stays attached and the next call types. Also over the direct transport,
-/// where the limit is the one negotiated in `CNXN`.
+/// (`sockets.cpp` `connect_to_remote`), taking every phone on it along. Text whose quoted
+/// `input text` line is longer is typed in several requests, each within the limit, and
+/// arrives exactly; a request that cannot be split (a 4000-character URL) is refused as
+/// `invalid_arguments` naming the limit, nothing sent. The adb server keeps running and the
+/// phone stays attached. Also over the direct transport (the limit negotiated in `CNXN`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_over_an_android_6_phones_max_payload_is_refused_not_sent() {
-    use common::scenario::claimed_channel;
+async fn requests_over_an_android_6_phones_max_payload_are_split_or_refused_never_sent() {
+    use common::scenario::{claimed_channel, focus_note};
     use serde_json::json;
     let sim = SimPhone::start_with_control("SIMMAXPAY0006", &["--persona", "legacy-android6"]);
     let adb = AdbServer::start(AdbFlavor::Google34);
@@ -47,26 +48,40 @@ async fn a_request_over_an_android_6_phones_max_payload_is_refused_not_sent() {
     let direct = TempDir::new("maxpayload-direct");
     let conn_direct = ConnectorProc::start(direct.path(), Phones::Direct(vec![sim.addr.clone()]));
     // 1500 quotes: each is written '\'' on the phone's command line, over 4096 bytes in all.
-    let long = "'".repeat(1500);
+    let long = format!("{}end", "'".repeat(1500));
+    let url = format!("https://example.com/{}", "a".repeat(4000));
+    let log = || sim.state()["command_log"].as_array().unwrap().clone();
     for addr in [&conn.addr, &conn_direct.addr] {
         let (mut x, ch) = claimed_channel(addr, &sim.serial).await;
-        let before = sim.state()["command_log"].as_array().unwrap().len();
+        focus_note(&mut x, &ch).await;
+        let before = log().len();
         let ack = x
-            .tool(&ch, "android_input_text", json!({ "text": long }))
+            .tool(
+                &ch,
+                "android_input_text",
+                json!({ "text": long, "clear_first": true }),
+            )
             .await;
+        assert!(ack.get("error").is_none(), "{ack}");
+        assert_eq!(ack["payload"]["result"]["verified"], true, "{ack}");
+        assert_eq!(sim.state()["note_text"], json!(long));
+        let texts = log()[before..]
+            .iter()
+            .filter(|e| e["argv"][0] == "input" && e["argv"][1] == "text")
+            .count();
+        assert!(texts >= 2, "typed in several requests: {texts}");
+
+        let before = log().len();
+        let ack = x.tool(&ch, "android_open_url", json!({ "url": url })).await;
         assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
         let message = ack["error"]["message"].as_str().unwrap();
         assert!(message.contains("4096"), "{message}");
-        let typed: Vec<_> = sim.state()["command_log"].as_array().unwrap()[before..]
+        let ran: Vec<_> = log()[before..]
             .iter()
-            .filter(|e| e["argv"][0] == "input")
+            .filter(|e| e["argv"][0] == "am")
             .cloned()
             .collect();
-        assert!(typed.is_empty(), "nothing typed: {typed:?}");
-        let ok = x
-            .tool(&ch, "android_input_text", json!({ "text": "short" }))
-            .await;
-        assert!(ok.get("error").is_none(), "the phone stays usable: {ok}");
+        assert!(ran.is_empty(), "nothing started: {ran:?}");
         x.request("auth.logout", Some(&ch), json!({})).await;
     }
     let listed = adb.run(&["devices"]);

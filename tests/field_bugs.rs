@@ -39,17 +39,7 @@ async fn bench(serial: &str, sim_flags: &[&str]) -> Bench {
 
 /// Opens Notes and focuses its EditText through the tools.
 async fn focus_note(b: &mut Bench) {
-    let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
-    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
-    b.x.tool(&b.ch, "android_tap", json!({"element_id": notes["element_id"], "snapshot_id": tree["payload"]["result"]["snapshot_id"]})).await;
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"resource_id": "com.example.notes:id/note_text"}),
-        )
-        .await;
-    assert!(ack.get("error").is_none(), "{ack}");
+    common::scenario::focus_note(&mut b.x, &b.ch).await;
 }
 
 fn log_len(sim: &SimPhone) -> usize {

@@ -188,6 +188,16 @@ impl DeviceLink {
         }
     }
 
+    /// The longest command [`Self::shell`] can send in one request, bytes: [`Self::max_request`]
+    /// less the service prefix, the legacy exit-status marker and the NUL
+    /// ([`SHELL_REQUEST_OVERHEAD`]).
+    pub async fn max_shell_command(&self) -> Result<usize, AdbError> {
+        Ok(self
+            .max_request()
+            .await?
+            .saturating_sub(SHELL_REQUEST_OVERHEAD))
+    }
+
     /// The longest service request (bytes, with its NUL) the phone takes in one packet. Direct:
     /// the max payload negotiated in `CNXN`. Through an adb server, which does not tell it: by
     /// the phone's features — AOSP raised adbd's max payload from 4096 (`MAX_PAYLOAD_V1`) to
@@ -351,6 +361,10 @@ impl DeviceLink {
 
 /// Marker line the legacy-shell wrapper prints before the exit status.
 pub const LEGACY_RC_MARKER: &str = "__XAGENT_RC=";
+
+/// Bytes a shell request adds around its command: `shell,v2,raw:` (13), or `shell:` and
+/// ` ; echo __XAGENT_RC=$?` (6 + 23), and the NUL, rounded up.
+pub const SHELL_REQUEST_OVERHEAD: usize = 32;
 
 /// Splits legacy-shell output into the command's output (stdout and stderr merged, as the
 /// legacy `shell:` service gives them) and the status printed after [`LEGACY_RC_MARKER`].

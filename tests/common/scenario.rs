@@ -42,6 +42,22 @@ pub async fn claimed_channel_with_id(addr: &str, serial: &str) -> (XAgent, Strin
     (x, ch, id)
 }
 
+/// Opens the sim's Notes app and focuses its EditText through the tools (`android_ui_tree`,
+/// then taps by element and by resource id).
+pub async fn focus_note(x: &mut XAgent, ch: &str) {
+    let tree = x.tool(ch, "android_ui_tree", json!({})).await;
+    let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
+    x.tool(ch, "android_tap", json!({"element_id": notes["element_id"], "snapshot_id": tree["payload"]["result"]["snapshot_id"]})).await;
+    let ack = x
+        .tool(
+            ch,
+            "android_tap",
+            json!({"resource_id": "com.example.notes:id/note_text"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
 /// Waits until `sim` (control API, `--require-auth`) shows a host key offered and not yet
 /// accepted (`GET /v1/auth` `pending` = 1), polling 100 × 100 ms; panics if it never does.
 pub async fn wait_key_offered(sim: &SimPhone) {

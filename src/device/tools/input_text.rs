@@ -92,9 +92,34 @@ pub fn split_percent_s(line: &str) -> Vec<String> {
     pieces
 }
 
-/// Builds the command line typing `text`: one quoted `input text` per piece, `input keyevent 66`
-/// (ENTER) between lines, joined with `&&` so a failure stops the rest.
-pub fn text_command(text: &str) -> Result<String, DeviceError> {
+/// Splits `piece` into runs of characters whose quoted `input text` step is at most `max`
+/// bytes (quoted, `'` takes 4 bytes, `'\''`, any other character its own; `shell_quote`);
+/// one run when it fits.
+fn fitting_runs(piece: &str, max: usize) -> Vec<String> {
+    let overhead = command_line(&["input", "text", ""]).len();
+    let budget = max.saturating_sub(overhead).max(4);
+    let mut runs = Vec::new();
+    let (mut current, mut used) = (String::new(), 0);
+    for c in piece.chars() {
+        let cost = if c == '\'' { 4 } else { c.len_utf8() };
+        if used + cost > budget && !current.is_empty() {
+            runs.push(std::mem::take(&mut current));
+            used = 0;
+        }
+        current.push(c);
+        used += cost;
+    }
+    if !current.is_empty() {
+        runs.push(current);
+    }
+    runs
+}
+
+/// Builds the command lines typing `text`, each at most `max` bytes (the phone's adbd takes a
+/// request of 4096 bytes before Android 7): one quoted `input text` per piece (pieces longer
+/// than a line split into runs), `input keyevent 66` (ENTER) between lines and after the text
+/// when `submit`, joined with `&&` ([`command::batched`]) so a failure stops the rest.
+pub fn text_commands(text: &str, submit: bool, max: usize) -> Result<Vec<String>, DeviceError> {
     check_control_characters(text)?;
     if let Some(bad) = text
         .chars()
@@ -105,17 +130,24 @@ pub fn text_command(text: &str) -> Result<String, DeviceError> {
             bad as u32
         )));
     }
+    let enter = command_line(&["input", "keyevent", "66"]);
     let mut steps = Vec::new();
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
-            steps.push(command_line(&["input", "keyevent", "66"]));
+            steps.push(enter.clone());
         }
         for piece in split_percent_s(line) {
-            steps.push(command_line(&["input", "text", &piece]));
+            for run in fitting_runs(&piece, max) {
+                steps.push(command_line(&["input", "text", &run]));
+            }
         }
     }
-    Ok(steps.join(" && "))
+    if submit {
+        steps.push(enter);
+    }
+    Ok(command::batched(&steps, max))
 }
+
 /// Types through ADBKeyboard; restores the previous IME whatever happens.
 async fn type_with_ime(
     ctx: &ToolCtx<'_>,
@@ -141,7 +173,7 @@ async fn type_with_ime(
         .await?
         .trim()
         .to_string();
-    let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let max = ctx.link.max_shell_command().await?;
     let mut steps = vec![
         command_line(&["ime", "enable", ADB_KEYBOARD_IME]),
         command_line(&["ime", "set", ADB_KEYBOARD_IME]),
@@ -149,19 +181,17 @@ async fn type_with_ime(
     if clear {
         steps.push(command_line(&["am", "broadcast", "-a", "ADB_CLEAR_TEXT"]));
     }
-    steps.push(command_line(&[
-        "am",
-        "broadcast",
-        "-a",
-        "ADB_INPUT_B64",
-        "--es",
-        "msg",
-        &b64,
-    ]));
+    steps.extend(ime_broadcasts(text, max));
     if submit {
         steps.push(command_line(&["input", "keyevent", "66"]));
     }
-    let typed = run_input(ctx, &steps.join(" && "), TEXT_DEADLINE).await;
+    let mut typed = Ok(());
+    for line in command::batched(&steps, max) {
+        typed = run_input(ctx, &line, TEXT_DEADLINE).await;
+        if typed.is_err() {
+            break;
+        }
+    }
     if !previous.is_empty() && previous != "null" && previous != ADB_KEYBOARD_IME {
         let restore = command_line(&["ime", "set", &previous]);
         if let Err(e) = run_input(ctx, &restore, IME_DEADLINE).await {
@@ -169,6 +199,40 @@ async fn type_with_ime(
         }
     }
     typed
+}
+
+/// The `ADB_INPUT_B64` broadcast typing `chunk` (base64 needs no quoting beyond the quotes).
+fn ime_broadcast_step(chunk: &str) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(chunk.as_bytes());
+    command_line(&[
+        "am",
+        "broadcast",
+        "-a",
+        "ADB_INPUT_B64",
+        "--es",
+        "msg",
+        &b64,
+    ])
+}
+
+/// The `ADB_INPUT_B64` broadcasts typing `text`, each at most `max` bytes: the text split on
+/// character boundaries so that each chunk's base64 (4 bytes per 3) fits; ADBKeyboard types
+/// each payload as it comes (`AdbIME.java`).
+fn ime_broadcasts(text: &str, max: usize) -> Vec<String> {
+    let overhead = ime_broadcast_step("").len();
+    let budget = (max.saturating_sub(overhead) / 4 * 3).max(4); // UTF-8 bytes per chunk
+    let mut steps = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        if current.len() + c.len_utf8() > budget && !current.is_empty() {
+            steps.push(ime_broadcast_step(&std::mem::take(&mut current)));
+        }
+        current.push(c);
+    }
+    if !current.is_empty() {
+        steps.push(ime_broadcast_step(&current));
+    }
+    steps
 }
 
 /// Clears the focused field with `input`: move to its end, then one DEL per character.
@@ -180,9 +244,22 @@ async fn clear_with_input(ctx: &ToolCtx<'_>) -> Result<(), DeviceError> {
     if len == 0 {
         return Ok(());
     }
-    let mut argv = vec!["input".to_string(), "keyevent".into(), "123".into()];
-    argv.extend(std::iter::repeat_n("67".to_string(), len.min(5000)));
-    run_input(ctx, &command_line(&argv), TEXT_DEADLINE).await
+    // MOVE_END, then DELs: as many per `input keyevent` as fit in one request.
+    let max = ctx.link.max_shell_command().await?;
+    let per_step = (max.saturating_sub(32) / 5).max(1); // each `'67' ` is 5 bytes
+    let mut steps = vec![command_line(&["input", "keyevent", "123"])];
+    let mut left = len.min(5000);
+    while left > 0 {
+        let n = left.min(per_step);
+        let mut argv = vec!["input".to_string(), "keyevent".into()];
+        argv.extend(std::iter::repeat_n("67".to_string(), n));
+        steps.push(command_line(&argv));
+        left -= n;
+    }
+    for line in command::batched(&steps, max) {
+        run_input(ctx, &line, TEXT_DEADLINE).await?;
+    }
+    Ok(())
 }
 
 /// Arguments.
@@ -275,12 +352,10 @@ impl DeviceTool for InputText {
             if clear {
                 clear_with_input(ctx).await?;
             }
-            let mut cmd = text_command(text)?;
-            if submit {
-                cmd.push_str(" && ");
-                cmd.push_str(&command_line(&["input", "keyevent", "66"]));
+            let max = ctx.link.max_shell_command().await?;
+            for line in text_commands(text, submit, max)? {
+                run_input(ctx, &line, TEXT_DEADLINE).await?;
             }
-            run_input(ctx, &cmd, TEXT_DEADLINE).await?;
         }
         let field = focused_node(ctx).await.ok().flatten();
         let (verified, field_text) = match &field {
@@ -380,13 +455,53 @@ mod tests {
 
     #[test]
     fn text_command_quotes_everything_and_maps_newline_to_enter() {
-        let cmd = text_command("a;reboot\nit's").unwrap();
+        let cmd = text_commands("a;reboot\nit's", false, usize::MAX).unwrap();
         assert_eq!(
             cmd,
-            "'input' 'text' 'a;reboot' && 'input' 'keyevent' '66' && 'input' 'text' 'it'\\''s'"
+            ["'input' 'text' 'a;reboot' && 'input' 'keyevent' '66' && 'input' 'text' 'it'\\''s'"]
         );
-        let err = text_command("שלום").unwrap_err();
+        let err = text_commands("שלום", false, usize::MAX).unwrap_err();
         assert_eq!(err.code(), ErrorCode::UnsupportedText);
+    }
+
+    /// Each command line fits the phone's request limit; together they type the text exactly.
+    #[test]
+    fn long_text_is_typed_in_lines_that_fit() {
+        let text = format!("{}x%sy\n{}", "'".repeat(1500), "a".repeat(1800));
+        let lines = text_commands(&text, true, 4096 - 32).unwrap();
+        assert!(lines.len() > 1, "{lines:?}");
+        assert!(lines.iter().all(|l| l.len() <= 4096 - 32));
+        let typed: String = lines
+            .join(" && ")
+            .split(" && ")
+            .map(|step| match step {
+                "'input' 'keyevent' '66'" => "\n".to_string(),
+                s => s
+                    .strip_prefix("'input' 'text' '")
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap()
+                    .replace("'\\''", "'"),
+            })
+            .collect();
+        assert_eq!(typed, format!("{text}\n"));
+    }
+
+    #[test]
+    fn ime_payloads_are_split_on_character_boundaries() {
+        let text = "中文'输入\"".repeat(300);
+        let steps = ime_broadcasts(&text, 4096 - 32);
+        assert!(steps.len() > 1);
+        let mut joined = Vec::new();
+        for s in &steps {
+            assert!(s.len() <= 4096 - 32, "{}", s.len());
+            let b64 = s.rsplit(' ').next().unwrap().trim_matches('\'');
+            joined.extend(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .unwrap(),
+            );
+        }
+        assert_eq!(String::from_utf8(joined).unwrap(), text);
     }
 
     #[test]

@@ -64,6 +64,23 @@ pub async fn run(
     Ok(Text::decode(&out))
 }
 
+/// Joins `steps` with ` && ` into as few command lines as fit in `max` bytes each, in order
+/// (a step longer than `max` stands alone; the link refuses it). Run one after the other, a
+/// failure stops the rest as `&&` would.
+pub fn batched(steps: &[String], max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for step in steps {
+        match lines.last_mut() {
+            Some(line) if line.len() + 4 + step.len() <= max => {
+                line.push_str(" && ");
+                line.push_str(step);
+            }
+            _ => lines.push(step.clone()),
+        }
+    }
+    lines
+}
+
 /// Joins command lines so that their outputs are separated by [`SEP`] lines.
 pub fn compound(parts: &[String]) -> String {
     parts.join(&format!("; echo {SEP}; "))
