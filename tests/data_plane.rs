@@ -441,22 +441,13 @@ async fn file_refs_are_signed_and_bound_to_their_channel() {
 async fn secrets_never_reach_logs_cards_or_errors() {
     let sim = SimPhone::start("SIMSECRET00011");
     let dir = TempDir::new("secrets");
-    let codes = dir.path().join("codes.toml");
     let claim_code = "claim-CODE-493817";
-    std::fs::write(
-        &codes,
-        format!("[claim_codes]\n{} = \"{claim_code}\"\n", sim.serial),
-    )
-    .unwrap();
-    let conn = ConnectorProc::start_with(
+    let conn = ConnectorProc::start_with_claim_code(
         dir.path(),
         Phones::Direct(vec![sim.addr.clone()]),
-        &[
-            "--claim-policy",
-            "code",
-            "--config",
-            codes.to_str().unwrap(),
-        ],
+        &sim.serial,
+        claim_code,
+        &[],
     );
     let mut x = connect(&conn.addr).await;
     x.hello("").await;
@@ -496,21 +487,12 @@ async fn secrets_never_reach_logs_cards_or_errors() {
 async fn claim_code_guessing_is_throttled() {
     let sim = SimPhone::start("SIMGUESS00031");
     let dir = TempDir::new("guess");
-    let codes = dir.path().join("codes.toml");
-    std::fs::write(
-        &codes,
-        format!("[claim_codes]\n{} = \"right-code-123\"\n", sim.serial),
-    )
-    .unwrap();
-    let conn = ConnectorProc::start_with(
+    let conn = ConnectorProc::start_with_claim_code(
         dir.path(),
         Phones::Direct(vec![sim.addr.clone()]),
-        &[
-            "--claim-policy",
-            "code",
-            "--config",
-            codes.to_str().unwrap(),
-        ],
+        &sim.serial,
+        "right-code-123",
+        &[],
     );
     let mut x = connect(&conn.addr).await;
     x.hello("").await;

@@ -94,24 +94,13 @@ async fn json_and_text_logs_carry_no_secrets() {
     let sim = SimPhone::start("SIMLOGFMT00011");
     for format in ["json", "text"] {
         let dir = TempDir::new("logfmt");
-        let codes = dir.path().join("codes.toml");
         let claim_code = "claim-LOGFMT-739201";
-        std::fs::write(
-            &codes,
-            format!("[claim_codes]\n{} = \"{claim_code}\"\n", sim.serial),
-        )
-        .unwrap();
-        let conn = ConnectorProc::start_with(
+        let conn = ConnectorProc::start_with_claim_code(
             dir.path(),
             Phones::Direct(vec![sim.addr.clone()]),
-            &[
-                "--log-format",
-                format,
-                "--claim-policy",
-                "code",
-                "--config",
-                codes.to_str().unwrap(),
-            ],
+            &sim.serial,
+            claim_code,
+            &["--log-format", format],
         );
         let wrong_key = "wrong-key-LOGFMT-5550001";
         let (st, _, _) = http_get(&format!("{}/health", conn.base), Some(wrong_key));

@@ -158,21 +158,12 @@ async fn spec_8_7_to_8_14_claim_status_cancel_logout() {
 async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
     let sim = SimPhone::start("SIMFORM000010");
     let dir = TempDir::new("form");
-    let codes = dir.path().join("codes.toml");
-    std::fs::write(
-        &codes,
-        format!("[claim_codes]\n{} = \"right-code-123\"\n", sim.serial),
-    )
-    .unwrap();
-    let conn = ConnectorProc::start_with(
+    let conn = ConnectorProc::start_with_claim_code(
         dir.path(),
         Phones::Direct(vec![sim.addr.clone()]),
-        &[
-            "--claim-policy",
-            "code",
-            "--config",
-            codes.to_str().unwrap(),
-        ],
+        &sim.serial,
+        "right-code-123",
+        &[],
     );
     let mut x = connect(&conn.addr).await;
     x.hello("").await;

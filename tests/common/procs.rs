@@ -312,6 +312,23 @@ impl ConnectorProc {
         Self::start_with(data_dir, phones, &["--claim-policy", "open"])
     }
 
+    /// [`ConnectorProc::start_with`] with claim policy `code` and `code` as `serial`'s claim
+    /// code (written to `DATA_DIR/codes.toml`, passed as `--config`), then `extra`.
+    pub fn start_with_claim_code(
+        data_dir: &Path,
+        phones: Phones,
+        serial: &str,
+        code: &str,
+        extra: &[&str],
+    ) -> ConnectorProc {
+        let codes = data_dir.join("codes.toml");
+        std::fs::write(&codes, format!("[claim_codes]\n{serial} = \"{code}\"\n")).unwrap();
+        let codes = codes.to_str().unwrap().to_string();
+        let mut flags = vec!["--claim-policy", "code", "--config", &codes];
+        flags.extend_from_slice(extra);
+        ConnectorProc::start_with(data_dir, phones, &flags)
+    }
+
     /// Starts `serve` with extra flags.
     pub fn start_with(data_dir: &Path, phones: Phones, extra: &[&str]) -> ConnectorProc {
         let mut c = ConnectorProc {
