@@ -492,22 +492,11 @@ async fn phone_state_changes_are_logged() {
     let _back = SimPhone::start_at(&serial, &addr);
     wait_log(&conn, "phone state changed", 2);
     let logs = conn.logs();
-    let changes: Vec<Value> = logs
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["fields"]["message"] == "phone state changed")
-        .collect();
-    let moves: Vec<(String, String)> = changes
-        .iter()
-        .map(|v| {
-            assert_eq!(v["fields"]["serial_hint"], "SIM…OG01", "{v}");
-            assert_eq!(v["fields"]["server"], "direct", "{v}");
-            (
-                v["fields"]["from"].as_str().unwrap_or("").to_string(),
-                v["fields"]["to"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    for v in state_changes(&logs) {
+        assert_eq!(v["fields"]["serial_hint"], "SIM…OG01", "{v}");
+        assert_eq!(v["fields"]["server"], "direct", "{v}");
+    }
+    let moves = state_moves(&logs);
     assert_eq!(
         moves,
         [
@@ -526,6 +515,27 @@ fn hangup(pid: u32) {
         .status()
         .expect("run kill");
     assert!(status.success(), "kill -HUP failed");
+}
+
+/// The `phone state changed` lines of a JSON log.
+fn state_changes(logs: &str) -> Vec<Value> {
+    logs.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"] == "phone state changed")
+        .collect()
+}
+
+/// The (`from`, `to`) of each `phone state changed` line of a JSON log, in order.
+fn state_moves(logs: &str) -> Vec<(String, String)> {
+    state_changes(logs)
+        .iter()
+        .map(|v| {
+            (
+                v["fields"]["from"].as_str().unwrap_or("").to_string(),
+                v["fields"]["to"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
 }
 
 /// Waits (≤ 10 s) until the connector's log holds `needle` `n` times.
@@ -1409,11 +1419,7 @@ async fn an_unplugged_adb_server_phone_logs_its_state_change() {
     );
     wait_log(&conn, "phone state changed", 1);
     let logs = conn.logs();
-    let down: Vec<Value> = logs
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["fields"]["message"] == "phone state changed")
-        .collect();
+    let down = state_changes(&logs);
     let first = &down[0]["fields"];
     assert_eq!(first["serial_hint"], "SIM…LOG1", "{logs}");
     assert_eq!(first["from"], "device", "{logs}");
@@ -1440,18 +1446,10 @@ async fn a_frozen_adb_server_phone_logs_both_state_changes() {
     );
     wait_log(&conn, "phone state changed", 2);
     let logs = conn.logs();
-    let moves: Vec<(String, String)> = logs
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["fields"]["message"] == "phone state changed")
-        .map(|v| {
-            assert_eq!(v["fields"]["serial_hint"], "SIM…LOG1", "{v}");
-            (
-                v["fields"]["from"].as_str().unwrap_or("").to_string(),
-                v["fields"]["to"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    for v in state_changes(&logs) {
+        assert_eq!(v["fields"]["serial_hint"], "SIM…LOG1", "{v}");
+    }
+    let moves = state_moves(&logs);
     assert_eq!(
         moves[..2],
         [
@@ -1505,17 +1503,7 @@ async fn a_frozen_then_unreachable_phone_logs_no_change_to_the_same_state() {
     );
     wait_log(&conn, "phone state changed", 2);
     let logs = conn.logs();
-    let moves: Vec<(String, String)> = logs
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["fields"]["message"] == "phone state changed")
-        .map(|v| {
-            (
-                v["fields"]["from"].as_str().unwrap_or("").to_string(),
-                v["fields"]["to"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    let moves = state_moves(&logs);
     assert_eq!(
         moves,
         [
