@@ -7,7 +7,7 @@ use tokio::sync::watch;
 
 use std::future::Future;
 
-use super::{lock, CallKey, Connector, InFlightCall};
+use super::{lock, CallKey, Connector, InFlightCall, Ticket};
 use crate::device::error::state_refusal;
 use crate::device::policy::PhoneFacts;
 use crate::device::tools::{registry, SideEffect, ToolCtx, ToolError};
@@ -16,16 +16,33 @@ use crate::protocol::{now_ms, ErrorCode};
 use crate::store::JournalEntry;
 
 impl Connector {
+    /// The place in `channel_id`'s arrival order of a call of `tool_id`, for a side-effecting
+    /// tool of the card (`None` for any other: observations run concurrently). Taken where the
+    /// packets are read, in their order, so back-to-back calls run as they were sent.
+    pub fn side_effect_ticket(&self, channel_id: &str, tool_id: &str) -> Option<Ticket> {
+        registry()
+            .get(tool_id)
+            .filter(|t| self.card_tools.contains(&t.id()))
+            .filter(|t| t.side_effect() != SideEffect::None)
+            .map(|_| self.runtime(channel_id).arrival.ticket())
+    }
+
     /// Runs one tool call for `channel_id` (already checked open on the calling session). A
     /// call that ends in `device_timeout` has the phones' liveness checked at once (a frozen
     /// phone behind an adb server goes `offline` and later calls fail fast).
+    ///
+    /// `ticket`: the call's place in the channel's arrival order ([`Self::side_effect_ticket`],
+    /// taken when the packet was read); a side-effecting call without one takes it here.
     pub async fn invoke_tool(
         &self,
         channel_id: &str,
         payload: &ToolInvokePayload,
+        ticket: Option<Ticket>,
         progress: &(dyn Fn(f64, &str) + Send + Sync),
     ) -> Result<Value, ToolError> {
-        let outcome = self.invoke_bound(channel_id, payload, progress).await;
+        let outcome = self
+            .invoke_bound(channel_id, payload, ticket, progress)
+            .await;
         if outcome
             .as_ref()
             .is_err_and(|e| e.code == ErrorCode::DeviceTimeout)
@@ -40,6 +57,7 @@ impl Connector {
         &self,
         channel_id: &str,
         payload: &ToolInvokePayload,
+        ticket: Option<Ticket>,
         progress: &(dyn Fn(f64, &str) + Send + Sync),
     ) -> Result<Value, ToolError> {
         let tool = registry()
@@ -106,7 +124,9 @@ impl Connector {
         if tool.side_effect() == SideEffect::None {
             return tool.run_json(&args, &ctx).await;
         }
-        let _guard = runtime.side_effects.lock().await;
+        // Held to the end of the call: the next side-effecting call of the channel waits for it.
+        let ticket = ticket.unwrap_or_else(|| runtime.arrival.ticket());
+        ticket.turn().await;
         match payload
             .context
             .as_ref()

@@ -15,6 +15,7 @@
 //! State that must survive restarts (connector id, channels, bindings, file refs) is written
 //! through to SQLite ([`crate::store`]) before it is acknowledged.
 
+pub mod arrival_order;
 pub mod channels;
 pub mod claim;
 pub mod claim_policy;
@@ -42,6 +43,7 @@ use crate::secret::CodeHash;
 use crate::store::{Store, StoreError};
 use claim_policy::ClaimPolicy;
 
+pub use arrival_order::Ticket;
 pub use runtime::{ChannelRuntime, RateBucket, RATE_BURST, RATE_PER_SEC};
 pub use state::SessionId;
 

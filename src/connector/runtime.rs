@@ -1,21 +1,22 @@
-//! Per-channel runtime state: the last display geometry read (a hint), what the agent last saw, the lock that
-//! serialises side effects, and the tool-call rate limiter. Created on a channel's first tool
+//! Per-channel runtime state: the last display geometry read (a hint), what the agent last saw,
+//! the arrival order that serialises side effects, and the tool-call rate limiter. Created on a channel's first tool
 //! call, dropped with the channel.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use super::arrival_order::ArrivalOrder;
 use crate::device::tools::{DisplayCache, LastSeen};
 
-/// Runtime state of one channel's phone: last display geometry read, the lock serialising side effects, and
-/// the tool-call rate limiter.
+/// Runtime state of one channel's phone: last display geometry read, the arrival order
+/// serialising side effects, and the tool-call rate limiter.
 #[derive(Default)]
 pub struct ChannelRuntime {
     /// Last display geometry read (a hint only, never used to check or map a point).
     pub display: DisplayCache,
     /// What the agent last saw (UI snapshot, screenshots).
     pub last_seen: LastSeen,
-    /// Held while a side-effecting tool runs (Device Profile §5: serialise per channel).
-    pub side_effects: tokio::sync::Mutex<()>,
+    /// Side-effecting calls run one at a time in arrival order (Device Profile §5).
+    pub arrival: Arc<ArrivalOrder>,
     /// Token bucket of tool calls.
     pub rate: Mutex<RateBucket>,
 }

@@ -213,9 +213,11 @@ impl Session {
             Request::ToolInvoke(p) => {
                 let outbox = self.outbox.clone();
                 let request_id = packet.request_id.clone();
+                // Taken here, in the order the packets arrive, not in the spawned task.
+                let ticket = connector.side_effect_ticket(&channel, &p.tool_id);
                 self.spawn(packet, async move {
                     connector.dispatch_stats().record_tool(received.elapsed());
-                    tool::invoke(&connector, &channel, request_id, &p, &outbox).await
+                    tool::invoke(&connector, &channel, request_id, &p, ticket, &outbox).await
                 })
             }
             Request::Unknown(kind) => {

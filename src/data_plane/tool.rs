@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::error::DataPlaneError;
 use super::outbox::Outbox;
 use super::reply::{to_payload, Reply, ToolInvokeAck, ToolProgressPush};
-use crate::connector::Connector;
+use crate::connector::{Connector, Ticket};
 use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{Packet, PacketType};
 
@@ -17,6 +17,7 @@ pub async fn invoke(
     channel: &str,
     request_id: Option<String>,
     p: &ToolInvokePayload,
+    ticket: Option<Ticket>,
     outbox: &Outbox,
 ) -> Result<Reply, DataPlaneError> {
     let span = tracing::info_span!("tool", channel = channel, tool = %p.tool_id);
@@ -35,7 +36,8 @@ pub async fn invoke(
         outbox.push_progress(push);
     };
     let result =
-        tracing::Instrument::instrument(connector.invoke_tool(channel, p, &progress), span).await;
+        tracing::Instrument::instrument(connector.invoke_tool(channel, p, ticket, &progress), span)
+            .await;
     tracing::debug!(tool = %p.tool_id, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "tool call finished");
     let outcome = match &result {
         Ok(_) => "ok",
