@@ -44,6 +44,14 @@ async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
             "{ack}"
         );
     }
+    // A whole number written as a float is an integer (JSON Schema; Python's json.dumps(5.0)).
+    let ack = invoke(&mut x, &ch, "android_tap", json!({"x": 5.0, "y": 1e1}), "").await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(
+        ack["payload"]["result"]["tapped"],
+        json!({"x": 5, "y": 10}),
+        "{ack}"
+    );
     let ack = invoke(
         &mut x,
         &ch,

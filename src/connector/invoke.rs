@@ -10,7 +10,7 @@ use std::future::Future;
 use super::{lock, CallKey, Connector, InFlightCall, Ticket};
 use crate::device::error::state_refusal;
 use crate::device::policy::PhoneFacts;
-use crate::device::tools::{registry, SideEffect, ToolCtx, ToolError};
+use crate::device::tools::{integral_floats_as_integers, registry, SideEffect, ToolCtx, ToolError};
 use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{now_ms, ErrorCode};
 use crate::store::JournalEntry;
@@ -93,6 +93,9 @@ impl Connector {
             }
         };
         args["connector_channel_id"] = Value::String(channel_id.to_string());
+        if let Some(whole) = integral_floats_as_integers(&args) {
+            args = whole;
+        }
         tool.validate(&args)?;
         let runtime = self.runtime(channel_id);
         if !lock(&runtime.rate).take() {

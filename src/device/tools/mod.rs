@@ -47,7 +47,7 @@ use crate::protocol::ErrorCode;
 pub use crate::protocol::card::SideEffect;
 pub use phone::display::DisplayCache;
 pub use phone::last_seen::LastSeen;
-pub use registry::{registry, DeviceTool, RegisteredTool, Registry};
+pub use registry::{integral_floats_as_integers, registry, DeviceTool, RegisteredTool, Registry};
 
 /// Every implemented tool, in card order (the card order is part of the contract). Adding a
 /// tool: its file (with its tests), its `mod` line above, and one line here.

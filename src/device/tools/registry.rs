@@ -82,7 +82,8 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
     Box::pin(async move {
         // Reached only after `validate`: a failure here means `Args` and the schema disagree,
         // which the registry's unit test rules out. The serde message may quote the value
-        // (user text), so it is not passed on.
+        // (user text), so it is not passed on. Whole numbers written as floats were made
+        // integers before ([`integral_floats_as_integers`]).
         let args = T::Args::deserialize(args).map_err(|_| {
             DeviceError::InvalidArguments(format!("invalid arguments: they do not fit {}", T::ID))
         })?;
@@ -90,6 +91,37 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
         serde_json::to_value(out)
             .map_err(|e| DeviceError::Internal(format!("result not serializable: {e}")).into())
     })
+}
+
+/// `value` with every float that is a whole number in `i64` range written as an integer, or
+/// `None` when it has none. JSON Schema's `integer` takes a whole number written as a float
+/// (`5.0`, `1e2`; Python's `json.dumps(5.0)`; draft 2020-12 §6.1.1) and serde's integers do
+/// not, so tool arguments are normalised once, before validation, the journal and the run.
+pub fn integral_floats_as_integers(value: &Value) -> Option<Value> {
+    fn has(v: &Value) -> bool {
+        match v {
+            Value::Number(n) => n.is_f64(),
+            Value::Array(a) => a.iter().any(has),
+            Value::Object(m) => m.values().any(has),
+            _ => false,
+        }
+    }
+    fn convert(v: &Value) -> Value {
+        match v {
+            Value::Number(n) => match n.as_f64() {
+                Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                    Value::from(f as i64)
+                }
+                _ => v.clone(),
+            },
+            Value::Array(a) => Value::Array(a.iter().map(convert).collect()),
+            Value::Object(m) => {
+                Value::Object(m.iter().map(|(k, v)| (k.clone(), convert(v))).collect())
+            }
+            _ => v.clone(),
+        }
+    }
+    has(value).then(|| convert(value))
 }
 
 /// Compiles one of our own schemas; they are constants, so a failure is a programming error
