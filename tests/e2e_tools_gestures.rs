@@ -95,6 +95,22 @@ async fn gestures_wait_and_orientation_on_the_phone() {
     assert_eq!(w["satisfied"], true, "{w}");
     let w = ok(&x.tool(&ch, "android_wait_for", json!({"condition": "appears", "text": "Never There", "timeout_ms": 600, "interval_ms": 200})).await).clone();
     assert_eq!(w["satisfied"], false, "a timeout says what it saw: {w}");
+    assert!(
+        w["elapsed_ms"].as_u64().unwrap() >= 600,
+        "polled up to the timeout: {w}"
+    );
+    // A timeout shorter than the interval still polls at the timeout, not only at the start
+    // (fresh-user finding: `timeout_ms: 300` answered after one poll, `elapsed_ms: 0`).
+    let w = ok(&x
+        .tool(
+            &ch,
+            "android_wait_for",
+            json!({"condition": "appears", "text": "Never There", "timeout_ms": 300}),
+        )
+        .await)
+    .clone();
+    assert_eq!(w["polls"], 2, "{w}");
+    assert!(w["elapsed_ms"].as_u64().unwrap() >= 300, "{w}");
     // Orientation: landscape swaps the input space.
     ok(&x
         .tool(

@@ -177,7 +177,11 @@ impl DeviceTool for WaitFor {
                 Condition::Stable => previous.as_ref().is_some_and(|p| same_screen(p, &snap)),
                 Condition::Appears => found.is_some(),
             };
-            if done || started.elapsed() + interval > timeout {
+            // Polls until the timeout itself: the last pause is cut to what is left, so an
+            // element that appears in the last stretch is still seen (the last poll starts at
+            // `timeout_ms` at the latest and may end a UI dump later).
+            let left = timeout.saturating_sub(started.elapsed());
+            if done || left.is_zero() {
                 return Ok(Output {
                     condition: args.condition,
                     satisfied: done,
@@ -188,7 +192,7 @@ impl DeviceTool for WaitFor {
                 });
             }
             previous = Some(snap);
-            tokio::time::sleep(interval).await;
+            tokio::time::sleep(interval.min(left)).await;
         }
     }
 }
