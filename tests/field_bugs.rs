@@ -2216,23 +2216,92 @@ async fn field_bug_16_and_17_variants_other_personas_and_apps() {
         );
         assert_eq!(log_len_runs(&b.sim, "monkey"), 0, "{persona}");
     }
-    // Android 6 has no `cmd` (so no resolve-activity): a clear error naming the requirement,
-    // never monkey's exit 251 nor a launch reported without proof.
+    // Android 6 has no `cmd` (so no resolve-activity): the launcher activity comes from the
+    // Activity Resolver Table of `dumpsys package PKG`; never monkey.
     let mut b = bench(
         "SIMFB16V00001",
         &["--persona", "legacy-android6", "--model", ""],
     )
     .await;
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_app_launch",
-            json!({"package": "com.android.settings"}),
-        )
-        .await;
-    assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
-    assert!(message(&ack).contains("Android 7+"), "{ack}");
+    for (package, component, category) in [
+        (
+            "com.android.settings",
+            "com.android.settings/com.android.settings.Settings",
+            "launcher",
+        ),
+        (
+            "com.example.tv",
+            "com.example.tv/com.example.tv.TvMainActivity",
+            "leanback",
+        ),
+    ] {
+        let ack =
+            b.x.tool(&b.ch, "android_app_launch", json!({"package": package}))
+                .await;
+        assert!(ack.get("error").is_none(), "{package}: {ack}");
+        let r = &ack["payload"]["result"];
+        assert_eq!(r["component"], component, "{r}");
+        assert_eq!(r["launcher_category"], category, "{r}");
+        assert_eq!(r["verified"], true, "{r}");
+        assert_eq!(b.sim.state()["foreground"], package, "{package}");
+    }
+    assert_eq!(
+        b.sim.count_runs(&["dumpsys", "package", "com.example.tv"]),
+        1
+    );
+    for (package, code) in [
+        ("com.example.nothere2", "app_not_installed"),
+        ("com.android.shell", "no_launcher_activity"),
+    ] {
+        let ack =
+            b.x.tool(&b.ch, "android_app_launch", json!({"package": package}))
+                .await;
+        assert_eq!(ack["error"]["code"], code, "{package}: {ack}");
+    }
     assert_eq!(log_len_runs(&b.sim, "monkey"), 0);
+}
+
+/// Android 6 behind Google adb 34 (its legacy shell: no exit status, stderr merged): the
+/// `dumpsys package` launch path works through the server too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_16_variants_android6_launch_behind_adb34() {
+    let sim = SimPhone::start_with_control(
+        "SIMFB16V00004",
+        &["--persona", "legacy-android6", "--model", ""],
+    );
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb16v");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    for (package, category) in [
+        ("com.example.notes", "launcher"),
+        ("com.example.tv", "leanback"),
+    ] {
+        let ack = x
+            .tool(&ch, "android_app_launch", json!({"package": package}))
+            .await;
+        assert!(ack.get("error").is_none(), "{package}: {ack}");
+        assert_eq!(
+            ack["payload"]["result"]["launcher_category"], category,
+            "{ack}"
+        );
+        assert_eq!(sim.state()["foreground"], package, "{package}");
+    }
+    for (package, code) in [
+        ("com.example.nothere2", "app_not_installed"),
+        ("com.android.systemui", "no_launcher_activity"),
+    ] {
+        let ack = x
+            .tool(&ch, "android_app_launch", json!({"package": package}))
+            .await;
+        assert_eq!(ack["error"]["code"], code, "{package}: {ack}");
+    }
+    assert_eq!(log_len_runs(&sim, "monkey"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

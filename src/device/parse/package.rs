@@ -77,6 +77,112 @@ pub fn parse_component(component: &str) -> Option<(String, String)> {
     Some((package.to_string(), class))
 }
 
+/// One activity line of the `Activity Resolver Table:` of `dumpsys package PKG`: `HASH PKG/CLS`,
+/// then ` filter HASH` and the filter's indented `Action: "…"` / `Category: "…"` lines when the
+/// phone prints filter details, else nothing or ` (N filters)` (collapsed form). Sources: appium-adb
+/// `parseLaunchableActivityNames` and its test captures
+/// `tests/fixtures/packages/appium-adb-dumpsys-package-activity-resolver-*.txt`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolverActivity {
+    /// Package of the component.
+    pub package: String,
+    /// Fully qualified class.
+    pub class: String,
+    /// The key line above it, without `:` (an action under `Non-Data Actions:`, a MIME type or
+    /// scheme elsewhere).
+    pub key: String,
+    /// `Action:` values of its filter (empty in the collapsed form).
+    pub actions: Vec<String>,
+    /// `Category:` values of its filter (empty in the collapsed form).
+    pub categories: Vec<String>,
+}
+
+/// Parses the `Activity Resolver Table:` section of `dumpsys package [-f] PKG` (it ends at the
+/// next line indented no deeper than its header). Empty when the section is absent (unknown
+/// package, error text).
+pub fn parse_activity_resolver_table(text: &str) -> Vec<ResolverActivity> {
+    let mut out: Vec<ResolverActivity> = Vec::new();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut header: Option<usize> = None;
+    let mut key = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        match header {
+            None => {
+                if t == "Activity Resolver Table:" {
+                    header = Some(indent(line));
+                }
+                continue;
+            }
+            Some(h) if indent(line) <= h => break,
+            Some(_) => {}
+        }
+        let quoted = |prefix: &str| {
+            t.strip_prefix(prefix)
+                .map(|v| v.trim().trim_matches('"').to_string())
+        };
+        if let Some(a) = quoted("Action:") {
+            if let Some(last) = out.last_mut() {
+                last.actions.push(a);
+            }
+            continue;
+        }
+        if let Some(c) = quoted("Category:") {
+            if let Some(last) = out.last_mut() {
+                last.categories.push(c);
+            }
+            continue;
+        }
+        let mut words = t.split_whitespace();
+        let (first, second) = (words.next(), words.next());
+        let hash = first.is_some_and(|w| w.chars().all(|c| c.is_ascii_hexdigit()));
+        if let (true, Some(comp)) = (hash, second) {
+            if let Some((package, class)) = parse_component(comp) {
+                out.push(ResolverActivity {
+                    package,
+                    class,
+                    key: key.clone(),
+                    actions: Vec::new(),
+                    categories: Vec::new(),
+                });
+                continue;
+            }
+        }
+        if let Some(k) = t.strip_suffix(':') {
+            key = k.to_string();
+        }
+    }
+    out
+}
+
+/// The activity of `pkg` that `dumpsys package PKG` shows with an `android.intent.action.MAIN`
+/// filter in `category`, as a fully qualified class. When the phone printed no filter details
+/// (collapsed form: no `Action:` line in the whole table) every `android.intent.action.MAIN`
+/// activity of `pkg` counts as in `android.intent.category.LAUNCHER`, as appium-adb does for
+/// that form; it can never prove LEANBACK_LAUNCHER.
+pub fn resolver_main_activity(
+    table: &[ResolverActivity],
+    pkg: &str,
+    category: &str,
+) -> Option<String> {
+    const MAIN: &str = "android.intent.action.MAIN";
+    let detailed = table.iter().any(|a| !a.actions.is_empty());
+    table
+        .iter()
+        .filter(|a| a.package == pkg)
+        .find(|a| {
+            if detailed {
+                a.actions.iter().any(|x| x == MAIN) && a.categories.iter().any(|c| c == category)
+            } else {
+                a.key == MAIN && category == "android.intent.category.LAUNCHER"
+            }
+        })
+        .map(|a| a.class.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +191,75 @@ mod tests {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/packages/appium-adb-pm-list-packages-show-versioncode.txt"
     ));
+
+    const RESOLVER_FILTERS: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/packages/appium-adb-dumpsys-package-activity-resolver-filters.txt"
+    ));
+    const RESOLVER_COLLAPSED: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/packages/appium-adb-dumpsys-package-activity-resolver-collapsed.txt"
+    ));
+
+    #[test]
+    fn activity_resolver_table_with_filter_details() {
+        let table = parse_activity_resolver_table(RESOLVER_FILTERS);
+        let pkg = "com.sunpower.energylink.commissioning2";
+        assert_eq!(table.len(), 4);
+        assert_eq!(table[0].key, "com.sunpower.elc2");
+        assert_eq!(table[1].key, "");
+        assert_eq!(table[2].class, format!("{pkg}.MainActivity2"));
+        assert_eq!(table[2].key, "android.intent.action.MAIN");
+        assert_eq!(table[2].categories, ["android.intent.category.BROWSABLE"]);
+        assert_eq!(table[3].categories, ["android.intent.category.LAUNCHER"]);
+        // MainActivity2 has MAIN but not LAUNCHER: only MainActivity launches.
+        assert_eq!(
+            resolver_main_activity(&table, pkg, "android.intent.category.LAUNCHER"),
+            Some(format!("{pkg}.MainActivity"))
+        );
+        assert_eq!(
+            resolver_main_activity(&table, pkg, "android.intent.category.LEANBACK_LAUNCHER"),
+            None
+        );
+        assert_eq!(
+            resolver_main_activity(&table, "com.other", "android.intent.category.LAUNCHER"),
+            None
+        );
+    }
+
+    #[test]
+    fn activity_resolver_table_collapsed() {
+        let table = parse_activity_resolver_table(RESOLVER_COLLAPSED);
+        let pkg = "com.example.android.contactmanager";
+        let classes: Vec<&str> = table.iter().map(|a| a.class.as_str()).collect();
+        // Stops at `Key Set Manager:` (indented like the table header).
+        assert_eq!(
+            classes,
+            [
+                "com.example.android.contactmanager.ContactManager2",
+                "com.example.android.contactmanager.ContactManager3",
+                "com.example.android.contactmanager.ContactManager",
+            ]
+        );
+        assert!(table.iter().all(|a| a.actions.is_empty()));
+        assert_eq!(
+            resolver_main_activity(&table, pkg, "android.intent.category.LAUNCHER"),
+            Some(format!("{pkg}.ContactManager2"))
+        );
+        assert_eq!(
+            resolver_main_activity(&table, pkg, "android.intent.category.LEANBACK_LAUNCHER"),
+            None
+        );
+    }
+
+    #[test]
+    fn activity_resolver_table_absent() {
+        assert!(
+            parse_activity_resolver_table("Dexopt state:\n  Unable to find package: a.b\n")
+                .is_empty()
+        );
+        assert!(parse_activity_resolver_table("").is_empty());
+    }
 
     #[test]
     fn show_versioncode_capture() {

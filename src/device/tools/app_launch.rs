@@ -1,6 +1,8 @@
 //! `android_app_launch`: resolve the LAUNCHER activity (LEANBACK_LAUNCHER fallback; when the
 //! phone resolves to the framework's chooser, the app's own launcher activities from
-//! `query-activities`, field bug 29), refuse
+//! `query-activities`, field bug 29; before Android 7, which has no `cmd`, the app's
+//! `android.intent.action.MAIN` filters in the Activity Resolver Table of `dumpsys package PKG`),
+//! refuse
 //! high-risk apps (`[risk]` of the device policy), `am start -n PKG/ACT`, then poll the
 //! foreground package (`dumpsys window windows` focus, `dumpsys activity activities` resumed
 //! activity, parsed by `device::parse::window`) for up to [`VERIFY_WINDOW`]. Never `monkey`
@@ -114,16 +116,31 @@ async fn resolve_launcher(
             return Ok((format!("{p}/{class}"), category));
         }
     }
-    if cmd_unsupported(&s[0]) && cmd_unsupported(&s[1]) {
-        return Err(DeviceError::CommandFailed(
-            "this phone has no `cmd package resolve-activity` (Android 7+ is required to launch apps)".into(),
-        ));
-    }
     if !s[2].lines().any(|l| l.trim().starts_with("package:")) {
         return Err(DeviceError::AppNotInstalled {
             package: pkg.to_string(),
             hint: " (see android_app_list)",
         });
+    }
+    if cmd_unsupported(&s[0]) && cmd_unsupported(&s[1]) {
+        // Before Android 7 there is no `cmd`: read the app's MAIN filters from the Activity
+        // Resolver Table of `dumpsys package PKG`, as appium-adb does below API 24.
+        let out = command::run(
+            ctx,
+            &command_line(&["dumpsys", "package", pkg]),
+            LAUNCH_DEADLINE,
+            OUTPUT_LIMIT,
+        )
+        .await?;
+        if let Some(e) = out.service_missing() {
+            return Err(e);
+        }
+        let table = package::parse_activity_resolver_table(&out.stdout);
+        for (cat, category) in [(LAUNCHER, "launcher"), (LEANBACK, "leanback")] {
+            if let Some(class) = package::resolver_main_activity(&table, pkg, cat) {
+                return Ok((format!("{pkg}/{class}"), category));
+            }
+        }
     }
     Err(DeviceError::NoLauncherActivity {
         package: pkg.to_string(),

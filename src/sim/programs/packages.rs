@@ -218,7 +218,38 @@ fn builtin_version(pkg: &str) -> &'static str {
     }
 }
 
-/// `dumpsys package PKG`: the `Packages:` block of one package (empty for unknown ones). A
+/// The `Activity Resolver Table:` of `dumpsys package PKG` for the package's launcher activity,
+/// with filter details (`HASH PKG/CLS filter HASH` then `Action:` / `Category:` lines, as in
+/// appium-adb's capture `tests/fixtures/packages/appium-adb-dumpsys-package-activity-resolver-filters.txt`,
+/// at the real column 0 instead of the test's indentation). Launcher apps, the persona's launcher
+/// and installed launcher APKs get `android.intent.category.LAUNCHER` (as `resolve-activity` and
+/// `query-activities` answer here), TV apps `LEANBACK_LAUNCHER`; packages without either get no
+/// table (AOSP prints none when no activity of the package has a filter).
+fn activity_resolver_table(s: &PhoneState, pkg: &str) -> String {
+    let launcher = s.persona.launcher_component();
+    let apk = installed_apks(s)
+        .into_iter()
+        .any(|a| a.package == pkg && a.launcher);
+    let found = if let Some(a) = apps::APPS.iter().find(|a| a.package == pkg) {
+        Some((a.activity.to_string(), "LAUNCHER"))
+    } else if let Some(a) = apps::LEANBACK_APPS.iter().find(|a| a.package == pkg) {
+        Some((a.activity.to_string(), "LEANBACK_LAUNCHER"))
+    } else if launcher.0 == pkg {
+        Some((launcher.1.clone(), "LAUNCHER"))
+    } else if apk {
+        Some((".MainActivity".to_string(), "LAUNCHER"))
+    } else {
+        None
+    };
+    let Some((activity, category)) = found else {
+        return String::new();
+    };
+    let act = super::ident(&format!("{pkg}/{activity}"));
+    let filter = super::ident(&format!("{pkg}/{activity} MAIN"));
+    format!("Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN:\n        {act} {pkg}/{activity} filter {filter}\n          Action: \"android.intent.action.MAIN\"\n          Category: \"android.intent.category.{category}\"\n\n")
+}
+
+/// `dumpsys package PKG`: the Activity Resolver Table of its launcher activity and the `Packages:` block of one package (empty for unknown ones). A
 /// system app (every package `pm list packages -3` leaves out) sits under `/system/priv-app/`
 /// with `SYSTEM` in its `flags=[…]`, a user app under `/data/app/` without it (AOSP
 /// `Settings.dumpPackageLPr`; captures `tests/fixtures/packages/*dumpsys-package*`).
@@ -237,7 +268,8 @@ pub fn dumpsys_package(s: &PhoneState, pkg: &str, installed: &[String]) -> Strin
     } else {
         (format!("/system/priv-app/{pkg}"), " SYSTEM")
     };
-    format!("Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath={code_path}\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[{system} HAS_CODE ALLOW_CLEAR_USER_DATA ]\n")
+    let resolver = activity_resolver_table(s, pkg);
+    format!("{resolver}Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath={code_path}\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[{system} HAS_CODE ALLOW_CLEAR_USER_DATA ]\n")
 }
 
 /// `am start -a android.intent.action.VIEW -d URL` without a component: http(s) URLs open (the
