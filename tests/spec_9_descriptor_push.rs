@@ -78,8 +78,10 @@ async fn spec_9_unauthorized_is_revoked_with_tools_requiring_reauth() {
         sim.control_post("/v1/transport", json!({"state": "unauthorized"})),
         200
     );
+    // Telling a refused key takes a probe (1 s), the handshake's wait for the key (≤ 3 s) and
+    // the redial grace (2 s): up to ~6 s before the push, more on a loaded machine.
     let push = x
-        .wait_push("connection.descriptor.push", 5)
+        .wait_push("connection.descriptor.push", 20)
         .await
         .expect("revoked push");
     let d = &push["payload"]["connection_descriptor"];
