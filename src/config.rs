@@ -162,7 +162,13 @@ impl Settings {
         }
         let lease_grace = match &self.lease_grace {
             Some(text) => {
-                let grace = parse_duration(text)?;
+                // Named by flag, file key and variable: the value may come from any of them.
+                let grace = humantime::parse_duration(text.trim()).map_err(|e| {
+                    ConfigError::Invalid(format!(
+                        "--lease-grace (lease_grace, env XAGENT_ADB_LEASE_GRACE) must be a \
+                         duration like 30s, 90min or 30days, got {text:?}: {e}"
+                    ))
+                })?;
                 // Refused by the same range, in the flag's own syntax.
                 let range = LEASE_GRACE_SECS.range();
                 if grace < Duration::from_secs(*range.start())
@@ -661,12 +667,6 @@ pub fn parse_claim_code(serial: &str, value: &str) -> Result<CodeHash, ConfigErr
     } else {
         Ok(hash_claim_code(value))
     }
-}
-
-/// Parses a duration like `5s`, `500ms`, `1h` (humantime syntax).
-pub fn parse_duration(text: &str) -> Result<Duration, ConfigError> {
-    humantime::parse_duration(text.trim())
-        .map_err(|e| ConfigError::Invalid(format!("bad duration {text:?}: {e}")))
 }
 
 /// Parses a `--device` value `tcp:HOST:PORT` into `HOST:PORT`.
