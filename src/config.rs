@@ -500,8 +500,10 @@ pub const FILE_CACHE_MAX_BYTES: SettingRange = SettingRange {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A file could not be read.
-    #[error("cannot read {path}")]
+    #[error("cannot read {setting} {path}")]
     Read {
+        /// The flag that names the file (`--config`, `--api-key-file`).
+        setting: &'static str,
         /// Path.
         path: PathBuf,
         /// Cause.
@@ -530,6 +532,7 @@ pub enum ConfigError {
 /// Reads and parses the TOML config file.
 pub fn read_config_file(path: &Path) -> Result<Settings, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        setting: "--config",
         path: path.into(),
         source,
     })?;
@@ -625,6 +628,7 @@ pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
 /// Reads the API key file (first line, trimmed); it must be at least 16 characters.
 pub fn read_api_key(path: &Path) -> Result<Secret, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        setting: "--api-key-file",
         path: path.into(),
         source,
     })?;
@@ -764,12 +768,13 @@ mod tests {
         assert!(line.contains("line 2"), "{line}");
         assert!(!line.contains("plain-code-123"), "{line}");
         let read = ConfigError::Read {
+            setting: "--api-key-file",
             path: "/nonexistent".into(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         };
         assert_eq!(
             one_line(&read),
-            "cannot read /nonexistent: entity not found"
+            "cannot read --api-key-file /nonexistent: entity not found"
         );
     }
 

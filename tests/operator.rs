@@ -328,7 +328,19 @@ async fn check_and_devices_report_every_state_with_its_fix() {
     ]);
     assert_eq!(code, Some(1), "{out}");
     assert!(
-        out.starts_with("PROBLEM  config: cannot read /nonexistent/key"),
+        out.starts_with("PROBLEM  config: cannot read --api-key-file /nonexistent/key"),
+        "{out}"
+    );
+    let (code, out, _) = run(&[
+        "check",
+        "--data-dir",
+        "/tmp",
+        "--config",
+        "/nonexistent/conf",
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with("PROBLEM  config: cannot read --config /nonexistent/conf"),
         "{out}"
     );
     // What is invalid, on one line, without a generic "invalid configuration" in front.
