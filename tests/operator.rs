@@ -804,6 +804,32 @@ async fn sighup_applies_the_claim_policy_and_qr_ttl_and_names_restart_only_chang
     assert!(!logs.contains(code_2), "log leaks the claim code");
 }
 
+/// `demo --listen` on a busy address fails before it prints anything: no base URL, no phone
+/// lines; the error names the address and `--listen`. Before: the URL and the simulated
+/// phones were printed, then "Address already in use".
+#[test]
+fn demo_on_a_busy_address_prints_nothing_but_the_error() {
+    let dir = TempDir::new("demo-busy");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let data = dir.path().join("data");
+    let (code, out, err) = run(&[
+        "demo",
+        "--listen",
+        &addr,
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert_eq!(out, "", "nothing on stdout: {out}");
+    assert!(
+        err.contains(&format!("cannot listen on {addr} (--listen)")),
+        "{err}"
+    );
+    assert!(err.contains("in use"), "{err}");
+    drop(busy);
+}
+
 /// A test CA and a leaf certificate for `localhost` and 127.0.0.1 signed by it, written as
 /// `cert.pem` / `key.pem` under `dir`; returns the CA certificate (DER) for the client.
 fn issue_cert(dir: &std::path::Path, ca_name: &str) -> rustls::pki_types::CertificateDer<'static> {
