@@ -162,7 +162,13 @@ impl Settings {
         }
         let lease_grace = match &self.lease_grace {
             Some(text) => {
-                let grace = parse_duration(text)?;
+                // Named by flag, file key and variable: the value may come from any of them.
+                let grace = humantime::parse_duration(text.trim()).map_err(|e| {
+                    ConfigError::Invalid(format!(
+                        "--lease-grace (lease_grace, env XAGENT_ADB_LEASE_GRACE) must be a \
+                         duration like 30s, 90min or 30days, got {text:?}: {e}"
+                    ))
+                })?;
                 // Refused by the same range, in the flag's own syntax.
                 let range = LEASE_GRACE_SECS.range();
                 if grace < Duration::from_secs(*range.start())
@@ -494,8 +500,10 @@ pub const FILE_CACHE_MAX_BYTES: SettingRange = SettingRange {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A file could not be read.
-    #[error("cannot read {path}")]
+    #[error("cannot read {setting} {path}")]
     Read {
+        /// The flag that names the file (`--config`, `--api-key-file`).
+        setting: &'static str,
         /// Path.
         path: PathBuf,
         /// Cause.
@@ -524,6 +532,7 @@ pub enum ConfigError {
 /// Reads and parses the TOML config file.
 pub fn read_config_file(path: &Path) -> Result<Settings, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        setting: "--config",
         path: path.into(),
         source,
     })?;
@@ -619,6 +628,7 @@ pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
 /// Reads the API key file (first line, trimmed); it must be at least 16 characters.
 pub fn read_api_key(path: &Path) -> Result<Secret, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        setting: "--api-key-file",
         path: path.into(),
         source,
     })?;
@@ -661,12 +671,6 @@ pub fn parse_claim_code(serial: &str, value: &str) -> Result<CodeHash, ConfigErr
     } else {
         Ok(hash_claim_code(value))
     }
-}
-
-/// Parses a duration like `5s`, `500ms`, `1h` (humantime syntax).
-pub fn parse_duration(text: &str) -> Result<Duration, ConfigError> {
-    humantime::parse_duration(text.trim())
-        .map_err(|e| ConfigError::Invalid(format!("bad duration {text:?}: {e}")))
 }
 
 /// Parses a `--device` value `tcp:HOST:PORT` into `HOST:PORT`.
@@ -764,12 +768,13 @@ mod tests {
         assert!(line.contains("line 2"), "{line}");
         assert!(!line.contains("plain-code-123"), "{line}");
         let read = ConfigError::Read {
+            setting: "--api-key-file",
             path: "/nonexistent".into(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         };
         assert_eq!(
             one_line(&read),
-            "cannot read /nonexistent: entity not found"
+            "cannot read --api-key-file /nonexistent: entity not found"
         );
     }
 

@@ -8,6 +8,7 @@
 
 pub mod reload;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,14 +49,31 @@ pub async fn serve_with_reload(
     reloader: Option<reload::Reloader>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
+    let listener = bind_listen(config.listen).await?;
+    serve_on(listener, config, reloader, shutdown).await
+}
+
+/// Binds the `--listen` address. Errors: it cannot be bound (in use, not local, no
+/// permission), named with the flag.
+pub async fn bind_listen(listen: SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen} (--listen)"))
+}
+
+/// [`serve_with_reload`] on a listener bound already ([`bind_listen`]; `config.listen` is
+/// not bound again).
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    config: ServeConfig,
+    reloader: Option<reload::Reloader>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
     let tls = config
         .tls
         .as_ref()
         .map(crate::server::tls::TlsSlot::load)
         .transpose()?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
     let lifecycle = Lifecycle::new(shutdown);
     let state = build_state(&config, &lifecycle).await?;

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ClaimPolicy;
-use crate::daemon::{private_dir, serve};
+use crate::daemon::{bind_listen, private_dir, serve_on};
 
 /// Options of `demo`.
 #[derive(Debug, Clone)]
@@ -19,7 +19,11 @@ pub struct DemoOptions {
 }
 
 /// Starts two simulated phones and the connector on them (direct transport, claim policy open).
+/// The listen address is bound first, so a busy one is refused (naming it and `--listen`)
+/// before anything is printed.
 pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let listener = bind_listen(opts.listen).await?;
+    let listen = listener.local_addr()?;
     private_dir(&opts.data_dir)?;
     let key_path = opts.data_dir.join("api_key");
     if !key_path.exists() {
@@ -63,12 +67,12 @@ pub async fn demo(opts: DemoOptions, shutdown: CancellationToken) -> anyhow::Res
         ..Default::default()
     }
     .resolve()?;
-    print_demo_help(&opts, &key_path);
-    serve(config, shutdown).await
+    print_demo_help(listen, &key_path);
+    serve_on(listener, config, None, shutdown).await
 }
 
-fn print_demo_help(opts: &DemoOptions, key_path: &std::path::Path) {
-    let base = format!("http://{}", opts.listen);
+fn print_demo_help(listen: SocketAddr, key_path: &std::path::Path) {
+    let base = format!("http://{listen}");
     println!("base URL: {base}");
     println!("API key file: {}", key_path.display());
     println!(

@@ -317,6 +317,56 @@ fn an_unknown_mdns_interface_is_refused_at_start() {
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
 }
 
+/// A `lease_grace` that is no duration is refused naming the flag, the file key and the
+/// variable, whichever of them gave it, by `check` and at start of `serve`. Before: all three
+/// said only `bad duration "abc": expected number at 0`.
+#[test]
+fn a_lease_grace_that_is_no_duration_is_refused_by_name() {
+    let dir = TempDir::new("stages-grace");
+    let key = dir.path().join("api_key");
+    std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
+    let file = dir.path().join("config.toml");
+    let data = dir.path().join("data").display().to_string();
+    let message = "--lease-grace (lease_grace, env XAGENT_ADB_LEASE_GRACE) must be a duration \
+                   like 30s, 90min or 30days, got \"abc\"";
+    for (file_text, flag, env) in [
+        ("lease_grace = \"abc\"\n", None, None),
+        ("", Some("abc"), None),
+        ("", None, Some("abc")),
+    ] {
+        std::fs::write(&file, file_text).unwrap();
+        for command in ["check", "serve"] {
+            let mut cmd = Command::new(bin());
+            cmd.arg(command);
+            if command == "serve" {
+                cmd.args(["--listen", "127.0.0.1:0"]);
+            }
+            cmd.args(["--adb-server", "", "--data-dir", &data, "--api-key-file"])
+                .arg(&key)
+                .arg("--config")
+                .arg(&file);
+            if let Some(value) = flag {
+                cmd.args(["--lease-grace", value]);
+            }
+            for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("XAGENT_ADB_")) {
+                cmd.env_remove(k);
+            }
+            if let Some(value) = env {
+                cmd.env("XAGENT_ADB_LEASE_GRACE", value);
+            }
+            let out = cmd.output().expect("run");
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let case = format!("{command} file={file_text:?} flag={flag:?} env={env:?}");
+            assert_eq!(out.status.code(), Some(1), "{case}: {said}");
+            assert!(said.contains(message), "{case}: {said}");
+        }
+    }
+}
+
 /// Every numeric setting has a documented range and is refused outside it, by flag and file
 /// key with the range, alike by `check`, at start of `serve` and on SIGHUP (the running
 /// configuration stays); the extremes of each range are accepted. Before: `qr_ttl_secs =

@@ -328,7 +328,19 @@ async fn check_and_devices_report_every_state_with_its_fix() {
     ]);
     assert_eq!(code, Some(1), "{out}");
     assert!(
-        out.starts_with("PROBLEM  config: cannot read /nonexistent/key"),
+        out.starts_with("PROBLEM  config: cannot read --api-key-file /nonexistent/key"),
+        "{out}"
+    );
+    let (code, out, _) = run(&[
+        "check",
+        "--data-dir",
+        "/tmp",
+        "--config",
+        "/nonexistent/conf",
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with("PROBLEM  config: cannot read --config /nonexistent/conf"),
         "{out}"
     );
     // What is invalid, on one line, without a generic "invalid configuration" in front.
@@ -689,6 +701,133 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
     for secret in [API_KEY, new_key, code_1, code_2] {
         assert!(!logs.contains(secret), "log leaks {secret}");
     }
+}
+
+/// SIGHUP applies `claim_policy` (raising `open` to `code` holds for the next claim: a claim
+/// without the code is refused) and `qr_ttl_secs` (a QR code issued after it carries the new
+/// validity); a changed setting SIGHUP does not apply (`lease_grace`) is named on one WARN
+/// line. Before: the policy and the QR validity stayed as at start, with no word in the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_applies_the_claim_policy_and_qr_ttl_and_names_restart_only_changes() {
+    let first = SimPhone::start("SIMHUPPOL001");
+    let second = SimPhone::start("SIMHUPPOL002");
+    let dir = TempDir::new("sighup-policy");
+    let file = dir.path().join("connector.toml");
+    std::fs::write(
+        &file,
+        "claim_policy = \"open\"\nqr_ttl_secs = 60\nlease_grace = \"30s\"\n",
+    )
+    .unwrap();
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![first.addr.clone(), second.addr.clone()]),
+        &["--config", file.to_str().unwrap()],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    // `expires_at` of a fresh `adb_qr_pair` session (the connector read its clock between the
+    // test's reads just before the request and just after the answer).
+    async fn qr_expiry(x: &mut common::xagent::XAgent, ch: &str) -> u64 {
+        let ack = x
+            .request("auth.start", Some(ch), json!({"flow_id": "adb_qr_pair"}))
+            .await;
+        assert_eq!(ack["payload"]["status"], "pending", "{ack}");
+        ack["payload"]["expires_at"].as_u64().unwrap()
+    }
+    let (qr_ch, _) = x.open(None).await;
+    let expires = qr_expiry(&mut x, &qr_ch).await;
+    let after = now_ms();
+    assert!(
+        expires <= after + 60_000,
+        "60 s at start: {expires} vs {after}"
+    );
+    // Open: a claim needs no code.
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &first.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+
+    let code_2 = "second-CODE-778899";
+    std::fs::write(
+        &file,
+        format!(
+            "claim_policy = \"code\"\nqr_ttl_secs = 120\nlease_grace = \"45s\"\n\
+             [claim_codes]\n{} = \"{code_2}\"\n",
+            second.serial
+        ),
+    )
+    .unwrap();
+    hangup(conn.pid());
+    wait_log(&conn, "configuration reloaded", 1);
+    let (ch2, _) = x.open(None).await;
+    let claim = |code: Option<&str>| {
+        let mut input = json!({"serial": second.serial});
+        if let Some(code) = code {
+            input["claim_code"] = json!(code);
+        }
+        json!({"flow_id": "adb_device_claim", "input": input})
+    };
+    let e = x.request("auth.start", Some(&ch2), claim(None)).await;
+    assert_eq!(code(&e), "auth_failed", "code policy in force: {e}");
+    let ok = x
+        .request("auth.start", Some(&ch2), claim(Some(code_2)))
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let (qr_ch2, _) = x.open(None).await;
+    let before = now_ms();
+    let expires = qr_expiry(&mut x, &qr_ch2).await;
+    assert!(
+        expires >= before + 120_000,
+        "120 s after SIGHUP: {expires} vs {before}"
+    );
+
+    let logs = conn.logs();
+    let warned: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("apply only on a restart"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{logs}");
+    assert!(warned[0].contains("WARN"), "{}", warned[0]);
+    assert!(warned[0].contains("lease_grace"), "{}", warned[0]);
+    for applied in ["claim_policy", "qr_ttl_secs", "listen"] {
+        assert!(
+            !warned[0].contains(applied),
+            "{applied} is not restart-only here: {}",
+            warned[0]
+        );
+    }
+    assert!(!logs.contains(code_2), "log leaks the claim code");
+}
+
+/// `demo --listen` on a busy address fails before it prints anything: no base URL, no phone
+/// lines; the error names the address and `--listen`. Before: the URL and the simulated
+/// phones were printed, then "Address already in use".
+#[test]
+fn demo_on_a_busy_address_prints_nothing_but_the_error() {
+    let dir = TempDir::new("demo-busy");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let data = dir.path().join("data");
+    let (code, out, err) = run(&[
+        "demo",
+        "--listen",
+        &addr,
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert_eq!(out, "", "nothing on stdout: {out}");
+    assert!(
+        err.contains(&format!("cannot listen on {addr} (--listen)")),
+        "{err}"
+    );
+    assert!(err.contains("in use"), "{err}");
+    drop(busy);
 }
 
 /// A test CA and a leaf certificate for `localhost` and 127.0.0.1 signed by it, written as

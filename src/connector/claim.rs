@@ -146,7 +146,7 @@ impl Connector {
             // Reported below, after the code check, exactly as the store's UNIQUE refusal.
             Ok(false) | Err(BindRefusal::PhoneBound) | Err(BindRefusal::UnknownChannel) => {}
         }
-        if self.claim_policy == ClaimPolicy::Code {
+        if self.claim_policy() == ClaimPolicy::Code {
             if let Some(wait) = self.claim_guard.blocked_for(serial) {
                 return Err(refuse(
                     ErrorCode::RateLimited,

@@ -75,6 +75,18 @@ pub struct ConnectorConfig {
     pub profiles: Profiles,
 }
 
+/// The settings a SIGHUP replaces in a running connector ([`Connector::reload`]).
+pub struct Reloadable {
+    /// Who may claim a phone.
+    pub claim_policy: ClaimPolicy,
+    /// Claim-code hashes by serial.
+    pub claim_codes: HashMap<String, CodeHash>,
+    /// Device policy profiles.
+    pub profiles: Profiles,
+    /// Validity of QR codes issued from now on.
+    pub qr_ttl: Duration,
+}
+
 /// The connector; shared as `Arc<Connector>`.
 pub struct Connector {
     state: Mutex<state::State>,
@@ -85,7 +97,8 @@ pub struct Connector {
     store: Store,
     files: FileCache,
     inventory: Inventory,
-    claim_policy: ClaimPolicy,
+    /// Replaced on SIGHUP ([`Connector::reload`]): raising `open` to `code` takes effect at once.
+    claim_policy: std::sync::RwLock<ClaimPolicy>,
     /// Replaced as a whole on SIGHUP ([`Connector::reload`]).
     claim_codes: std::sync::RwLock<HashMap<String, CodeHash>>,
     /// Replaced as a whole on SIGHUP ([`Connector::reload`]).
@@ -100,8 +113,10 @@ pub struct Connector {
     lifecycle: Lifecycle,
     /// The connector's adb key (wireless pairing flows); `None`: those flows are unavailable.
     host_key: Option<crate::adb::HostKeyFile>,
-    /// Settings of the QR pairing flow.
+    /// Settings of the QR pairing flow (its `qr_ttl` is replaced on SIGHUP).
     qr_config: qr_pairing::QrPairingConfig,
+    /// How long a QR code issued from now on is valid (`--qr-ttl-secs`; replaced on SIGHUP).
+    qr_ttl: std::sync::RwLock<Duration>,
     /// QR pairing attempts by `auth_session_id` (their own lock, never held across `.await`).
     qr_attempts: qr_pairing::QrAttempts,
     /// The follower of each paired wireless phone, by serial: its stop token.
@@ -136,7 +151,7 @@ impl Connector {
             store,
             files,
             inventory,
-            claim_policy: config.claim_policy,
+            claim_policy: std::sync::RwLock::new(config.claim_policy),
             claim_codes: std::sync::RwLock::new(config.claim_codes),
             card_tools: card_tools_for(&profiles.card_policy()),
             claim_guard: claim::ClaimGuard::default(),
@@ -147,6 +162,7 @@ impl Connector {
             lifecycle,
             host_key: None,
             qr_config: qr_pairing::QrPairingConfig::default(),
+            qr_ttl: std::sync::RwLock::new(qr_pairing::QrPairingConfig::default().qr_ttl),
             qr_attempts: Mutex::default(),
             followers: Mutex::default(),
         })
@@ -166,6 +182,7 @@ impl Connector {
 
     /// The same connector with these QR pairing settings (flow `adb_qr_pair`).
     pub fn with_qr_pairing(mut self, config: qr_pairing::QrPairingConfig) -> Connector {
+        self.qr_ttl = std::sync::RwLock::new(config.qr_ttl);
         self.qr_config = config;
         self
     }
@@ -233,14 +250,28 @@ impl Connector {
             .is_some_and(|h| bool::from(h.ct_eq(&hash)))
     }
 
-    /// Replaces the claim codes and the device profiles (SIGHUP, [`crate::daemon::reload`]).
-    /// Channels, bindings, sockets and calls in flight are untouched; policies are resolved
-    /// again from the new profiles on each phone's next call. The card's tool list stays as
-    /// built at start (xAgent caches the card; a changed list needs a restart).
-    pub fn reload(&self, claim_codes: HashMap<String, CodeHash>, profiles: Profiles) {
-        *self.claim_codes.write().unwrap_or_else(|e| e.into_inner()) = claim_codes;
-        *self.profiles.write().unwrap_or_else(|e| e.into_inner()) = profiles;
+    /// Replaces the claim policy, the claim codes, the device profiles and the QR codes'
+    /// validity (SIGHUP, [`crate::daemon::reload`]). Channels, bindings, sockets and calls in
+    /// flight are untouched; the next claim is checked under the new policy; QR codes already
+    /// issued keep their validity; policies are resolved again from the new profiles on each
+    /// phone's next call. The card's tool list stays as built at start (xAgent caches the card;
+    /// a changed list needs a restart).
+    pub fn reload(&self, settings: Reloadable) {
+        *self.claim_policy.write().unwrap_or_else(|e| e.into_inner()) = settings.claim_policy;
+        *self.claim_codes.write().unwrap_or_else(|e| e.into_inner()) = settings.claim_codes;
+        *self.profiles.write().unwrap_or_else(|e| e.into_inner()) = settings.profiles;
+        *self.qr_ttl.write().unwrap_or_else(|e| e.into_inner()) = settings.qr_ttl;
         lock(&self.policies).clear();
+    }
+
+    /// The claim policy in force.
+    pub fn claim_policy(&self) -> ClaimPolicy {
+        *self.claim_policy.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How long a QR code issued now is valid.
+    pub fn qr_ttl(&self) -> Duration {
+        *self.qr_ttl.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The file cache.

@@ -1,5 +1,5 @@
-//! SIGHUP: reload the claim codes, the device profiles, the API key (and the TLS certificate,
-//! when the listener has one) without a restart — phones, channels, bindings and open sockets
+//! SIGHUP: reload the claim policy, the claim codes, the device profiles, the QR codes'
+//! validity, the API key (and the TLS certificate, when the listener has one) without a restart — phones, channels, bindings and open sockets
 //! stay as they are. The whole configuration is loaded and validated again through the same
 //! stages as at start ([`crate::config::load`]); if anything in it is invalid, nothing is
 //! applied, the running configuration stays in force and the log says why (`SIGHUP` as
@@ -38,11 +38,7 @@ pub fn spawn(
 ) -> std::io::Result<()> {
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     let shutdown = lifecycle.shutdown().clone();
-    let fixed = (
-        running.listen,
-        running.data_dir.clone(),
-        running.adb_servers(),
-    );
+    let fixed = RestartOnly::of(running);
     lifecycle.spawn(async move {
         loop {
             tokio::select! {
@@ -69,13 +65,19 @@ pub fn spawn(
                 tracing::error!(error = %crate::config::one_line(&e), "SIGHUP: the new configuration is invalid; keeping the running one");
                 continue;
             }
-            if (config.listen, config.data_dir.clone(), config.adb_servers()) != fixed {
-                tracing::warn!("SIGHUP: listen, data_dir and adb servers change only on a restart");
+            let changed = fixed.changed(&RestartOnly::of(&config));
+            if !changed.is_empty() {
+                tracing::warn!(
+                    settings = %changed.join(", "),
+                    "SIGHUP: these settings changed but apply only on a restart; the running values stay"
+                );
             }
             tracing::info!(
+                claim_policy = ?config.claim_policy,
                 claim_codes = config.claim_codes.len(),
+                qr_ttl_secs = config.qr_ttl.as_secs(),
                 tls = targets.tls.is_some(),
-                "SIGHUP: configuration reloaded (API key, claim codes, device profiles)"
+                "SIGHUP: configuration reloaded (API key, claim policy, claim codes, device profiles, QR TTL)"
             );
         }
     });
@@ -95,8 +97,70 @@ fn apply(config: &ServeConfig, targets: &Targets) -> Result<(), ConfigError> {
         }
     }
     targets.api_key.replace(config.api_key.clone());
-    targets
-        .connector
-        .reload(config.claim_codes.clone(), config.profiles.clone());
+    targets.connector.reload(crate::connector::Reloadable {
+        claim_policy: config.claim_policy,
+        claim_codes: config.claim_codes.clone(),
+        profiles: config.profiles.clone(),
+        qr_ttl: config.qr_ttl,
+    });
     Ok(())
+}
+
+/// The settings a SIGHUP does not apply (they are read once at start), by config-file key.
+#[derive(PartialEq)]
+struct RestartOnly {
+    listen: std::net::SocketAddr,
+    data_dir: std::path::PathBuf,
+    adb_servers: Vec<String>,
+    direct_devices: Vec<String>,
+    file_ttl: std::time::Duration,
+    lease_grace: std::time::Duration,
+    upload_max_bytes: u64,
+    file_cache_max_bytes: u64,
+    mdns_interfaces: Vec<String>,
+}
+
+impl RestartOnly {
+    fn of(config: &ServeConfig) -> RestartOnly {
+        RestartOnly {
+            listen: config.listen,
+            data_dir: config.data_dir.clone(),
+            adb_servers: config.adb_servers(),
+            direct_devices: config.direct_devices.clone(),
+            file_ttl: config.file_ttl,
+            lease_grace: config.lease_grace,
+            upload_max_bytes: config.upload_max_bytes,
+            file_cache_max_bytes: config.file_cache_max_bytes,
+            mdns_interfaces: config.mdns_interfaces.clone(),
+        }
+    }
+
+    /// Config-file keys of the settings that differ in `new`.
+    fn changed(&self, new: &RestartOnly) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        let mut note = |differs: bool, key: &'static str| {
+            if differs {
+                keys.push(key);
+            }
+        };
+        note(self.listen != new.listen, "listen");
+        note(self.data_dir != new.data_dir, "data_dir");
+        note(self.adb_servers != new.adb_servers, "adb_server");
+        note(self.direct_devices != new.direct_devices, "devices");
+        note(self.file_ttl != new.file_ttl, "file_ttl_secs");
+        note(self.lease_grace != new.lease_grace, "lease_grace");
+        note(
+            self.upload_max_bytes != new.upload_max_bytes,
+            "upload_max_bytes",
+        );
+        note(
+            self.file_cache_max_bytes != new.file_cache_max_bytes,
+            "file_cache_max_bytes",
+        );
+        note(
+            self.mdns_interfaces != new.mdns_interfaces,
+            "mdns_interfaces",
+        );
+        keys
+    }
 }

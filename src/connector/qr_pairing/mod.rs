@@ -205,7 +205,7 @@ impl Connector {
         let qr_code_text = offer.text().to_string();
         let qr_code_image = image::png_data_url(&qr_code_text)
             .map_err(|_| refuse(ErrorCode::InternalError, "the QR code cannot be drawn"))?;
-        let ttl = self.qr_config.qr_ttl;
+        let ttl = self.qr_ttl();
         let expires_at =
             now_ms().saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX));
         let stop = self.lifecycle.shutdown().child_token();
