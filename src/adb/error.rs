@@ -51,7 +51,7 @@ pub enum AdbError {
     /// packet; not sent, because adbd drops the whole transport on an oversized packet and an
     /// adb server aborts on one (AOSP `sockets.cpp` `connect_to_remote`: `CHECK_LE` of the
     /// length against the transport's max payload).
-    #[error("the request to the phone is {bytes} bytes; this phone's adbd takes at most {max} bytes per request (4096 before Android 7): send shorter input, e.g. the text in several calls")]
+    #[error("the request to the phone is {bytes} bytes; this phone's adbd takes at most {max} bytes per request (4096 before Android 7): send shorter input")]
     RequestTooLong {
         /// Length of the service request with its NUL, bytes.
         bytes: usize,
