@@ -545,6 +545,28 @@ async fn field_bug_12_a_call_right_after_the_phone_went_offline_is_device_offlin
     );
 }
 
+/// An unplugged direct phone (the sim drops its connections and refuses new ones): every call
+/// right after is `device_offline` with the fix, never `device_command_failed` "adb i/o error:
+/// early eof" (fresh-user finding: 16 of 16 such calls), whichever tool it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_12_calls_right_after_an_unplug_are_device_offline() {
+    let mut b = bench("SIMFB12000003", &[]).await;
+    assert_eq!(
+        b.sim
+            .control_post("/v1/transport", json!({"state": "unplugged"})),
+        200
+    );
+    for tool in [
+        "android_device_status",
+        "android_screenshot",
+        "android_ui_tree",
+        "android_device_status",
+    ] {
+        let ack = b.x.tool(&b.ch, tool, json!({})).await;
+        assert_eq!(ack["error"]["code"], "device_offline", "{tool}: {ack}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_20_a_command_that_never_ends_hits_its_deadline() {
     let mut b = bench("SIMFB20000001", &[]).await;

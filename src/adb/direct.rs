@@ -138,6 +138,10 @@ impl DirectConnection {
             Err(AdbError::Timeout { step, .. }) if step == CONNECT_STEP => {
                 Err(AdbError::DeviceOffline)
             }
+            // A peer that closes or resets the connection before its `CNXN` (an unplugged
+            // phone's port, a restarting adbd) is not an online adbd either: `offline`, not a
+            // failed command ("early eof" read as one before).
+            Err(AdbError::Io(_)) => Err(AdbError::DeviceOffline),
             other => other,
         }
     }
