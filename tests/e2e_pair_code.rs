@@ -410,7 +410,8 @@ async fn a_paired_phone_that_refuses_the_key_is_device_unauthorized() {
     let mut p = paired_phone("SIMPAIRKEY01").await;
     let revoked = p.sim.control_json("/v1/auth", json!({"action": "revoke"}));
     assert_eq!(revoked["accepted"], 0, "{revoked}");
-    assert_eq!(pushed_status(&mut p.x, "revoked").await, "revoked");
+    let status = pushed_status(&mut p.x, "revoked").await;
+    assert_eq!(status, "revoked", "connector log:\n{}", p.conn.logs());
     let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
     assert_eq!(ack["error"]["code"], "device_unauthorized", "{ack}");
     let message = ack["error"]["message"].as_str().unwrap_or_default();
@@ -451,7 +452,8 @@ fn check_fix(dir: &TempDir, serial: &str) -> String {
 async fn a_paired_phone_out_of_reach_gets_the_wifi_fix_in_tool_errors() {
     let mut p = paired_phone("SIMPAIRGONE1").await;
     p.sim.unplug();
-    assert_eq!(pushed_status(&mut p.x, "offline").await, "offline");
+    let status = pushed_status(&mut p.x, "offline").await;
+    assert_eq!(status, "offline", "connector log:\n{}", p.conn.logs());
     let ack = p.x.tool(&p.ch, "android_device_status", json!({})).await;
     assert_eq!(ack["error"]["code"], "device_offline", "{ack}");
     let message = ack["error"]["message"].as_str().unwrap_or_default();

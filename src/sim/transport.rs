@@ -286,6 +286,16 @@ async fn online(
     host_max_payload: u32,
     key: Admission,
 ) {
+    // A key revoked (or the transport changed) between this connection's admission (its TLS
+    // handshake or `AUTH`) and now was announced before these listened: the key is checked
+    // here and the mode at `run`'s first turn; every later change wakes them. adbd drops
+    // every connection of a revoked key, whenever it came in.
+    let keys = phone.watch_keys();
+    let mut mode = phone.watch_transport();
+    mode.mark_changed();
+    if key.revoked(&phone) {
+        return cancel.cancel();
+    }
     let max_payload = negotiated_max_payload(&phone, host_max_payload);
     let _ = out
         .send(Message::new(A_CNXN, A_VERSION, max_payload, banner(&phone)))
@@ -299,7 +309,7 @@ async fn online(
         cancel,
         key,
     };
-    conn.run(rx).await;
+    conn.run(rx, keys, mode).await;
 }
 
 async fn connection(sock: TcpStream, phone: Phone, cancel: CancellationToken) {
@@ -342,9 +352,14 @@ struct Conn {
 }
 
 impl Conn {
-    async fn run(mut self, mut rx: mpsc::Receiver<Message>) {
-        let mut watch = self.phone.watch_transport();
-        let mut keys = self.phone.watch_keys();
+    /// Answers packets until the connection ends (closed; unplugged: `watch`; its key
+    /// revoked: `keys`).
+    async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Message>,
+        mut keys: watch::Receiver<u64>,
+        mut watch: watch::Receiver<TransportMode>,
+    ) {
         loop {
             let msg = tokio::select! {
                 _ = self.cancel.cancelled() => break,
@@ -470,5 +485,44 @@ impl Conn {
         };
         tokio::spawn(services::run(service, self.phone.clone(), reader, writer));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persona::Persona;
+
+    /// A connection let in over TLS whose pairing is revoked before its session starts (the
+    /// revoke's notice came before the session listened for one) is dropped, as adbd drops
+    /// every connection of a revoked key: its host reads end-of-stream, not a `CNXN`.
+    #[tokio::test]
+    async fn a_connection_admitted_before_a_revoke_is_dropped() {
+        let phone = Phone::new(
+            Persona::load("pixel-android14").unwrap(),
+            "SIMREV01",
+            "Pixel",
+        );
+        // Paired keys empty: every pairing revoked.
+        assert!(phone.with(|s| s.paired.accepted.is_empty()));
+        let (host, device) = tokio::io::duplex(64 * 1024);
+        let served = tokio::spawn(serve_admitted(
+            device,
+            phone,
+            CancellationToken::new(),
+            4096,
+        ));
+        let (mut rd, _wr) = tokio::io::split(host);
+        let read = tokio::time::timeout(
+            Duration::from_secs(5),
+            Message::read_from(&mut rd, MAX_PAYLOAD),
+        )
+        .await
+        .expect("the connection is dropped at once");
+        assert!(read.is_err(), "no CNXN on a revoked connection: {read:?}");
+        tokio::time::timeout(Duration::from_secs(5), served)
+            .await
+            .expect("the session ends")
+            .unwrap();
     }
 }
