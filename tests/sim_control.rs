@@ -407,3 +407,80 @@ fn out_of_range_override_sizes_answer_400_naming_the_range() {
         );
     }
 }
+
+/// Sends `method` to `path` of the control API; returns (status, `Allow` header, body text).
+fn call_raw(control: &str, method: &str, path: &str) -> (u16, Option<String>, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .allow_non_standard_methods(true)
+        .build()
+        .into();
+    let request = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("{control}{path}"))
+        .body(())
+        .unwrap();
+    let mut resp = agent.run(request).unwrap();
+    let allow = resp
+        .headers()
+        .get("allow")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = resp.body_mut().read_to_string().unwrap();
+    (resp.status().as_u16(), allow, text)
+}
+
+/// An unknown path answers 404 and a method the path does not take 405, each with the JSON
+/// body `{"error": "…"}` every other error of the control API has, naming the path (and, for
+/// 405, the methods it takes, as the `Allow` header does) — not an empty body (fresh-user
+/// finding, session 9: `curl` printed nothing).
+#[test]
+fn unknown_paths_and_wrong_methods_answer_json_errors() {
+    let rig = rig("pixel-android14");
+    for (method, path) in [
+        ("GET", "/v1/nosuch"),
+        ("POST", "/v1/wireless"),
+        ("GET", "/"),
+    ] {
+        let (status, _, text) = call_raw(&rig.control, method, path);
+        assert_eq!(status, 404, "{method} {path}: {text:?}");
+        let answer: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{method} {path}: body {text:?} is not JSON: {e}"));
+        let error = answer["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{answer}"));
+        assert!(error.contains(path), "{method} {path}: {error}");
+        assert_eq!(answer.as_object().unwrap().len(), 1, "{answer}");
+    }
+    for (method, path, allowed) in [
+        ("GET", "/v1/transport", &["POST"][..]),
+        ("DELETE", "/v1/state", &["GET", "POST"]),
+        ("GET", "/v1/log", &["DELETE"]),
+        ("PUT", "/v1/pair", &["POST"]),
+        ("GET", "/v1/script", &["POST", "DELETE"]),
+    ] {
+        let (status, allow, text) = call_raw(&rig.control, method, path);
+        assert_eq!(status, 405, "{method} {path}: {text:?}");
+        let answer: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{method} {path}: body {text:?} is not JSON: {e}"));
+        let error = answer["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{answer}"));
+        assert!(
+            error.starts_with(&format!("{method} is not allowed on {path}")),
+            "{error}"
+        );
+        // The methods the body names are the ones the `Allow` header lists (HEAD aside).
+        let allow = allow.unwrap_or_else(|| panic!("{method} {path}: no Allow header"));
+        let mut listed: Vec<&str> = allow.split(',').filter(|m| *m != "HEAD").collect();
+        listed.sort_unstable();
+        let mut want = allowed.to_vec();
+        want.sort_unstable();
+        assert_eq!(listed, want, "{method} {path}: Allow {allow}");
+        for m in allowed {
+            assert!(error.contains(m), "{method} {path}: {error}");
+        }
+        assert_eq!(answer.as_object().unwrap().len(), 1, "{answer}");
+    }
+    // The phone still answers after the refusals.
+    assert_eq!(rig.state()["serial"], "SIMCTL");
+}

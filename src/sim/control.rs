@@ -14,13 +14,15 @@
 //! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}` (6 digits, else 400), optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
 //!
 //! Errors answer 400 with `{"error": "…"}` — a body that is not JSON or does not fit its shape
-//! too ([`JsonBody`]). Passwords and codes are never echoed.
+//! too ([`JsonBody`]). Passwords and codes are never echoed. A path not in the table answers
+//! 404 and a method its path does not take 405 (with the `Allow` header), each with the same
+//! `{"error": "…"}` body naming the method and path (405: and the methods the path takes).
 
 use std::net::SocketAddr;
 
 use axum::extract::{FromRef, State};
-use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::http::{Method, StatusCode, Uri};
+use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -191,10 +193,38 @@ fn redact_values(msg: &str) -> String {
 }
 
 fn bad(msg: impl Into<String>) -> ApiError {
-    (
-        StatusCode::BAD_REQUEST,
-        Json(serde_json::json!({ "error": msg.into() })),
+    api_error(StatusCode::BAD_REQUEST, msg)
+}
+
+/// `status` with the body `{"error": msg}` of every error here.
+fn api_error(status: StatusCode, msg: impl Into<String>) -> ApiError {
+    (status, Json(serde_json::json!({ "error": msg.into() })))
+}
+
+/// 404 for a path not in the table (axum's own answer has an empty body).
+async fn no_such_path(method: Method, uri: Uri) -> ApiError {
+    api_error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no such path: {method} {}; the control API serves /v1/state, /v1/log, /v1/script, \
+             /v1/transport, /v1/auth, /v1/pair and /v1/wireless/move",
+            uri.path()
+        ),
     )
+}
+
+/// `methods` answering 405 `{"error": …}` naming `allowed` for any other method (axum adds
+/// the `Allow` header; its own answer has an empty body). Set after the methods it routes.
+fn only(methods: MethodRouter<ControlState>, allowed: &'static str) -> MethodRouter<ControlState> {
+    methods.fallback(move |method: Method, uri: Uri| async move {
+        api_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!(
+                "{method} is not allowed on {}: it takes {allowed}",
+                uri.path()
+            ),
+        )
+    })
 }
 
 fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
@@ -453,13 +483,20 @@ async fn post_pair(
 /// The router (exposed for in-process tests).
 pub fn router(state: ControlState) -> Router {
     Router::new()
-        .route("/v1/state", get(get_state).post(post_state))
-        .route("/v1/log", axum::routing::delete(clear_log))
-        .route("/v1/script", post(post_script).delete(delete_scripts))
-        .route("/v1/transport", post(post_transport))
-        .route("/v1/auth", get(get_auth).post(post_auth))
-        .route("/v1/pair", post(post_pair))
-        .route("/v1/wireless/move", post(post_wireless_move))
+        .route(
+            "/v1/state",
+            only(get(get_state).post(post_state), "GET, POST"),
+        )
+        .route("/v1/log", only(axum::routing::delete(clear_log), "DELETE"))
+        .route(
+            "/v1/script",
+            only(post(post_script).delete(delete_scripts), "POST, DELETE"),
+        )
+        .route("/v1/transport", only(post(post_transport), "POST"))
+        .route("/v1/auth", only(get(get_auth).post(post_auth), "GET, POST"))
+        .route("/v1/pair", only(post(post_pair), "POST"))
+        .route("/v1/wireless/move", only(post(post_wireless_move), "POST"))
+        .fallback(no_such_path)
         .with_state(state)
 }
 
