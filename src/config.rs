@@ -368,24 +368,23 @@ pub struct AdbServerSpec {
     pub addr: String,
 }
 
-/// Parses `HOST:PORT` or `NAME=HOST:PORT`. Errors: no port, or a bad name.
+/// Parses `HOST:PORT` or `NAME=HOST:PORT`. Errors: an address [`check_host_port`] refuses, or a
+/// bad name.
 pub fn parse_adb_server(text: &str) -> Result<AdbServerSpec, ConfigError> {
     let text = text.trim();
     let (name, addr) = match text.split_once('=') {
         Some((name, addr)) => (name.trim(), addr.trim()),
         None => (text, text),
     };
-    let bad = || {
+    let bad = |why: &str| {
         ConfigError::Invalid(format!(
-            "--adb-server must look like HOST:PORT or NAME=HOST:PORT, got {text:?}"
+            "--adb-server (adb_server) must be HOST:PORT or NAME=HOST:PORT, {HOST_FORMS}; got \
+             {text:?}{why}"
         ))
     };
-    match addr.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {}
-        _ => return Err(bad()),
-    }
+    check_host_port(addr).map_err(|why| bad(&format!(": {why}")))?;
     if name.is_empty() || name.chars().any(|c| c.is_control()) {
-        return Err(bad());
+        return Err(bad(""));
     }
     Ok(AdbServerSpec {
         name: name.to_string(),
@@ -673,21 +672,70 @@ pub fn parse_claim_code(serial: &str, value: &str) -> Result<CodeHash, ConfigErr
     }
 }
 
-/// Parses a `--device` value `tcp:HOST:PORT` into `HOST:PORT`.
+/// Parses a `--device` value `tcp:HOST:PORT` into `HOST:PORT`. Errors: no `tcp:`, or an
+/// address [`check_host_port`] refuses; the message names the flag and the file key.
 pub fn parse_device_spec(spec: &str) -> Result<String, ConfigError> {
-    let addr = spec.strip_prefix("tcp:").ok_or_else(|| {
+    let bad = |why: &str| {
         ConfigError::Invalid(format!(
-            "--device must look like tcp:HOST:PORT, got {spec:?}"
+            "--device (devices) must be tcp:HOST:PORT, {HOST_FORMS}; got {spec:?}{why}"
         ))
-    })?;
-    match addr.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
-            Ok(addr.to_string())
-        }
-        _ => Err(ConfigError::Invalid(format!(
-            "--device must look like tcp:HOST:PORT, got {spec:?}"
-        ))),
+    };
+    let addr = spec.strip_prefix("tcp:").ok_or_else(|| bad(""))?;
+    check_host_port(addr).map_err(|why| bad(&format!(": {why}")))?;
+    Ok(addr.to_string())
+}
+
+/// What HOST may be, in the refusals of [`check_host_port`]'s callers.
+const HOST_FORMS: &str = "HOST a host name, an IPv4 address or an [IPv6] address";
+
+/// Checks `HOST:PORT` as the connector will dial it: PORT 1 to 65535; HOST an IPv4 address
+/// (four numbers 0 to 255: a name whose last label is a number is one, as URL hosts are read,
+/// WHATWG URL §3.5), an IPv6 address in brackets (or bare, as `std` resolves it), or a host
+/// name (RFC 1123 §2.1 labels of letters, digits, `-`, `_`; 1 to 63 characters; 253 in all;
+/// one trailing `.` allowed). Errors: why, naming the part at fault (the address is not a
+/// secret).
+pub fn check_host_port(addr: &str) -> Result<(), String> {
+    let Some((host, port)) = addr.rsplit_once(':') else {
+        return Err("no :PORT".into());
+    };
+    match port.parse::<u16>() {
+        Ok(0) => return Err("port 0 cannot be dialled (1 to 65535)".into()),
+        Ok(_) => {}
+        Err(_) => return Err(format!("port {port:?} is not a number 1 to 65535")),
     }
+    if host.is_empty() {
+        return Err("no HOST before :PORT".into());
+    }
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return match inner.parse::<std::net::Ipv6Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!("{inner} is not an IPv6 address")),
+        };
+    }
+    if host.parse::<std::net::Ipv6Addr>().is_ok() {
+        return Ok(());
+    }
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let last = name.rsplit('.').next().unwrap_or(name);
+    if !last.is_empty() && last.chars().all(|c| c.is_ascii_digit()) {
+        return match name.parse::<std::net::Ipv4Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!(
+                "{host} is not an IPv4 address (four numbers 0 to 255, like 192.168.1.20)"
+            )),
+        };
+    }
+    let label_ok = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    if name.len() > 253 || !name.split('.').all(label_ok) {
+        return Err(format!(
+            "{host} is not a host name (letters, digits and '-' between dots)"
+        ));
+    }
+    Ok(())
 }
 
 /// The default config file text (`print-default-config`).
@@ -786,6 +834,30 @@ mod tests {
         );
         assert!(parse_device_spec("127.0.0.1:5555").is_err());
         assert!(parse_device_spec("tcp:host:notaport").is_err());
+        for good in [
+            "10.0.0.1:5555",
+            "[fe80::1]:5555",
+            "::1:5555",
+            "localhost:5037",
+            "pixel-8.lan.:5555",
+            "adb-R58N_x.local:37000",
+        ] {
+            assert_eq!(check_host_port(good), Ok(()), "{good}");
+        }
+        for (bad, why) in [
+            ("999.1.1.1:5555", "999.1.1.1 is not an IPv4 address"),
+            ("1.2.3:5555", "1.2.3 is not an IPv4 address"),
+            ("host.123:5555", "host.123 is not an IPv4 address"),
+            ("[::g]:5555", "::g is not an IPv6 address"),
+            ("[::1:5555", "[::1 is not a host name"),
+            ("a..b:5555", "a..b is not a host name"),
+            ("h:0", "port 0"),
+            ("h:65536", "port \"65536\""),
+            (":5555", "no HOST"),
+        ] {
+            let e = check_host_port(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 
     #[test]

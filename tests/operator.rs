@@ -456,6 +456,111 @@ fn a_top_level_key_under_claim_codes_is_refused() {
     assert!(out.starts_with("ok       config valid"), "{out}{err}");
 }
 
+/// A `--device` or `--adb-server` address whose host is no address — `999.1.1.1` reads as an
+/// IPv4 address but has a number over 255 — is refused by `check`, `devices` and `serve`, on
+/// one line naming the setting (flag and file key), the form it must take (HOST:PORT) and the
+/// value, from the flag and from the config file alike, as the other settings are refused.
+/// It was accepted, and the phone listed `offline` with the fix of a silent phone (fresh-user
+/// finding, session 9). Host names, IPv4 and `[IPv6]` addresses stay accepted.
+#[test]
+fn an_address_whose_host_is_no_address_is_refused_naming_the_setting() {
+    let dir = TempDir::new("bad-host");
+    let file = dir.path().join("devices.toml");
+    std::fs::write(
+        &file,
+        "adb_server = \"\"\ndevices = [\"tcp:999.1.1.1:5555\"]\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let flags = base_flags(dir.path());
+    let device = "--device (devices) must be tcp:HOST:PORT";
+    let server = "--adb-server (adb_server) must be HOST:PORT or NAME=HOST:PORT";
+    let cases: [(&[&str], &str, &str); 6] = [
+        (
+            &["--adb-server", "", "--device", "tcp:999.1.1.1:5555"],
+            device,
+            "999.1.1.1 is not an IPv4 address",
+        ),
+        (
+            &["--config", &file],
+            device,
+            "999.1.1.1 is not an IPv4 address",
+        ),
+        (
+            &["--adb-server", "box=999.1.1.1:5037"],
+            server,
+            "999.1.1.1 is not an IPv4 address",
+        ),
+        (
+            &["--adb-server", "", "--device", "tcp:[::1:5555"],
+            device,
+            "[::1 is not",
+        ),
+        (
+            &["--adb-server", "", "--device", "tcp:phone one:5555"],
+            device,
+            "phone one is not a host name",
+        ),
+        (
+            &["--adb-server", "", "--device", "tcp:127.0.0.1:0"],
+            device,
+            "port 0",
+        ),
+    ];
+    for (settings, setting, why) in cases {
+        for command in ["check", "devices", "serve"] {
+            let mut args = vec![command];
+            args.extend(flags.iter().map(String::as_str));
+            args.extend(settings);
+            let (code, out, err) = run(&args);
+            let text = format!("{out}{err}");
+            assert_eq!(code, Some(1), "{command} {settings:?}: {text}");
+            let line = text
+                .lines()
+                .find(|l| l.contains(setting))
+                .unwrap_or_else(|| panic!("{command} {settings:?}: no refusal: {text}"));
+            assert!(line.contains(why), "{command} {settings:?}: {line}");
+            if command == "check" {
+                assert!(line.starts_with("PROBLEM  config:"), "{text}");
+                assert!(!text.contains("PROBLEM  phone"), "{text}");
+            }
+        }
+    }
+    // `check` needs no API key: without one it names the bad address besides the missing key.
+    let data = dir.path().display().to_string();
+    let (code, out, _) = run(&[
+        "check",
+        "--data-dir",
+        &data,
+        "--adb-server",
+        "",
+        "--device",
+        "tcp:999.1.1.1:5555",
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with("PROBLEM  config: --api-key-file is required"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("PROBLEM  config: {device}"))
+                && l.contains("999.1.1.1 is not an IPv4 address")),
+        "{out}"
+    );
+    // Good hosts of every kind still pass (none of them answers: `offline`).
+    for good in ["tcp:127.0.0.1:1", "tcp:[::1]:1", "tcp:localhost:1"] {
+        let mut args = vec!["check"];
+        args.extend(flags.iter().map(String::as_str));
+        args.extend(["--adb-server", "", "--device", good]);
+        let (_, out, err) = run(&args);
+        assert!(
+            out.starts_with("ok       config valid"),
+            "{good}: {out}{err}"
+        );
+    }
+}
+
 /// `hash-claim-code` prints one whole line (`sha256:` + 64 hex + newline), with or without a
 /// newline after the code on stdin.
 #[test]

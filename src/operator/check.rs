@@ -74,18 +74,7 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             );
         }
         Err(e) => {
-            // What is invalid, on one line whatever the cause (a TOML error spans several):
-            // "config: invalid configuration: …" said the same thing twice before saying it.
-            let what = match e {
-                ConfigError::Invalid(what) => what
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(": "),
-                other => crate::config::one_line(other),
-            };
-            let _ = writeln!(out, "PROBLEM  config: {what}");
+            let _ = writeln!(out, "PROBLEM  config: {}", config_problem(e));
             ok = false;
         }
     }
@@ -160,14 +149,38 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
     (out, ok)
 }
 
+/// What is invalid, on one line whatever the cause (a TOML error spans several):
+/// "config: invalid configuration: …" said the same thing twice before saying it.
+fn config_problem(e: &ConfigError) -> String {
+    match e {
+        ConfigError::Invalid(what) => what
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(": "),
+        other => crate::config::one_line(other),
+    }
+}
+
 /// Runs `check` on the stacked settings: validates them as `serve` would, and surveys the
 /// phones (paired ones included) when the settings say where they are; returns (text, all
 /// fine).
 pub async fn run(stacked: Settings) -> (String, bool) {
     let survey_config = stacked.survey_config();
     let config = stacked.resolve();
-    let Ok(phones_at) = survey_config else {
-        return report(&config, None);
+    let phones_at = match survey_config {
+        Ok(phones_at) => phones_at,
+        Err(e) => {
+            let (mut text, _) = report(&config, None);
+            // `serve` stops at its first problem (a missing API key file comes before the
+            // phones' addresses); `check`, which needs no key, names a bad address too.
+            let problem = config_problem(&e);
+            if !text.contains(&problem) {
+                let _ = writeln!(text, "PROBLEM  config: {problem}");
+            }
+            return (text, false);
+        }
     };
     let (paired, read_problem) = match super::bindings::read(&phones_at.data_dir).await {
         Ok(r) => (r.paired, None),
