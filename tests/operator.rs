@@ -456,6 +456,111 @@ fn a_top_level_key_under_claim_codes_is_refused() {
     assert!(out.starts_with("ok       config valid"), "{out}{err}");
 }
 
+/// A `--device` address where nothing listens (connection refused) is `offline` — adb's word
+/// for a transport without `CNXN`, kept — but `check` says the connection was refused and
+/// gives the fix for that (adb over TCP/IP on, the port --device names), not the fix of a
+/// phone that accepts and stays silent; an address that drops the connect says no answer came,
+/// and one that accepts but never answers the adb handshake keeps the silent phone's fix.
+/// `devices` warns the same on stderr, its `offline` rows unchanged. All three read `offline`
+/// with the silent phone's fix before (fresh-user finding, session 9).
+#[test]
+fn a_direct_address_that_refuses_or_drops_the_connect_says_so() {
+    let dir = TempDir::new("direct-refused");
+    let flags = base_flags(dir.path());
+    // Nothing listens: refused.
+    let refused = format!("127.0.0.1:{}", common::adb_server::free_port());
+    // Accepts, never answers CNXN: the sim's `offline`.
+    let silent = SimPhone::start_with_control("SIMSILENT0001", &[]);
+    assert_eq!(
+        silent.control_post("/v1/transport", json!({"state": "offline"})),
+        200
+    );
+    // Drops the connect: a listen backlog of 0, filled by one connection nobody accepts (the
+    // kernel then drops further SYNs, as a firewall or an absent host does).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let full = rt.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        socket.listen(0).unwrap()
+    });
+    let dropping = full.local_addr().unwrap().to_string();
+    let _filler = std::net::TcpStream::connect(&dropping).unwrap();
+
+    let mut args: Vec<&str> = vec!["check"];
+    args.extend(flags.iter().map(String::as_str));
+    args.extend(["--adb-server", ""]);
+    let devices = [
+        format!("tcp:{refused}"),
+        format!("tcp:{}", silent.addr),
+        format!("tcp:{dropping}"),
+    ];
+    for d in &devices {
+        args.extend(["--device", d.as_str()]);
+    }
+    let (code, out, err) = run(&args);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let problem = |addr: &str| {
+        let mut lines = out
+            .lines()
+            .skip_while(|l| !(l.starts_with("PROBLEM  phone") && l.contains(addr)));
+        let line = lines.next().unwrap_or_else(|| panic!("{addr}: {out}"));
+        let fix = lines.next().unwrap_or("").trim().to_string();
+        (line.to_string(), fix)
+    };
+    let (line, fix) = problem(&refused);
+    assert!(
+        line.ends_with(&format!(
+            ": offline (connection refused: nothing listens on {refused})"
+        )),
+        "{out}"
+    );
+    assert!(fix.starts_with("fix: "), "{out}");
+    for says in ["adb tcpip", "--device", "port"] {
+        assert!(fix.contains(says), "{says}: {fix}");
+    }
+    let (line, silent_fix) = problem(&silent.addr);
+    assert!(
+        line.ends_with(": offline (accepts connections, but the adb handshake did not complete)"),
+        "{out}"
+    );
+    assert!(silent_fix.contains("silent"), "{out}");
+    let (line, dropped_fix) = problem(&dropping);
+    assert!(
+        line.contains(&format!(": offline (no answer: {dropping} did not answer")),
+        "{out}"
+    );
+    assert!(dropped_fix.contains("IP address"), "{out}");
+    assert!(
+        fix != silent_fix && fix != dropped_fix && silent_fix != dropped_fix,
+        "{out}"
+    );
+
+    // `devices`: the rows say `offline` (adb's state), stderr says why, with the fix.
+    args[0] = "devices";
+    args.push("--json");
+    let (code, json_out, err) = run(&args);
+    assert_eq!(code, Some(0), "{err}");
+    let rows: Vec<Value> = serde_json::from_str(&json_out).expect("devices --json");
+    assert_eq!(rows.len(), 3, "{json_out}");
+    assert!(rows.iter().all(|r| r["state"] == "offline"), "{json_out}");
+    let warning = |addr: &str| {
+        err.lines()
+            .find(|l| l.contains("WARN") && l.contains(&format!("tcp:{addr}")))
+            .unwrap_or_else(|| panic!("no warning for {addr}: {err}"))
+            .to_string()
+    };
+    assert!(
+        warning(&refused).contains("connection refused: nothing listens on"),
+        "{err}"
+    );
+    assert!(warning(&refused).contains("adb tcpip"), "{err}");
+    assert!(warning(&dropping).contains("no answer"), "{err}");
+    drop(full);
+}
+
 /// A `--device` or `--adb-server` address whose host is no address — `999.1.1.1` reads as an
 /// IPv4 address but has a number over 255 — is refused by `check`, `devices` and `serve`, on
 /// one line naming the setting (flag and file key), the form it must take (HOST:PORT) and the

@@ -59,6 +59,44 @@ pub fn fix_for(state: &DeviceState, route: RouteKind) -> Option<String> {
     })
 }
 
+/// What was seen at the address of a direct or paired phone `p` that reads `offline`, and the
+/// fix: for a `--device` phone the one for what its address did (refused: adb over TCP/IP is
+/// off or the port is wrong; no answer: the phone is away or the address is wrong; unknown
+/// host or no route: the host is wrong), for a
+/// phone paired over Wi-Fi the Wi-Fi fix (as its tool errors give it).
+pub fn dialled_problem(p: &super::PhoneRow, dialled: &super::Dialled) -> (String, String) {
+    use super::Dialled;
+    let addr = p.transport.strip_prefix("tcp:").unwrap_or(&p.transport);
+    let seen = dialled.describe(addr);
+    let route = if p.paired {
+        RouteKind::WifiPaired
+    } else {
+        RouteKind::Direct
+    };
+    let fix = match (dialled, route) {
+        (Dialled::Refused, RouteKind::Direct) => {
+            "on the phone, turn adb over TCP/IP on (`adb tcpip 5555` from a computer it is \
+             plugged into; a reboot turns it off) and make sure --device names the port it \
+             listens on (5555 after `adb tcpip 5555`; Wireless debugging shows its own port, \
+             which changes each time it is turned on)"
+                .to_string()
+        }
+        (Dialled::Unreachable(_), RouteKind::Direct) => {
+            "check the host in --device (this box cannot resolve it or has no route to it) and \
+             that the phone is on a network this box reaches"
+                .to_string()
+        }
+        (Dialled::NoAnswer, RouteKind::Direct) => {
+            "make sure the phone is on, awake and on a network this box reaches, and that \
+             --device names its current IP address (the router may have given it another; a \
+             DHCP reservation keeps it); a firewall between them may drop the connection"
+                .to_string()
+        }
+        _ => fix_for(&p.state, route).unwrap_or_default(),
+    };
+    (seen, fix)
+}
+
 /// The report of `check` for a loaded configuration (or its error) and what the survey saw
 /// (`None`: the settings do not say where the phones are); returns (text, all fine).
 pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) -> (String, bool) {
@@ -123,7 +161,13 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             RouteKind::Direct if p.paired => RouteKind::WifiPaired,
             kind => kind,
         };
-        let fix = fix_for(&p.state, route);
+        let (seen, fix) = match &p.dialled {
+            Some(dialled) => {
+                let (seen, fix) = dialled_problem(p, dialled);
+                (format!(" ({seen})"), Some(fix))
+            }
+            None => (String::new(), fix_for(&p.state, route)),
+        };
         match fix {
             None => {
                 let _ = writeln!(
@@ -136,7 +180,7 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
                 ok = false;
                 let _ = writeln!(
                     out,
-                    "PROBLEM  phone {} {via}: {}\n         fix: {fix}",
+                    "PROBLEM  phone {} {via}: {}{seen}\n         fix: {fix}",
                     p.serial,
                     p.state.as_str()
                 );

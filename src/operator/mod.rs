@@ -49,6 +49,57 @@ pub struct PhoneRow {
     pub adb_server: Option<String>,
     /// Paired over Wi-Fi and remembered by the connector (reached at its last address).
     pub paired: bool,
+    /// For a direct or paired phone the survey could not use (`offline`): what its address
+    /// did when dialled again ([`dial`]); `None` otherwise.
+    pub dialled: Option<Dialled>,
+}
+
+/// What a direct phone's address did on a plain TCP connect ([`dial`]), to tell an operator
+/// why the phone reads `offline` (adb's state for a transport without `CNXN`, AOSP
+/// `transport.cpp` kCsOffline, whatever the cause).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dialled {
+    /// The connection was refused (`ECONNREFUSED`): nothing listens on that port.
+    Refused,
+    /// No answer within [`DIAL_DEADLINE`]: the host is off or off the network, the address is
+    /// wrong, or a firewall drops the connection.
+    NoAnswer,
+    /// The connect failed otherwise (unknown host name, no route to the host): the OS's text.
+    Unreachable(String),
+    /// The port accepts connections, but the adb handshake (`CNXN`) did not complete: adbd
+    /// hung or restarting, or not adbd on that port.
+    NoAdbAnswer,
+}
+
+impl Dialled {
+    /// What was seen at `addr` (`HOST:PORT`), for `check`'s PROBLEM line and `devices`.
+    pub fn describe(&self, addr: &str) -> String {
+        match self {
+            Dialled::Refused => format!("connection refused: nothing listens on {addr}"),
+            Dialled::NoAnswer => format!(
+                "no answer: {addr} did not answer the connection within {} s",
+                DIAL_DEADLINE.as_secs()
+            ),
+            Dialled::Unreachable(why) => format!("cannot connect to {addr}: {why}"),
+            Dialled::NoAdbAnswer => {
+                "accepts connections, but the adb handshake did not complete".into()
+            }
+        }
+    }
+}
+
+/// Deadline of [`dial`]'s TCP connect.
+pub const DIAL_DEADLINE: Duration = Duration::from_secs(3);
+
+/// Opens (and closes) a TCP connection to `addr`, sending nothing: what the address does,
+/// for a phone whose adb connect failed (the adb error says `offline` whatever happened).
+pub async fn dial(addr: &str) -> Dialled {
+    match tokio::time::timeout(DIAL_DEADLINE, tokio::net::TcpStream::connect(addr)).await {
+        Err(_) => Dialled::NoAnswer,
+        Ok(Ok(_)) => Dialled::NoAdbAnswer,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Dialled::Refused,
+        Ok(Err(e)) => Dialled::Unreachable(e.to_string()),
+    }
 }
 
 /// Everything the configured adb servers and direct phones show now.
@@ -132,6 +183,7 @@ async fn server_phones(
                     transport: e.serial,
                     adb_server: Some(source.label.clone()),
                     paired: false,
+                    dialled: None,
                 },
                 None => PhoneRow {
                     serial: e.serial.clone(),
@@ -140,6 +192,7 @@ async fn server_phones(
                     transport: e.serial,
                     adb_server: Some(source.label.clone()),
                     paired: false,
+                    dialled: None,
                 },
             }
         })
@@ -147,8 +200,8 @@ async fn server_phones(
 }
 
 /// A direct-transport phone: identity when it answers; `unauthorized` when it refuses the
-/// connector's key; `offline` otherwise. The connector's adb key is used only if it exists
-/// (a survey never creates it).
+/// connector's key; `offline` otherwise, with what its address does when [`dial`]led again.
+/// The connector's adb key is used only if it exists (a survey never creates it).
 async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
     let transport = format!("tcp:{addr}");
     let link = if key.exists() {
@@ -171,10 +224,15 @@ async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
                 transport,
                 adb_server: None,
                 paired: false,
+                dialled: None,
             }
         }
         Ok(Err(AdbError::DeviceUnauthorized | AdbError::NotPaired)) => DeviceState::Unauthorized,
         _ => DeviceState::Offline,
+    };
+    let dialled = match state {
+        DeviceState::Offline => Some(dial(addr).await),
+        _ => None,
     };
     PhoneRow {
         serial: transport.clone(),
@@ -183,6 +241,7 @@ async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
         transport,
         adb_server: None,
         paired: false,
+        dialled,
     }
 }
 
@@ -219,6 +278,12 @@ pub async fn run_devices(
     for s in &seen.servers {
         if let Err(e) = &s.version {
             tracing::warn!(server = %s.name, error = %e, "adb server not reachable; its phones are not listed");
+        }
+    }
+    for p in &seen.phones {
+        if let Some(dialled) = &p.dialled {
+            let (what, fix) = check::dialled_problem(p, dialled);
+            tracing::warn!("phone {} is offline: {what}; fix: {fix}", p.transport);
         }
     }
     if as_json {
