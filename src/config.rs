@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub mod env_error;
+pub mod same_server;
 
 pub use crate::connector::claim_policy::ClaimPolicy;
 #[cfg(test)]

@@ -107,9 +107,11 @@ pub async fn serve_on(
     Ok(())
 }
 
-/// Spawns the phone inventory trackers and the file/journal cleaner on `lifecycle`.
+/// Spawns the phone inventory trackers (one per adb server of `adb_servers`, and one per
+/// direct phone of `config`) and the file/journal cleaner on `lifecycle`.
 fn spawn_background(
     config: &ServeConfig,
+    adb_servers: &[crate::config::AdbServerSpec],
     lifecycle: &Lifecycle,
     inventory: &Inventory,
     files: &FileCache,
@@ -117,7 +119,7 @@ fn spawn_background(
     host_key: &HostKeyFile,
 ) {
     let shutdown = lifecycle.shutdown();
-    for (rank, server) in config.adb_servers.iter().enumerate() {
+    for (rank, server) in adb_servers.iter().enumerate() {
         let client = AdbServerClient::new(server.addr.clone());
         let source = inventory::Source {
             label: server.name.clone(),
@@ -175,7 +177,21 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
     let inventory = Inventory::default();
     // The connector's adb key, read (or made) on first use by a direct link or a pairing.
     let host_key = HostKeyFile::new(config.data_dir.join(ADB_KEY_FILE));
-    spawn_background(config, lifecycle, &inventory, &files, &store, &host_key);
+    // One adb server under two names is followed once (each phone one route through it).
+    let (adb_servers, same_servers) =
+        crate::config::same_server::distinct(&config.adb_servers).await;
+    for same in &same_servers {
+        tracing::warn!("{}", same.describe());
+    }
+    spawn_background(
+        config,
+        &adb_servers,
+        lifecycle,
+        &inventory,
+        &files,
+        &store,
+        &host_key,
+    );
     let key_for_pairing = host_key.clone();
     // An existing key is loaded now (cheap), so the first AUTH of a phone finds it; a missing
     // one is made only when a phone or a pairing asks for it.

@@ -1424,6 +1424,65 @@ async fn two_adb_servers_one_connector() {
     wait_target(&mut x, &channels[0], "connected", Some("box-b")).await;
 }
 
+/// One adb server given under two names (`localhost:P` and `127.0.0.1:P`: both resolve to the
+/// socket address 127.0.0.1:P) is asked once, under the name listed first: `devices` lists its
+/// phone once and warns naming both, `check` has one server line, one phone line and a note
+/// naming both, and `serve` follows it once and logs the same warning. Every phone was listed
+/// twice before (fresh-user finding, session 9).
+#[test]
+fn one_adb_server_under_two_names_is_asked_once() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let sim = SimPhone::start("SIMSAMESRV001");
+    adb.connect(&sim.addr);
+    let by_ip = adb.addr();
+    let by_name = format!("localhost:{}", adb.port);
+    let dir = TempDir::new("same-server");
+    let flags = base_flags(dir.path());
+    let with = |cmd: &str, extra: &[&str]| {
+        let mut a: Vec<&str> = vec![cmd];
+        a.extend(flags.iter().map(String::as_str));
+        a.extend(["--adb-server", &by_name, "--adb-server", &by_ip]);
+        a.extend(extra);
+        run(&a)
+    };
+    let names_both = |line: &str| line.contains(&by_name) && line.contains(&by_ip);
+
+    let (code, out, err) = with("devices", &["--json"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let rows: Vec<Value> = serde_json::from_str(&out).expect("devices --json");
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["serial"], "SIMSAMESRV001");
+    assert_eq!(rows[0]["adb_server"], json!(by_name), "{out}");
+    let warning = err
+        .lines()
+        .find(|l| l.contains("WARN") && l.contains("same adb server"))
+        .unwrap_or_else(|| panic!("no warning: {err}"));
+    assert!(names_both(warning), "{warning}");
+
+    let (code, out, err) = with("check", &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.matches("ok       adb server").count(), 1, "{out}");
+    assert_eq!(out.matches("phone SIMSAMESRV001").count(), 1, "{out}");
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("note") && l.contains("same adb server"))
+        .unwrap_or_else(|| panic!("no note: {out}"));
+    assert!(names_both(note), "{note}");
+
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::AdbServer(by_ip.clone()),
+        &["--claim-policy", "open", "--adb-server", &by_name],
+    );
+    wait_log(&conn, "same adb server", 1);
+    let logs = conn.logs();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("same adb server"))
+        .unwrap();
+    assert!(names_both(line), "{line}");
+}
+
 /// One phone that one adb server reaches through two transports (`adb connect` to two
 /// addresses of it): the "two routes" warning names both transports, which one is used and
 /// which is the fallback — not the server's label twice — and never the whole serial.

@@ -130,6 +130,9 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             "note     no adb server and no --device phone configured: only phones paired over Wi-Fi will show"
         );
     }
+    for same in &seen.same_servers {
+        let _ = writeln!(out, "note     {}", same.describe());
+    }
     for server in &seen.servers {
         match &server.version {
             Ok(v) => {

@@ -18,6 +18,7 @@ pub mod devices;
 use std::time::Duration;
 
 use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
+use crate::config::same_server::{self, SameServer};
 use crate::config::SurveyConfig;
 use crate::device::inventory::{self, Inventory};
 use crate::device::parse::devices::{parse_devices_l, DeviceState};
@@ -109,14 +110,18 @@ pub struct Survey {
     pub servers: Vec<ServerReport>,
     /// Every phone seen, sorted by serial then adb server.
     pub phones: Vec<PhoneRow>,
+    /// adb servers listed again under another name, asked once ([`same_server::distinct`]).
+    pub same_servers: Vec<SameServer>,
 }
 
-/// Asks every adb server of `config` and probes every direct phone and every phone in
+/// Asks every adb server of `config` (once each, however many names it is given under) and probes every direct phone and every phone in
 /// `paired` (at its last address; one a `--device` already names is probed once), each under
 /// [`SURVEY_DEADLINE`]. Never fails: an unreachable server is a [`ServerReport`] with an error.
 pub async fn survey(config: &SurveyConfig, paired: &[bindings::PairedPhone]) -> Survey {
     let mut out = Survey::default();
-    for (rank, spec) in config.adb_servers.iter().enumerate() {
+    let (servers, same_servers) = same_server::distinct(&config.adb_servers).await;
+    out.same_servers = same_servers;
+    for (rank, spec) in servers.iter().enumerate() {
         let source = inventory::Source {
             label: spec.name.clone(),
             rank,
@@ -275,6 +280,9 @@ pub async fn run_devices(
     let config = crate::config::stack(config_file, settings)?.survey_config()?;
     let remembered = bindings::read(&config.data_dir).await?;
     let seen = survey(&config, &remembered.paired).await;
+    for same in &seen.same_servers {
+        tracing::warn!("{}", same.describe());
+    }
     for s in &seen.servers {
         if let Err(e) = &s.version {
             tracing::warn!(server = %s.name, error = %e, "adb server not reachable; its phones are not listed");
