@@ -2,6 +2,7 @@
 //! (spec §8). Payload rules follow the spec's field tables; where this connector is lenient
 //! (`auth.status`, `auth.cancel`: a missing or odd payload reads as empty) it says so.
 
+use crate::protocol::decode::{from_json_value, ShapeError};
 use crate::protocol::payloads::{
     AuthCancelPayload, AuthStartPayload, AuthStatusPayload, HelloPayload, ToolInvokePayload,
 };
@@ -76,7 +77,7 @@ impl Request {
                 Request::AuthStart(payload_or_default(packet).map_err(|e| {
                     DataPlaneError::failed(
                         ErrorCode::InvalidPacket,
-                        format!("bad auth.start payload: {e}"),
+                        format!("bad auth.start payload (flow_id: string, input: object): {e}"),
                     )
                 })?)
             }
@@ -104,7 +105,7 @@ fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
             "connector.hello needs a payload with connector_card_id, protocol_version and supported_profiles",
         ));
     };
-    serde_json::from_value(payload).map_err(|e| {
+    from_json_value(payload, "payload").map_err(|e| {
         DataPlaneError::rejected(ErrorCode::InvalidPacket, format!("bad hello payload: {e}"))
     })
 }
@@ -114,9 +115,13 @@ fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
 pub const MAX_TOOL_CALL_ID_CHARS: usize = 256;
 
 fn tool_payload(packet: &Packet) -> Result<ToolInvokePayload, DataPlaneError> {
-    match packet.payload.clone().map(serde_json::from_value) {
+    match packet
+        .payload
+        .clone()
+        .map(|v| from_json_value(v, "payload"))
+    {
         Some(Ok(p)) => check_tool_call_id(p),
-        // serde names the field and the expected type (e.g. context.tool_call_id: string).
+        // Names the field and the expected type (e.g. `payload.context.tool_call_id`: string).
         Some(Err(e)) => Err(DataPlaneError::failed(
             ErrorCode::InvalidPacket,
             format!("bad tool.invoke payload (tool_id: string, arguments: object, context.tool_call_id: string): {e}"),
@@ -146,10 +151,10 @@ fn check_tool_call_id(p: ToolInvokePayload) -> Result<ToolInvokePayload, DataPla
 /// The payload as `T`; a missing payload is `T::default()`.
 fn payload_or_default<T: serde::de::DeserializeOwned + Default>(
     packet: &Packet,
-) -> Result<T, serde_json::Error> {
+) -> Result<T, ShapeError> {
     match &packet.payload {
         None => Ok(T::default()),
-        Some(v) => serde_json::from_value(v.clone()),
+        Some(v) => from_json_value(v.clone(), "payload"),
     }
 }
 
