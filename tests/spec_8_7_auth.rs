@@ -236,3 +236,52 @@ async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
     };
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
 }
+
+/// A malformed `auth.status` (no payload, `auth_session_id` missing or not a string) is
+/// `invalid_packet` naming the field, as a malformed `auth.start` payload is; only a well-formed
+/// id the channel does not know is `auth_session_not_found` (fresh-user finding: every malformed
+/// payload read `auth_session_not_found`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_auth_status_is_invalid_packet() {
+    let dir = TempDir::new("status-shape");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    for payload in [
+        serde_json::Value::Null,
+        json!({}),
+        json!({"auth_session_id": 7}),
+        json!({"auth_session_id": {"id": "as_1"}}),
+        json!({"auth_session_id": "as_1", "refresh": "yes"}),
+    ] {
+        let e = x.request("auth.status", Some(&ch), payload.clone()).await;
+        assert_eq!(
+            (e["type"].as_str(), e["error"]["code"].as_str()),
+            (Some("auth.status.ack"), Some("invalid_packet")),
+            "{payload}: {e}"
+        );
+        let m = e["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("auth_session_id") || m.contains("refresh"),
+            "names the field: {m}"
+        );
+    }
+    let e = x
+        .request(
+            "auth.status",
+            Some(&ch),
+            json!({"auth_session_id": "as_nosuch"}),
+        )
+        .await;
+    assert_eq!(e["error"]["code"], "auth_session_not_found", "{e}");
+    // The malformed packet's start counterpart gets the same code.
+    let e = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_device_claim", "input": 5}),
+        )
+        .await;
+    assert_eq!(e["error"]["code"], "invalid_packet", "{e}");
+}

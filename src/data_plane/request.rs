@@ -1,6 +1,7 @@
 //! The requests this connector serves, decoded once from a packet's type and payload
 //! (spec §8). Payload rules follow the spec's field tables; where this connector is lenient
-//! (`auth.status`, `auth.cancel`: a missing or odd payload reads as empty) it says so.
+//! (`auth.cancel`: a missing or odd payload reads as empty, answered `not_found`) it says so.
+//! A malformed `auth.status` is `invalid_packet`, as a malformed `auth.start` is.
 
 use crate::protocol::decode::{from_json_value, ShapeError};
 use crate::protocol::payloads::{
@@ -81,10 +82,7 @@ impl Request {
                     )
                 })?)
             }
-            // Lenient: an unreadable payload asks about no session (answered "not found").
-            PacketType::AuthStatus => {
-                Request::AuthStatus(payload_or_default(packet).unwrap_or_default())
-            }
+            PacketType::AuthStatus => Request::AuthStatus(auth_status_payload(packet)?),
             PacketType::AuthCancel => {
                 Request::AuthCancel(payload_or_default(packet).unwrap_or_default())
             }
@@ -107,6 +105,24 @@ fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
     };
     from_json_value(payload, "payload").map_err(|e| {
         DataPlaneError::rejected(ErrorCode::InvalidPacket, format!("bad hello payload: {e}"))
+    })
+}
+
+/// The `auth.status` payload: `auth_session_id` (string) is required, `flow_id` (string) and
+/// `refresh` (boolean) optional. Errors: `invalid_packet` in the ack naming the field.
+fn auth_status_payload(packet: &Packet) -> Result<AuthStatusPayload, DataPlaneError> {
+    const SHAPE: &str = "auth_session_id: string; optional flow_id: string, refresh: boolean";
+    let Some(payload) = packet.payload.clone() else {
+        return Err(DataPlaneError::failed(
+            ErrorCode::InvalidPacket,
+            format!("auth.status needs a payload ({SHAPE})"),
+        ));
+    };
+    from_json_value(payload, "payload").map_err(|e| {
+        DataPlaneError::failed(
+            ErrorCode::InvalidPacket,
+            format!("bad auth.status payload ({SHAPE}): {e}"),
+        )
     })
 }
 
@@ -182,12 +198,32 @@ mod tests {
                 ..
             })
         ));
+        for payload in [
+            "",
+            r#","payload":{}"#,
+            r#","payload":{"auth_session_id":1}"#,
+        ] {
+            assert!(matches!(
+                Request::decode(&packet("auth.status", payload)),
+                Err(DataPlaneError::Failed {
+                    code: ErrorCode::InvalidPacket,
+                    ..
+                })
+            ));
+        }
         assert!(matches!(
             Request::decode(&packet(
                 "auth.status",
-                r#","payload":{"auth_session_id":1}"#
+                r#","payload":{"auth_session_id":"as_1"}"#
             )),
             Ok(Request::AuthStatus(_))
+        ));
+        assert!(matches!(
+            Request::decode(&packet(
+                "auth.cancel",
+                r#","payload":{"auth_session_id":1}"#
+            )),
+            Ok(Request::AuthCancel(_))
         ));
         assert!(matches!(
             Request::decode(&packet("channel.open.ack", "")),
