@@ -9,12 +9,15 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::{connect, http_get};
 use common::API_KEY;
 
+/// A socket with no `connector.hello` is closed at the 10 s deadline with 1008 (policy
+/// violation) and a reason naming the hello (fresh-user finding: a bare close, seen as 1005).
 #[tokio::test]
 async fn limit_no_first_packet_closes_after_10_s() {
     let dir = TempDir::new("first");
@@ -34,17 +37,23 @@ async fn limit_no_first_packet_closes_after_10_s() {
     let t = std::time::Instant::now();
     let end = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(Ok(m)) = ws.next().await {
-            if m.is_close() {
-                break;
+            if let Message::Close(frame) = m {
+                return frame.map(|f| (u16::from(f.code), f.reason.to_string()));
             }
         }
+        None
     })
     .await;
-    assert!(end.is_ok(), "socket closed by the server");
     assert!(
         t.elapsed() >= Duration::from_secs(9),
         "not before the 10 s limit"
     );
+    // A close frame with a code and a reason, not a bare close (the client saw 1005).
+    let (code, reason) = end
+        .expect("socket closed by the server")
+        .expect("a close frame with a code");
+    assert_eq!(code, 1008, "policy violation: {reason}");
+    assert!(reason.contains("connector.hello"), "{reason}");
 }
 
 #[tokio::test]
