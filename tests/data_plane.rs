@@ -698,3 +698,42 @@ async fn metrics_count_dispatched_packets() {
     assert!(p50 >= 1 && p50 <= p99 && p99 <= max, "{m}");
     assert!(m["dispatch"]["tool"]["count"].as_u64().unwrap() >= 1, "{m}");
 }
+
+/// `GET /metrics` takes `format=json` or no `format` (OpenMetrics text); another format is 400
+/// `invalid_query` with the JSON error body, naming the formats it serves (fresh-user finding:
+/// `?format=xml` answered the text silently). The key is still checked first; other query
+/// parameters are ignored, as every endpoint ignores them.
+#[tokio::test]
+async fn metrics_refuses_an_unknown_format() {
+    let dir = TempDir::new("metrics-format");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    for query in [
+        "?format=xml",
+        "?format=",
+        "?format=JSON",
+        "?format=json&format=xml",
+    ] {
+        let url = format!("{}/metrics{query}", conn.base);
+        assert_eq!(http_get(&url, None).0, 401, "{query}: the key first");
+        let (st, ctype, body) = http_get(&url, Some(API_KEY));
+        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        assert_eq!(
+            (st, v["error"]["code"].as_str()),
+            (400, Some("invalid_query")),
+            "{query}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        assert!(ctype.starts_with("application/json"), "{query}: {ctype}");
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.contains("`format`") && m.contains("json"), "{m}");
+        assert!(!m.contains("xml"), "the value is not echoed: {m}");
+    }
+    let (st, ctype, _) = http_get(&format!("{}/metrics", conn.base), Some(API_KEY));
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/openmetrics-text"), "{ctype}");
+    let (st, ctype, _) = http_get(&format!("{}/metrics?format=json", conn.base), Some(API_KEY));
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/json"), "{ctype}");
+    let (st, _, _) = http_get(&format!("{}/metrics?x=1", conn.base), Some(API_KEY));
+    assert_eq!(st, 200, "other parameters are ignored");
+}
