@@ -140,6 +140,137 @@ async fn bad_input_gets_documented_errors_and_the_socket_stays_usable() {
     assert_eq!(pong["type"], "pong", "socket still usable");
 }
 
+/// A caller's value is never repeated in an error (it may carry a secret): malformed envelope
+/// fields, payloads of the wrong shape, an unknown packet type or tool, a pairing host that
+/// cannot be reached. Each answer names the field and the expected shape instead (fresh-user
+/// finding: serde's "invalid type: string \"…\"" and the unknown type were quoted).
+#[tokio::test]
+async fn errors_never_echo_the_callers_value() {
+    const MARK: &str = "mark7f3a";
+    let dir = TempDir::new("noecho");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let answers = [
+        // Envelope: `time` must be an integer.
+        {
+            x.send_text(&format!(
+                r#"{{"schema":"xagent.connector.packet/v1","packet_id":"pkt_e1","type":"ping","time":"{MARK}"}}"#
+            ))
+            .await;
+            let e = x.recv_within(5).await.expect("an error packet");
+            assert_eq!(code(&e), "invalid_packet", "{e}");
+            assert!(
+                e["error"]["message"].as_str().unwrap().contains("time"),
+                "{e}"
+            );
+            e
+        },
+        {
+            let e = x.request(&format!("{MARK}.push"), None, json!({})).await;
+            assert_eq!(code(&e), "unsupported_packet", "{e}");
+            e
+        },
+        {
+            let e = x
+                .request(
+                    "connector.hello",
+                    None,
+                    json!({"connector_card_id": "device.adb", "protocol_version": "3.0", "supported_profiles": MARK}),
+                )
+                .await;
+            assert_eq!(code(&e), "invalid_packet", "{e}");
+            assert!(
+                e["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("supported_profiles"),
+                "{e}"
+            );
+            e
+        },
+        {
+            let e = x
+                .request(
+                    "auth.start",
+                    Some(&ch),
+                    json!({"flow_id": "adb_device_claim", "input": MARK}),
+                )
+                .await;
+            assert_eq!(code(&e), "invalid_packet", "{e}");
+            assert!(
+                e["error"]["message"].as_str().unwrap().contains("input"),
+                "{e}"
+            );
+            e
+        },
+        {
+            let e = x
+                .request(
+                    "tool.invoke",
+                    Some(&ch),
+                    json!({"tool_id": "android_tap", "arguments": {"connector_channel_id": ch}, "context": MARK}),
+                )
+                .await;
+            assert_eq!(code(&e), "invalid_packet", "{e}");
+            assert!(
+                e["error"]["message"].as_str().unwrap().contains("context"),
+                "{e}"
+            );
+            e
+        },
+        {
+            let e = x
+                .request(
+                    "tool.invoke",
+                    Some(&ch),
+                    json!({"tool_id": "android_tap", "arguments": {"connector_channel_id": ch}, "context": {"tool_call_id": ["x"], "session_id": MARK}}),
+                )
+                .await;
+            assert_eq!(code(&e), "invalid_packet", "{e}");
+            e
+        },
+        x.tool(&ch, MARK, json!({})).await,
+        x.request(
+            "auth.status",
+            Some(&ch),
+            json!({"auth_session_id": "as_1", "refresh": MARK}),
+        )
+        .await,
+        {
+            // Passes the host check (letters, digits, dots) and then cannot be reached.
+            let e = x
+                .request(
+                    "auth.start",
+                    Some(&ch),
+                    json!({"flow_id": "adb_pair_code", "input": {"host": format!("{MARK}.invalid"), "port": 37000, "code": "123456"}}),
+                )
+                .await;
+            assert_eq!(code(&e), "auth_failed", "{e}");
+            assert!(
+                e["error"]["message"].as_str().unwrap().contains("`host`"),
+                "{e}"
+            );
+            e
+        },
+    ];
+    for e in answers {
+        assert!(!code(&e).is_empty(), "an error: {e}");
+        assert!(
+            !e["error"].to_string().contains(MARK),
+            "the value is echoed: {e}"
+        );
+        assert!(
+            !e["payload"].to_string().contains(MARK),
+            "the value is echoed: {e}"
+        );
+    }
+    assert!(!conn.logs().contains(MARK), "nor logged");
+    let pong = x.request("ping", None, json!({})).await;
+    assert_eq!(pong["type"], "pong", "socket still usable");
+}
+
 #[tokio::test]
 async fn http_auth_and_card_rules() {
     let dir = TempDir::new("http");
@@ -566,4 +697,43 @@ async fn metrics_count_dispatched_packets() {
     );
     assert!(p50 >= 1 && p50 <= p99 && p99 <= max, "{m}");
     assert!(m["dispatch"]["tool"]["count"].as_u64().unwrap() >= 1, "{m}");
+}
+
+/// `GET /metrics` takes `format=json` or no `format` (OpenMetrics text); another format is 400
+/// `invalid_query` with the JSON error body, naming the formats it serves (fresh-user finding:
+/// `?format=xml` answered the text silently). The key is still checked first; other query
+/// parameters are ignored, as every endpoint ignores them.
+#[tokio::test]
+async fn metrics_refuses_an_unknown_format() {
+    let dir = TempDir::new("metrics-format");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    for query in [
+        "?format=xml",
+        "?format=",
+        "?format=JSON",
+        "?format=json&format=xml",
+    ] {
+        let url = format!("{}/metrics{query}", conn.base);
+        assert_eq!(http_get(&url, None).0, 401, "{query}: the key first");
+        let (st, ctype, body) = http_get(&url, Some(API_KEY));
+        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        assert_eq!(
+            (st, v["error"]["code"].as_str()),
+            (400, Some("invalid_query")),
+            "{query}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        assert!(ctype.starts_with("application/json"), "{query}: {ctype}");
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.contains("`format`") && m.contains("json"), "{m}");
+        assert!(!m.contains("xml"), "the value is not echoed: {m}");
+    }
+    let (st, ctype, _) = http_get(&format!("{}/metrics", conn.base), Some(API_KEY));
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/openmetrics-text"), "{ctype}");
+    let (st, ctype, _) = http_get(&format!("{}/metrics?format=json", conn.base), Some(API_KEY));
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/json"), "{ctype}");
+    let (st, _, _) = http_get(&format!("{}/metrics?x=1", conn.base), Some(API_KEY));
+    assert_eq!(st, 200, "other parameters are ignored");
 }

@@ -236,3 +236,91 @@ async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
     };
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
 }
+
+/// A malformed `auth.status` (no payload, `auth_session_id` missing or not a string) is
+/// `invalid_packet` naming the field, as a malformed `auth.start` payload is; only a well-formed
+/// id the channel does not know is `auth_session_not_found` (fresh-user finding: every malformed
+/// payload read `auth_session_not_found`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_auth_status_is_invalid_packet() {
+    let dir = TempDir::new("status-shape");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    for payload in [
+        serde_json::Value::Null,
+        json!({}),
+        json!({"auth_session_id": 7}),
+        json!({"auth_session_id": {"id": "as_1"}}),
+        json!({"auth_session_id": "as_1", "refresh": "yes"}),
+    ] {
+        let e = x.request("auth.status", Some(&ch), payload.clone()).await;
+        assert_eq!(
+            (e["type"].as_str(), e["error"]["code"].as_str()),
+            (Some("auth.status.ack"), Some("invalid_packet")),
+            "{payload}: {e}"
+        );
+        let m = e["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("auth_session_id") || m.contains("refresh"),
+            "names the field: {m}"
+        );
+    }
+    let e = x
+        .request(
+            "auth.status",
+            Some(&ch),
+            json!({"auth_session_id": "as_nosuch"}),
+        )
+        .await;
+    assert_eq!(e["error"]["code"], "auth_session_not_found", "{e}");
+    // The malformed packet's start counterpart gets the same code.
+    let e = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            json!({"flow_id": "adb_device_claim", "input": 5}),
+        )
+        .await;
+    assert_eq!(e["error"]["code"], "invalid_packet", "{e}");
+}
+
+/// Under claim policy `open` the claim code is not needed, but one of another JSON type (a
+/// number, an object) is refused as every wrong-typed form field is (`auth_failed` "field
+/// `claim_code` must be a string"), not silently accepted; absent or `null` it is fine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_policy_refuses_a_wrong_typed_claim_code() {
+    let sim = SimPhone::start("SIMOPENCODE0004");
+    let dir = TempDir::new("open-code");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    // The phone is visible first, so a refusal below is about the code alone.
+    let ok = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let ack = x.request("auth.logout", Some(&ch), json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    for code in [
+        json!(123456),
+        json!({"code": "x"}),
+        json!(["x"]),
+        json!(true),
+    ] {
+        let claim = json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": code}});
+        let e = x.request("auth.start", Some(&ch), claim).await;
+        assert_eq!(e["error"]["code"], "auth_failed", "{code}: {e}");
+        assert_eq!(e["payload"]["status"], "failed", "{code}: {e}");
+        let m = e["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("field `claim_code` must be a string"),
+            "{code}: {m}"
+        );
+        assert!(!m.contains("123456"), "{m}");
+    }
+    let claim =
+        json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": null}});
+    let ok = x.request("auth.start", Some(&ch), claim).await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+}

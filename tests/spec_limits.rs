@@ -9,12 +9,15 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::{connect, http_get};
 use common::API_KEY;
 
+/// A socket with no `connector.hello` is closed at the 10 s deadline with 1008 (policy
+/// violation) and a reason naming the hello (fresh-user finding: a bare close, seen as 1005).
 #[tokio::test]
 async fn limit_no_first_packet_closes_after_10_s() {
     let dir = TempDir::new("first");
@@ -34,17 +37,23 @@ async fn limit_no_first_packet_closes_after_10_s() {
     let t = std::time::Instant::now();
     let end = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(Ok(m)) = ws.next().await {
-            if m.is_close() {
-                break;
+            if let Message::Close(frame) = m {
+                return frame.map(|f| (u16::from(f.code), f.reason.to_string()));
             }
         }
+        None
     })
     .await;
-    assert!(end.is_ok(), "socket closed by the server");
     assert!(
         t.elapsed() >= Duration::from_secs(9),
         "not before the 10 s limit"
     );
+    // A close frame with a code and a reason, not a bare close (the client saw 1005).
+    let (code, reason) = end
+        .expect("socket closed by the server")
+        .expect("a close frame with a code");
+    assert_eq!(code, 1008, "policy violation: {reason}");
+    assert!(reason.contains("connector.hello"), "{reason}");
 }
 
 #[tokio::test]
@@ -195,7 +204,8 @@ async fn limit_channel_cap_forgets_the_oldest_idle_channel() {
     let (bound, _) = a.open(None).await;
     claim_when_visible(&mut a, &bound, &sim.serial).await;
     let (idle, _) = a.open(None).await;
-    for _ in 2..4096 {
+    let (spare, _) = a.open(None).await;
+    for _ in 3..4096 {
         a.open(None).await;
     }
     // `idle` leaves this socket (acknowledged, so the route is gone); every other channel stays
@@ -204,6 +214,9 @@ async fn limit_channel_cap_forgets_the_oldest_idle_channel() {
     assert_eq!(ack["type"], "channel.close.ack", "{ack}");
     let (fresh, ack) = a.open(None).await;
     assert_eq!(ack["payload"]["restored"], json!(false));
+    // Room for one more (all 4096 are open or bound again): `spare` leaves too.
+    let ack = a.request("channel.close", Some(&spare), json!({})).await;
+    assert_eq!(ack["type"], "channel.close.ack", "{ack}");
     let (again, ack) = a.open(Some(&idle)).await;
     assert_ne!(again, idle, "the idle channel was forgotten");
     assert_ne!(again, fresh);
@@ -218,4 +231,48 @@ async fn limit_channel_cap_forgets_the_oldest_idle_channel() {
         status.get("error").is_none(),
         "the bound channel works: {status}"
     );
+}
+
+/// The channel cap holds for open channels too (fresh-user finding: one socket opened more than
+/// 4096): with 4096 channels open and none idle, opening one more is refused with
+/// `too_many_channels` in the `channel.open.ack` and nothing is issued; restoring an open
+/// channel still works, and once one is closed (idle, so forgettable) a new one opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_channels_open_on_a_socket_are_capped() {
+    let dir = TempDir::new("chanopen");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut a = connect(&conn.addr).await;
+    a.validate = false; // 4096 acks; the schema checks live in the other tests
+    a.hello("").await;
+    let (first, _) = a.open(None).await;
+    for _ in 1..4096 {
+        a.open(None).await;
+    }
+    a.validate = true;
+    let refused = a.request("channel.open", None, json!({})).await;
+    assert_eq!(
+        (refused["type"].as_str(), refused["error"]["code"].as_str()),
+        (Some("channel.open.ack"), Some("too_many_channels")),
+        "{refused}"
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("4096")),
+        "the message names the limit: {refused}"
+    );
+    assert!(refused.get("payload").is_none(), "{refused}");
+    // A channel already open is restored (no new channel), the socket stays usable.
+    let (same, ack) = a.open(Some(&first)).await;
+    assert_eq!(
+        (same.as_str(), &ack["payload"]["restored"]),
+        (first.as_str(), &json!(true))
+    );
+    let ack = a.request("channel.close", Some(&first), json!({})).await;
+    assert_eq!(ack["type"], "channel.close.ack", "{ack}");
+    let (fresh, ack) = a.open(None).await;
+    assert_ne!(fresh, first);
+    assert_eq!(ack["payload"]["restored"], json!(false));
+    let again = a.request("channel.open", None, json!({})).await;
+    assert_eq!(again["error"]["code"], "too_many_channels", "{again}");
 }

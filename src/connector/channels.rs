@@ -1,5 +1,10 @@
 //! Channels (spec §8.3–8.6, §9): open (issue or restore) with the channel cap, close, routing
 //! checks, and the descriptor projection of a channel.
+//!
+//! The cap ([`super::MAX_CHANNELS`] per connector; the spec states no limit) holds for every
+//! channel: idle ones (no binding, not open on a socket) are forgotten to make room, and when
+//! none is idle a new channel is refused ([`OpenChannelError::Full`]). So one socket, or all of
+//! them together, can hold at most that many channels open.
 
 use std::sync::Arc;
 
@@ -8,6 +13,21 @@ use crate::device::parse::devices::DeviceState;
 use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
 use crate::protocol::{now_ms, random_id};
 use crate::store::{BindingRecord, StoreError};
+
+/// Why [`Connector::open_channel`] issued no channel.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenChannelError {
+    /// The connector keeps `cap` channels and every one is bound or open on a socket, so none
+    /// can be forgotten to make room (`too_many_channels`).
+    #[error("this connector already keeps {cap} channels, each bound to a phone or open on a socket: close one (channel.close) or reuse one (channel.open with its id)")]
+    Full {
+        /// The cap ([`super::MAX_CHANNELS`]).
+        cap: usize,
+    },
+    /// The store failed (`internal_error`).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// An opened channel: its id and whether a known id was restored (spec §8.3 `restored`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,13 +41,14 @@ pub struct OpenedChannel {
 impl Connector {
     /// Opens a channel on `session`: restores `requested` when known, else issues and persists
     /// a new id (spec §8.3), then routes it to `session`. Runs under the write gate, so it never
-    /// interleaves with a lease expiry or an eviction. Errors: the store failed (nothing
-    /// changed in memory).
+    /// interleaves with a lease expiry or an eviction. Restoring a known id never counts
+    /// against the cap. Errors: [`OpenChannelError::Full`] when the cap is reached and no
+    /// channel is idle; the store failed (nothing changed in memory either way).
     pub async fn open_channel(
         &self,
         requested: Option<&str>,
         session: SessionId,
-    ) -> Result<OpenedChannel, StoreError> {
+    ) -> Result<OpenedChannel, OpenChannelError> {
         let _gate = self.writes.lock().await;
         if let Some(id) = requested {
             if self.state().route(id, session) {
@@ -56,11 +77,21 @@ impl Connector {
     /// issued: the oldest channels with no binding and no open socket are forgotten (their
     /// journal rows, files and auth sessions too). Restoring a forgotten id later issues a
     /// fresh channel with `restored: false`, which spec §8.3 allows for unknown ids. Bound or
-    /// open channels are never evicted. Called under the write gate.
-    async fn evict_idle_channels(&self) -> Result<(), StoreError> {
+    /// open channels are never evicted: when too few channels are idle, nothing is forgotten
+    /// and nothing is issued ([`OpenChannelError::Full`]). Called under the write gate.
+    async fn evict_idle_channels(&self) -> Result<(), OpenChannelError> {
         let (excess, keep) = {
             let state = self.state();
             let excess = (state.channel_count() + 1).saturating_sub(self.channel_cap);
+            if excess > state.idle_channel_count() {
+                tracing::warn!(
+                    cap = self.channel_cap,
+                    "channel.open refused: every channel is bound or open (channel cap)"
+                );
+                return Err(OpenChannelError::Full {
+                    cap: self.channel_cap,
+                });
+            }
             (excess, state.open_channels())
         };
         if excess == 0 {

@@ -135,6 +135,13 @@ impl Connector {
                 "field `serial` is too long: a serial has 1 to 128 characters",
             ));
         }
+        // A claim code of another JSON type (a number, an object) is a form error under either
+        // policy, never a guess: policy `open` ignores the code's text, not its shape.
+        let code = super::form::string_field(
+            &p.input,
+            "claim_code",
+            "the admin-issued claim code, in quotes",
+        )?;
         match self.state().check_bind(channel_id, serial) {
             Ok(true) => return Ok(()),
             Err(BindRefusal::ChannelBound) => {
@@ -156,13 +163,7 @@ impl Connector {
                     ),
                 ));
             }
-            // A claim code of another JSON type (a number) is a form error too, never a guess.
-            let code = super::form::string_field(
-                &p.input,
-                "claim_code",
-                "the admin-issued claim code, in quotes",
-            )?
-            .unwrap_or("");
+            let code = code.unwrap_or("");
             // A missing code is a form error, not a guess: it does not count toward the pause.
             if code.is_empty() {
                 return Err(refuse(

@@ -141,14 +141,16 @@ pub(super) fn pairing_refusal(e: &PairingError) -> ClaimError {
     refuse(ErrorCode::AuthFailed, message)
 }
 
-fn connect_refusal(e: &AdbError, addr: &str) -> ClaimError {
+/// Words for a failed connect to `shown`: the address when the connector found it (mDNS), the
+/// names of the fields when the caller gave it (their values are never repeated).
+fn connect_refusal(e: &AdbError, shown: &str) -> ClaimError {
     let message = match e {
-        AdbError::NotPaired => format!(
-            "the phone paired but refused the connector's key on {addr}: pair it again"
-        ),
-        AdbError::Timeout { .. } => format!("the phone did not answer on {addr} in time"),
+        AdbError::NotPaired => {
+            format!("the phone paired but refused the connector's key on {shown}: pair it again")
+        }
+        AdbError::Timeout { .. } => format!("the phone did not answer on {shown} in time"),
         _ => format!(
-            "paired, but the phone's wireless-debugging port {addr} cannot be reached: check `connect_port` (Wireless debugging → IP address & Port)"
+            "paired, but the phone's wireless-debugging port {shown} cannot be reached: check `connect_port` (Wireless debugging → IP address & Port)"
         ),
     };
     refuse(ErrorCode::AuthFailed, &message)
@@ -225,11 +227,10 @@ impl Connector {
         let guid = pair_with_phone(&key, &pairing_addr, input.code.as_bytes(), PAIR_DEADLINE)
             .await
             .map_err(|e| match e {
+                // The host is the caller's: named by its field, never repeated.
                 PairWithPhoneError::Unreachable => refuse(
                     ErrorCode::AuthFailed,
-                    &format!(
-                        "cannot reach the phone's pairing port {pairing_addr}: check the address and that the pairing dialog is open"
-                    ),
+                    "cannot reach the phone's pairing port at the `host` and `port` given: check them and that the pairing dialog is open",
                 ),
                 PairWithPhoneError::Pairing(e) => pairing_refusal(&e),
             })?;
@@ -241,21 +242,29 @@ impl Connector {
             ));
         };
         let addr = format!("{}:{connect_port}", input.host);
-        self.connect_and_bind(channel_id, key_file, guid.as_str(), &addr)
-            .await
-            .map(|_| ())
+        self.connect_and_bind(
+            channel_id,
+            key_file,
+            guid.as_str(),
+            &addr,
+            "the `host` and `connect_port` given",
+        )
+        .await
+        .map(|_| ())
     }
 
     /// The shared end of both pairing flows: connects to the paired phone's connect port
     /// `addr` over `STLS`, reads its serial, remembers (serial, `guid`, `addr`) for restarts,
     /// binds `channel_id` and watches the phone from then on. Returns the serial. Errors:
-    /// `auth_failed` in words for the person at the phone, `internal_error` (store).
+    /// `auth_failed` in words for the person at the phone (naming the address as `shown`),
+    /// `internal_error` (store).
     pub(super) async fn connect_and_bind(
         &self,
         channel_id: &str,
         key_file: crate::adb::HostKeyFile,
         guid: &str,
         addr: &str,
+        shown: &str,
     ) -> Result<String, ClaimError> {
         let addr = addr.to_string();
         let transport = format!("tcp:{addr}");
@@ -264,7 +273,7 @@ impl Connector {
             inventory::attach_paired(&self.inventory, &link, &transport)
         })
         .await
-        .map_err(|e| connect_refusal(&e, &addr))?;
+        .map_err(|e| connect_refusal(&e, shown))?;
         // Remembered before the bind: a restart follows the phone again whatever the bind says.
         let record = WirelessPhoneRecord {
             serial: phone.serial.clone(),

@@ -106,6 +106,14 @@ impl State {
             .collect()
     }
 
+    /// Channels with no binding and no route: the ones the channel cap may forget.
+    pub fn idle_channel_count(&self) -> usize {
+        self.channels
+            .iter()
+            .filter(|c| !self.bindings.contains_key(*c) && !self.routes.contains_key(*c))
+            .count()
+    }
+
     /// Open channels (never evicted).
     pub fn open_channels(&self) -> HashSet<String> {
         self.routes.keys().cloned().collect()

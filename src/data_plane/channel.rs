@@ -4,12 +4,15 @@ use std::collections::HashMap;
 
 use super::error::DataPlaneError;
 use super::reply::{ChannelOpenAck, Reply};
+use crate::connector::channels::OpenChannelError;
 use crate::connector::{Connector, SessionId};
 use crate::protocol::descriptor::ConnectionStatus;
 use crate::protocol::ErrorCode;
 
 /// Opens (or restores) a channel on `session`; its status becomes the session's baseline for
-/// descriptor pushes. Errors: `internal_error` in the ack when the channel cannot be persisted.
+/// descriptor pushes. Errors in the ack: `too_many_channels` when the connector keeps
+/// [`crate::connector::MAX_CHANNELS`] channels and none is idle; `internal_error` when the
+/// channel cannot be persisted.
 pub async fn open(
     connector: &Connector,
     session: SessionId,
@@ -19,8 +22,13 @@ pub async fn open(
     let opened = connector
         .open_channel(requested.as_deref(), session)
         .await
-        .map_err(|_| {
-            DataPlaneError::failed(ErrorCode::InternalError, "could not persist the channel")
+        .map_err(|e| match e {
+            OpenChannelError::Full { .. } => {
+                DataPlaneError::failed(ErrorCode::TooManyChannels, e.to_string())
+            }
+            OpenChannelError::Store(_) => {
+                DataPlaneError::failed(ErrorCode::InternalError, "could not persist the channel")
+            }
         })?;
     let d = connector.descriptor(&opened.channel_id);
     last_status.insert(opened.channel_id.clone(), d.connection.status);

@@ -104,7 +104,7 @@ pub struct AuthLogoutAck {
 }
 
 /// `tool.invoke.ack` payload (§8.19): `result` on success; on failure only `tool_id` (the
-/// envelope carries `error`).
+/// envelope carries `error`), and no payload for a tool not in the card (never repeated).
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolInvokeAck {
     /// The tool called.

@@ -1,7 +1,9 @@
 //! The requests this connector serves, decoded once from a packet's type and payload
 //! (spec §8). Payload rules follow the spec's field tables; where this connector is lenient
-//! (`auth.status`, `auth.cancel`: a missing or odd payload reads as empty) it says so.
+//! (`auth.cancel`: a missing or odd payload reads as empty, answered `not_found`) it says so.
+//! A malformed `auth.status` is `invalid_packet`, as a malformed `auth.start` is.
 
+use crate::protocol::decode::{from_json_value, ShapeError};
 use crate::protocol::payloads::{
     AuthCancelPayload, AuthStartPayload, AuthStatusPayload, HelloPayload, ToolInvokePayload,
 };
@@ -76,14 +78,11 @@ impl Request {
                 Request::AuthStart(payload_or_default(packet).map_err(|e| {
                     DataPlaneError::failed(
                         ErrorCode::InvalidPacket,
-                        format!("bad auth.start payload: {e}"),
+                        format!("bad auth.start payload (flow_id: string, input: object): {e}"),
                     )
                 })?)
             }
-            // Lenient: an unreadable payload asks about no session (answered "not found").
-            PacketType::AuthStatus => {
-                Request::AuthStatus(payload_or_default(packet).unwrap_or_default())
-            }
+            PacketType::AuthStatus => Request::AuthStatus(auth_status_payload(packet)?),
             PacketType::AuthCancel => {
                 Request::AuthCancel(payload_or_default(packet).unwrap_or_default())
             }
@@ -104,8 +103,26 @@ fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
             "connector.hello needs a payload with connector_card_id, protocol_version and supported_profiles",
         ));
     };
-    serde_json::from_value(payload).map_err(|e| {
+    from_json_value(payload, "payload").map_err(|e| {
         DataPlaneError::rejected(ErrorCode::InvalidPacket, format!("bad hello payload: {e}"))
+    })
+}
+
+/// The `auth.status` payload: `auth_session_id` (string) is required, `flow_id` (string) and
+/// `refresh` (boolean) optional. Errors: `invalid_packet` in the ack naming the field.
+fn auth_status_payload(packet: &Packet) -> Result<AuthStatusPayload, DataPlaneError> {
+    const SHAPE: &str = "auth_session_id: string; optional flow_id: string, refresh: boolean";
+    let Some(payload) = packet.payload.clone() else {
+        return Err(DataPlaneError::failed(
+            ErrorCode::InvalidPacket,
+            format!("auth.status needs a payload ({SHAPE})"),
+        ));
+    };
+    from_json_value(payload, "payload").map_err(|e| {
+        DataPlaneError::failed(
+            ErrorCode::InvalidPacket,
+            format!("bad auth.status payload ({SHAPE}): {e}"),
+        )
     })
 }
 
@@ -114,9 +131,13 @@ fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
 pub const MAX_TOOL_CALL_ID_CHARS: usize = 256;
 
 fn tool_payload(packet: &Packet) -> Result<ToolInvokePayload, DataPlaneError> {
-    match packet.payload.clone().map(serde_json::from_value) {
+    match packet
+        .payload
+        .clone()
+        .map(|v| from_json_value(v, "payload"))
+    {
         Some(Ok(p)) => check_tool_call_id(p),
-        // serde names the field and the expected type (e.g. context.tool_call_id: string).
+        // Names the field and the expected type (e.g. `payload.context.tool_call_id`: string).
         Some(Err(e)) => Err(DataPlaneError::failed(
             ErrorCode::InvalidPacket,
             format!("bad tool.invoke payload (tool_id: string, arguments: object, context.tool_call_id: string): {e}"),
@@ -146,10 +167,10 @@ fn check_tool_call_id(p: ToolInvokePayload) -> Result<ToolInvokePayload, DataPla
 /// The payload as `T`; a missing payload is `T::default()`.
 fn payload_or_default<T: serde::de::DeserializeOwned + Default>(
     packet: &Packet,
-) -> Result<T, serde_json::Error> {
+) -> Result<T, ShapeError> {
     match &packet.payload {
         None => Ok(T::default()),
-        Some(v) => serde_json::from_value(v.clone()),
+        Some(v) => from_json_value(v.clone(), "payload"),
     }
 }
 
@@ -177,12 +198,32 @@ mod tests {
                 ..
             })
         ));
+        for payload in [
+            "",
+            r#","payload":{}"#,
+            r#","payload":{"auth_session_id":1}"#,
+        ] {
+            assert!(matches!(
+                Request::decode(&packet("auth.status", payload)),
+                Err(DataPlaneError::Failed {
+                    code: ErrorCode::InvalidPacket,
+                    ..
+                })
+            ));
+        }
         assert!(matches!(
             Request::decode(&packet(
                 "auth.status",
-                r#","payload":{"auth_session_id":1}"#
+                r#","payload":{"auth_session_id":"as_1"}"#
             )),
             Ok(Request::AuthStatus(_))
+        ));
+        assert!(matches!(
+            Request::decode(&packet(
+                "auth.cancel",
+                r#","payload":{"auth_session_id":1}"#
+            )),
+            Ok(Request::AuthCancel(_))
         ));
         assert!(matches!(
             Request::decode(&packet("channel.open.ack", "")),

@@ -220,10 +220,11 @@ impl Session {
                     tool::invoke(&connector, &channel, request_id, &p, ticket, &outbox).await
                 })
             }
-            Request::Unknown(kind) => {
+            // The type is the caller's string: never repeated.
+            Request::Unknown(_) => {
                 let e = DataPlaneError::rejected(
                     ErrorCode::UnsupportedPacket,
-                    format!("packet type {kind:?} is not supported by this connector"),
+                    "this packet `type` is not served by this connector, which takes connector.hello, channel.open, channel.close, connection.descriptor.get, auth.start, auth.status, auth.cancel, auth.logout, tool.invoke, ping, pong and error",
                 );
                 self.answer(&packet, Err(e), control).await
             }

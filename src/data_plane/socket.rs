@@ -7,7 +7,8 @@
 //! calls still running are answered `tool_call_interrupted` (`Session`), the writer flushes
 //! those acks for at most [`ABANDON_FLUSH`], then closes with 1001.
 //!
-//! Close codes (RFC 6455 §7.4.1): 1001 on shutdown, 1009 for a frame above
+//! Close codes (RFC 6455 §7.4.1): 1001 on shutdown, 1008 (policy violation) when no
+//! `connector.hello` completed within [`FIRST_PACKET_TIMEOUT`], 1009 for a frame above
 //! [`crate::server::MAX_PACKET_BYTES`], 1002 for a frame that breaks the WebSocket protocol;
 //! no code when the client closed first or the connection broke.
 
@@ -35,6 +36,9 @@ pub const ABANDON_FLUSH: Duration = Duration::from_millis(500);
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 /// Close code for a frame that breaks the WebSocket protocol (1002).
 pub const CLOSE_PROTOCOL_ERROR: u16 = 1002;
+/// Close code when no `connector.hello` completed in time (1008, policy violation: spec §6
+/// "首包必须是 connector.hello"; the 10 s are this connector's).
+pub const CLOSE_POLICY_VIOLATION: u16 = 1008;
 /// Close code for a frame or message above the size limit (1009, message too big).
 pub const CLOSE_TOO_BIG: u16 = 1009;
 
@@ -76,6 +80,7 @@ pub async fn run(connector: Arc<Connector>, socket: WebSocket) {
             }
             _ = &mut first_deadline, if !session.greeted() => {
                 tracing::debug!(session = session.id(), "no hello in time; closing");
+                let _ = close.set((CLOSE_POLICY_VIOLATION, "no connector.hello within 10 s"));
                 break;
             }
             _ = changes.changed() => session.on_phones_changed().await,

@@ -11,7 +11,8 @@ use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{Packet, PacketType};
 
 /// Runs one tool call on `channel`. Errors: the tool's code and message, in the ack with
-/// `tool_id`.
+/// `tool_id` — without a payload when the tool is not in the card (`tool_not_found`): the
+/// caller's string is never repeated, nor logged.
 pub async fn invoke(
     connector: &Connector,
     channel: &str,
@@ -20,7 +21,9 @@ pub async fn invoke(
     ticket: Option<Ticket>,
     outbox: &Outbox,
 ) -> Result<Reply, DataPlaneError> {
-    let span = tracing::info_span!("tool", channel = channel, tool = %p.tool_id);
+    let known = connector.card_tools().contains(&p.tool_id.as_str());
+    let logged_id = if known { p.tool_id.as_str() } else { "?" };
+    let span = tracing::info_span!("tool", channel = channel, tool = %logged_id);
     let started = std::time::Instant::now();
     let progress = |fraction: f64, message: &str| {
         let mut push = Packet::new(PacketType::ToolProgressPush)
@@ -38,7 +41,7 @@ pub async fn invoke(
     let result =
         tracing::Instrument::instrument(connector.invoke_tool(channel, p, ticket, &progress), span)
             .await;
-    tracing::debug!(tool = %p.tool_id, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "tool call finished");
+    tracing::debug!(tool = %logged_id, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "tool call finished");
     let outcome = match &result {
         Ok(_) => "ok",
         Err(e) => e.code.as_str(),
@@ -48,6 +51,7 @@ pub async fn invoke(
         .record_call(&p.tool_id, outcome, started.elapsed());
     match result {
         Ok(v) => Ok(Reply::ToolInvokeAck(ack(p, Some(v)))),
+        Err(e) if !known => Err(DataPlaneError::failed(e.code, e.message)),
         Err(e) => Err(DataPlaneError::failed_with(
             e.code,
             e.message,

@@ -78,6 +78,9 @@ pub enum ErrorCode {
     FileNotFound,
     /// Too many packets/tool calls in a period.
     RateLimited,
+    /// `channel.open` of a new channel while the connector keeps its maximum of channels
+    /// ([`crate::connector::MAX_CHANNELS`]) and every one is bound or open on a socket.
+    TooManyChannels,
     /// A repeated side-effecting call whose first attempt was interrupted by a restart: its
     /// effect is unknown and it is not run again.
     ToolCallInterrupted,
@@ -131,6 +134,7 @@ impl ErrorCode {
             Self::FileTooLarge => "file_too_large",
             Self::FileNotFound => "file_not_found",
             Self::RateLimited => "rate_limited",
+            Self::TooManyChannels => "too_many_channels",
             Self::ToolCallInterrupted => "tool_call_interrupted",
             Self::ElementNotFound => "element_not_found",
             Self::StaleSnapshot => "stale_snapshot",
@@ -163,6 +167,7 @@ mod tests {
             ErrorCode::FileTooLarge,
             ErrorCode::FileNotFound,
             ErrorCode::DeviceBooting,
+            ErrorCode::TooManyChannels,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -8,6 +8,7 @@
 //! tests against the official JSON Schemas vendored in `tests/schemas/`.
 
 pub mod card;
+pub mod decode;
 pub mod descriptor;
 pub mod error_code;
 pub mod packet;

@@ -187,9 +187,9 @@ pub struct Packet {
 /// Why a text frame is not a valid packet (answered with `invalid_packet`).
 #[derive(Debug, thiserror::Error)]
 pub enum EnvelopeError {
-    /// Not JSON, or fields of the wrong type.
+    /// Not JSON, or fields of the wrong type (the field named, never its value).
     #[error("packet is not a valid JSON envelope: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(#[from] super::decode::ShapeError),
     /// `schema` is not `xagent.connector.packet/v1`.
     #[error("packet schema must be \"xagent.connector.packet/v1\"")]
     Schema,
@@ -207,7 +207,7 @@ pub enum EnvelopeError {
 impl Packet {
     /// Decodes and validates an envelope from a WebSocket text frame.
     pub fn decode(text: &str) -> Result<Packet, EnvelopeError> {
-        let packet: Packet = serde_json::from_str(text)?;
+        let packet: Packet = super::decode::from_json_str(text)?;
         if packet.schema != PACKET_SCHEMA {
             return Err(EnvelopeError::Schema);
         }

@@ -40,8 +40,7 @@ pub struct AuthStatusPayload {
     /// Flow id.
     #[serde(default)]
     pub flow_id: Option<String>,
-    /// Session to query.
-    #[serde(default)]
+    /// Session to query (required: a payload without it is `invalid_packet`).
     pub auth_session_id: String,
     /// Refresh authentication material.
     #[serde(default)]

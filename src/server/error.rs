@@ -39,6 +39,11 @@ pub enum HttpError {
     /// 400 `invalid_upload`: the body is not the expected multipart form (reason given).
     #[error("{0}")]
     InvalidUpload(String),
+    /// 400 `invalid_query`: a query parameter an endpoint reads has a value it does not take
+    /// (what it takes; the value is not echoed). Parameters an endpoint does not read are
+    /// ignored, as everywhere.
+    #[error("{0}")]
+    InvalidQuery(&'static str),
     /// 413 `upload_too_large`: past the configured limit (bytes).
     #[error("uploads are limited to {0} bytes")]
     UploadTooLarge(u64),
@@ -68,6 +73,7 @@ impl HttpError {
             HttpError::ChannelIdRequired => "connector_channel_id_required",
             HttpError::ChannelNotOwned => "connector_channel_not_owned",
             HttpError::InvalidUpload(_) => "invalid_upload",
+            HttpError::InvalidQuery(_) => "invalid_query",
             HttpError::UploadTooLarge(_) => "upload_too_large",
             HttpError::EndpointNotFound => "endpoint_not_found",
             HttpError::MethodNotAllowed(_) => "method_not_allowed",
@@ -82,7 +88,8 @@ impl HttpError {
             HttpError::WebSocketUpgradeRequired(_)
             | HttpError::SubprotocolRequired
             | HttpError::ChannelIdRequired
-            | HttpError::InvalidUpload(_) => StatusCode::BAD_REQUEST,
+            | HttpError::InvalidUpload(_)
+            | HttpError::InvalidQuery(_) => StatusCode::BAD_REQUEST,
             HttpError::TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
             HttpError::FileNotFound | HttpError::EndpointNotFound => StatusCode::NOT_FOUND,
             HttpError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,

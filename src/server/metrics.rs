@@ -1,6 +1,7 @@
 //! `GET /metrics` (Bearer): the Prometheus text exposition (OpenMetrics 1.0 text, which
 //! Prometheus and Grafana Agent scrape natively; encoded by the `prometheus-client` crate),
-//! or the JSON dispatch summary with `?format=json` (as before this format existed).
+//! or the JSON dispatch summary with `?format=json` (as before this format existed). Another
+//! `format` (or the parameter twice) is 400 `invalid_query`; other parameters are ignored.
 //!
 //! | series | type | labels |
 //! |---|---|---|
@@ -13,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
@@ -33,9 +35,12 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// `?format=` of `GET /metrics`.
 #[derive(Debug, Deserialize)]
 pub struct MetricsQuery {
-    /// `json` for the JSON summary; anything else or absent: the text format.
+    /// `json` for the JSON summary; absent: the text format; anything else is refused.
     pub format: Option<String>,
 }
+
+/// The refusal of a `format` other than `json` (never echoed).
+const FORMATS: &str = "`format` must be `json` (the JSON dispatch summary) or absent (the OpenMetrics text, for Prometheus)";
 
 /// Label of the phones gauge.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
@@ -43,17 +48,25 @@ struct StateLabel {
     state: String,
 }
 
-/// The handler. 401 without the key; 500 (`internal_error`) when the store cannot be read.
+/// The handler. 401 without the key (checked before the query); 400 (`invalid_query`) for
+/// a `format` other than `json`; 500 (`internal_error`) when the store cannot be read.
 pub async fn metrics(
     State(st): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<MetricsQuery>,
+    query: Result<Query<MetricsQuery>, QueryRejection>,
 ) -> Result<Response, HttpError> {
     auth::require_bearer(&headers, &st.api_key.current())?;
-    if q.format.as_deref() == Some("json") {
-        return Ok(
-            Json(json!({"dispatch": st.connector.dispatch_stats().snapshot()})).into_response(),
-        );
+    let Ok(Query(q)) = query else {
+        return Err(HttpError::InvalidQuery(FORMATS));
+    };
+    match q.format.as_deref() {
+        None => {}
+        Some("json") => {
+            return Ok(
+                Json(json!({"dispatch": st.connector.dispatch_stats().snapshot()})).into_response(),
+            )
+        }
+        Some(_) => return Err(HttpError::InvalidQuery(FORMATS)),
     }
     let text = render(&st).await?;
     Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response())

@@ -181,13 +181,9 @@ async fn steps(
     if stop.is_cancelled() {
         return Err(QrStop::Canceled);
     }
+    let addr = connect_addr.to_string();
     connector
-        .connect_and_bind(
-            &attempt.channel_id,
-            key_file,
-            guid.as_str(),
-            &connect_addr.to_string(),
-        )
+        .connect_and_bind(&attempt.channel_id, key_file, guid.as_str(), &addr, &addr)
         .await
         .map_err(|e| QrStop::Failed(e.message))
 }
