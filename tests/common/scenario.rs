@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::procs::SimPhone;
+use super::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use super::schemas::{assert_card, assert_descriptor};
 use super::xagent::{connect, http_get, XAgent};
 use super::API_KEY;
@@ -40,6 +40,37 @@ pub async fn claimed_channel_with_id(addr: &str, serial: &str) -> (XAgent, Strin
     let ack = claim_when_visible(&mut x, &ch, serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
     (x, ch, id)
+}
+
+/// A simulated phone (control API on) reached directly by a connector of its own, claimed by a
+/// client on a fresh channel: where most tool tests start. Dropping it stops the connector and
+/// the phone and removes the connector's data dir.
+pub struct ClaimedSim {
+    pub sim: SimPhone,
+    pub conn: ConnectorProc,
+    pub x: XAgent,
+    /// The channel the phone is claimed on.
+    pub ch: String,
+    /// The `connector_id` the hello was given (for a re-hello that restores the channel).
+    pub connector_id: String,
+    pub dir: TempDir,
+}
+
+/// Starts a sim as `serial` with `sim_flags` (`--persona …`), a connector reaching it over the
+/// direct transport (claim policy open), and claims it ([`claimed_channel_with_id`]).
+pub async fn claimed_sim(serial: &str, sim_flags: &[&str]) -> ClaimedSim {
+    let sim = SimPhone::start_with_control(serial, sim_flags);
+    let dir = TempDir::new("claimed-sim");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (x, ch, connector_id) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
+    ClaimedSim {
+        sim,
+        conn,
+        x,
+        ch,
+        connector_id,
+        dir,
+    }
 }
 
 /// Opens the sim's Notes app and focuses its EditText through the tools (`android_ui_tree`,
