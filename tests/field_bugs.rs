@@ -13,18 +13,18 @@ use serde_json::{json, Value};
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::{
-    claim_when_visible, claimed_channel, claimed_sim, elements, find_text, ClaimedSim,
+    claim_when_visible, claimed_channel, claimed_sim, elements, find_text, DirectSim,
 };
 use common::xagent::{connect, XAgent};
 
 /// [`claimed_sim`] of a sim playing `persona` (`--persona`, with `--model ""` so the persona's own
 /// model name is reported).
-async fn claimed_sim_playing(serial: &str, persona: &str) -> ClaimedSim {
+async fn claimed_sim_playing(serial: &str, persona: &str) -> DirectSim {
     claimed_sim(serial, &["--persona", persona, "--model", ""]).await
 }
 
 /// `tool_id` invoked with `{"package": "com.example.notes"}` (the sim's Notes app); the ack.
-async fn tool_on_notes(b: &mut ClaimedSim, tool_id: &str) -> Value {
+async fn tool_on_notes(b: &mut DirectSim, tool_id: &str) -> Value {
     b.x.tool(&b.ch, tool_id, json!({"package": "com.example.notes"}))
         .await
 }
@@ -43,7 +43,7 @@ fn display_size(result: &Value) -> (Option<u64>, Option<u64>) {
 }
 
 /// Opens Notes and focuses its EditText through the tools.
-async fn focus_note(b: &mut ClaimedSim) {
+async fn focus_note(b: &mut DirectSim) {
     common::scenario::focus_note(&mut b.x, &b.ch).await;
 }
 
@@ -72,7 +72,7 @@ fn all_programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
 }
 
 /// `android_input_text` of `text` into the focused field (cleared first); the ack.
-async fn type_and_read(b: &mut ClaimedSim, text: &str) -> Value {
+async fn type_and_read(b: &mut DirectSim, text: &str) -> Value {
     b.x.tool(
         &b.ch,
         "android_input_text",
@@ -83,7 +83,7 @@ async fn type_and_read(b: &mut ClaimedSim, text: &str) -> Value {
 
 /// Types `text` with [`type_and_read`] and asserts it succeeded, verified, and that the field
 /// now holds exactly `text`.
-async fn type_expecting_verified(b: &mut ClaimedSim, text: &str) {
+async fn type_expecting_verified(b: &mut DirectSim, text: &str) {
     let ack = type_and_read(b, text).await;
     assert!(ack.get("error").is_none(), "{text:?}: {ack}");
     assert_eq!(
@@ -96,7 +96,7 @@ async fn type_expecting_verified(b: &mut ClaimedSim, text: &str) {
 /// Types `typed` (not clearing) into a field that shows `present` while the phone drops the
 /// text (a script the caller set): asserts the call succeeded but is not verified (the field
 /// still shows `present`, which may already end in `typed`).
-async fn type_expecting_unverified(b: &mut ClaimedSim, present: &str, typed: &str) {
+async fn type_expecting_unverified(b: &mut DirectSim, present: &str, typed: &str) {
     let ack =
         b.x.tool(&b.ch, "android_input_text", json!({"text": typed}))
             .await;
@@ -794,7 +794,7 @@ fn log_pids(ack: &Value) -> Vec<String> {
 
 /// Puts Notes in front (the sim's state) and reads its log with `android_logcat`, asserted to
 /// succeed; the ack and the pid it names for Notes.
-async fn logcat_of_notes_in_front(b: &mut ClaimedSim) -> (Value, u64) {
+async fn logcat_of_notes_in_front(b: &mut DirectSim) -> (Value, u64) {
     b.sim
         .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
     let ack = tool_on_notes(b, "android_logcat").await;
@@ -1080,7 +1080,7 @@ fn foldable_display_dump(first: (&str, &str), second: (&str, &str)) -> String {
 
 /// Scripts the sim's `dumpsys display` to print `dump` (until the scripts are deleted), then
 /// calls `android_screenshot`; the ack.
-async fn screenshot_under_display_dump(b: &mut ClaimedSim, dump: &str) -> Value {
+async fn screenshot_under_display_dump(b: &mut DirectSim, dump: &str) -> Value {
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^dumpsys display$", "stdout": dump}),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::scenario::{claimed_sim, ClaimedSim};
+use common::scenario::{claimed_sim, DirectSim};
 use common::xagent::{connect, http_get, XAgent};
 
 async fn invoke(x: &mut XAgent, ch: &str, tool: &str, args: Value, call_id: &str) -> Value {
@@ -25,7 +25,7 @@ async fn invoke(x: &mut XAgent, ch: &str, tool: &str, args: Value, call_id: &str
 }
 
 /// [`invoke`] by `phone`'s client on the channel it claimed.
-async fn invoke_on(phone: &mut ClaimedSim, tool: &str, args: Value, call_id: &str) -> Value {
+async fn invoke_on(phone: &mut DirectSim, tool: &str, args: Value, call_id: &str) -> Value {
     invoke(&mut phone.x, &phone.ch, tool, args, call_id).await
 }
 

@@ -42,14 +42,14 @@ pub async fn claimed_channel_with_id(addr: &str, serial: &str) -> (XAgent, Strin
     (x, ch, id)
 }
 
-/// A simulated phone (control API on) reached directly by a connector of its own, claimed by a
-/// client on a fresh channel: where most tool tests start. Dropping it stops the connector and
-/// the phone and removes the connector's data dir.
-pub struct ClaimedSim {
+/// A simulated phone (control API on) reached directly by a connector of its own, and a client
+/// (after its hello) with a channel open: where most tool and claim tests start. Dropping it
+/// stops the connector and the phone and removes the connector's data dir.
+pub struct DirectSim {
     pub sim: SimPhone,
     pub conn: ConnectorProc,
     pub x: XAgent,
-    /// The channel the phone is claimed on.
+    /// The open channel: the phone claimed on it by [`claimed_sim`], not by [`code_gated_sim`].
     pub ch: String,
     /// The `connector_id` the hello was given (for a re-hello that restores the channel).
     pub connector_id: String,
@@ -58,12 +58,39 @@ pub struct ClaimedSim {
 
 /// Starts a sim as `serial` with `sim_flags` (`--persona …`), a connector reaching it over the
 /// direct transport (claim policy open), and claims it ([`claimed_channel_with_id`]).
-pub async fn claimed_sim(serial: &str, sim_flags: &[&str]) -> ClaimedSim {
+pub async fn claimed_sim(serial: &str, sim_flags: &[&str]) -> DirectSim {
     let sim = SimPhone::start_with_control(serial, sim_flags);
     let dir = TempDir::new("claimed-sim");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
     let (x, ch, connector_id) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
-    ClaimedSim {
+    DirectSim {
+        sim,
+        conn,
+        x,
+        ch,
+        connector_id,
+        dir,
+    }
+}
+
+/// Starts a sim as `serial` and a connector reaching it over the direct transport with claim
+/// policy `code` and `claim_code` as the phone's claim code
+/// ([`ConnectorProc::start_with_claim_code`]); the client has said hello and opened a channel
+/// but claimed nothing.
+pub async fn code_gated_sim(serial: &str, claim_code: &str) -> DirectSim {
+    let sim = SimPhone::start_with_control(serial, &[]);
+    let dir = TempDir::new("code-gated-sim");
+    let conn = ConnectorProc::start_with_claim_code(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &sim.serial,
+        claim_code,
+        &[],
+    );
+    let mut x = connect(&conn.addr).await;
+    let connector_id = x.hello_fresh().await;
+    let (ch, _) = x.open(None).await;
+    DirectSim {
         sim,
         conn,
         x,
