@@ -57,20 +57,16 @@ pub struct DirectSim {
 }
 
 /// Starts a sim as `serial` with `sim_flags` (`--persona …`), a connector reaching it over the
-/// direct transport (claim policy open), and claims it ([`claimed_channel_with_id`]).
+/// direct transport (claim policy open), and claims it (asserted `authenticated`, retried while
+/// the connector has not yet seen the phone, ≤ 15 s).
 pub async fn claimed_sim(serial: &str, sim_flags: &[&str]) -> DirectSim {
     let sim = SimPhone::start_with_control(serial, sim_flags);
     let dir = TempDir::new("claimed-sim");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (x, ch, connector_id) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
-    DirectSim {
-        sim,
-        conn,
-        x,
-        ch,
-        connector_id,
-        dir,
-    }
+    let mut phone = open_channel_on(sim, conn, dir).await;
+    let ack = claim_when_visible(&mut phone.x, &phone.ch, &phone.sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    phone
 }
 
 /// Starts a sim as `serial` and a connector reaching it over the direct transport with claim
@@ -87,6 +83,11 @@ pub async fn code_gated_sim(serial: &str, claim_code: &str) -> DirectSim {
         claim_code,
         &[],
     );
+    open_channel_on(sim, conn, dir).await
+}
+
+/// A client on `conn`: hello as a new connector, one new channel; nothing claimed.
+async fn open_channel_on(sim: SimPhone, conn: ConnectorProc, dir: TempDir) -> DirectSim {
     let mut x = connect(&conn.addr).await;
     let connector_id = x.hello_fresh().await;
     let (ch, _) = x.open(None).await;
