@@ -1254,6 +1254,27 @@ async fn launch_app(agent: &mut XAgent, ch: &str, package: &str) -> Value {
         .await
 }
 
+/// Asserts `android_app_launch` refuses `com.example.nothere2` (not installed:
+/// `app_not_installed`) and `no_launcher` (installed, no launcher activity:
+/// `no_launcher_activity`), and that `monkey` never ran on the phone; `context` names the case
+/// in the failure messages.
+async fn assert_launch_refusals(
+    agent: &mut XAgent,
+    ch: &str,
+    sim: &SimPhone,
+    no_launcher: &str,
+    context: &str,
+) {
+    for (package, code) in [
+        ("com.example.nothere2", "app_not_installed"),
+        (no_launcher, "no_launcher_activity"),
+    ] {
+        let ack = launch_app(agent, ch, package).await;
+        assert_eq!(ack["error"]["code"], code, "{context}: {package}: {ack}");
+    }
+    assert_eq!(log_len_runs(sim, "monkey"), 0, "{context}");
+}
+
 /// Every coordinate tool aimed at one point, as `(tool_id, arguments)`.
 fn every_coordinate_tool(x: i64, y: i64, extra: Value) -> Vec<(&'static str, Value)> {
     let with = |mut v: Value| {
@@ -2150,29 +2171,7 @@ async fn field_bug_16_and_17_variants_other_personas_and_apps() {
             ack["payload"]["result"]["launcher_category"], "leanback",
             "{persona}: {ack}"
         );
-        let ack =
-            b.x.tool(
-                &b.ch,
-                "android_app_launch",
-                json!({"package": "com.example.nothere2"}),
-            )
-            .await;
-        assert_eq!(
-            ack["error"]["code"], "app_not_installed",
-            "{persona}: {ack}"
-        );
-        let ack =
-            b.x.tool(
-                &b.ch,
-                "android_app_launch",
-                json!({"package": "com.android.shell"}),
-            )
-            .await;
-        assert_eq!(
-            ack["error"]["code"], "no_launcher_activity",
-            "{persona}: {ack}"
-        );
-        assert_eq!(log_len_runs(&b.sim, "monkey"), 0, "{persona}");
+        assert_launch_refusals(&mut b.x, &b.ch, &b.sim, "com.android.shell", persona).await;
     }
     // Android 6 has no `cmd` (so no resolve-activity): the launcher activity comes from the
     // Activity Resolver Table of `dumpsys package PKG`; never monkey.
@@ -2201,14 +2200,7 @@ async fn field_bug_16_and_17_variants_other_personas_and_apps() {
         b.sim.count_runs(&["dumpsys", "package", "com.example.tv"]),
         1
     );
-    for (package, code) in [
-        ("com.example.nothere2", "app_not_installed"),
-        ("com.android.shell", "no_launcher_activity"),
-    ] {
-        let ack = launch_app(&mut b.x, &b.ch, package).await;
-        assert_eq!(ack["error"]["code"], code, "{package}: {ack}");
-    }
-    assert_eq!(log_len_runs(&b.sim, "monkey"), 0);
+    assert_launch_refusals(&mut b.x, &b.ch, &b.sim, "com.android.shell", "Android 6").await;
 }
 
 /// Android 6 behind Google adb 34 (its legacy shell: no exit status, stderr merged): the
@@ -2232,14 +2224,14 @@ async fn field_bug_16_variants_android6_launch_behind_adb34() {
         );
         assert_eq!(b.sim.state()["foreground"], package, "{package}");
     }
-    for (package, code) in [
-        ("com.example.nothere2", "app_not_installed"),
-        ("com.android.systemui", "no_launcher_activity"),
-    ] {
-        let ack = launch_app(&mut b.x, &b.ch, package).await;
-        assert_eq!(ack["error"]["code"], code, "{package}: {ack}");
-    }
-    assert_eq!(log_len_runs(&b.sim, "monkey"), 0);
+    assert_launch_refusals(
+        &mut b.x,
+        &b.ch,
+        &b.sim,
+        "com.android.systemui",
+        "Android 6 behind adb 34",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
