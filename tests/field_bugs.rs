@@ -93,6 +93,16 @@ async fn type_expecting_verified(b: &mut DirectSim, text: &str) {
     assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
 }
 
+/// Asserts that since the command log's entry `from` the phone ran only `input` (and the UI
+/// dumps that verify the typing) while `text` was typed: no part of it ran as a command.
+fn assert_only_input_ran_since(sim: &SimPhone, from: usize, text: &str) {
+    let progs = programs_since(sim, from);
+    assert!(
+        progs.iter().all(|p| p == "input" || p == "uiautomator"),
+        "{text:?}: only input ran: {progs:?}"
+    );
+}
+
 /// Types `typed` (not clearing) into a field that shows `present` while the phone drops the
 /// text (a script the caller set): asserts the call succeeded but is not verified (the field
 /// still shows `present`, which may already end in `typed`).
@@ -121,15 +131,8 @@ async fn field_bug_01_text_with_shell_metacharacters_is_typed_exactly() {
         "$(reboot) || id",
     ] {
         let before = log_len(&b.sim);
-        let ack = type_and_read(&mut b, text).await;
-        assert!(ack.get("error").is_none(), "{text}: {ack}");
-        assert_eq!(ack["payload"]["result"]["verified"], true, "{text}: {ack}");
-        assert_eq!(b.sim.state()["note_text"], text);
-        let progs = programs_since(&b.sim, before);
-        assert!(
-            progs.iter().all(|p| p == "input" || p == "uiautomator"),
-            "{text}: only input ran: {progs:?}"
-        );
+        type_expecting_verified(&mut b, text).await;
+        assert_only_input_ran_since(&b.sim, before, text);
     }
 }
 
@@ -138,9 +141,7 @@ async fn field_bug_02_percent_s_is_typed_literally() {
     let mut b = claimed_sim("SIMFB02000001", &[]).await;
     focus_note(&mut b).await;
     for text in ["Some%sText%s!", "100%sure", "%s", "%%s"] {
-        let ack = type_and_read(&mut b, text).await;
-        assert_eq!(ack["payload"]["result"]["verified"], true, "{text}: {ack}");
-        assert_eq!(b.sim.state()["note_text"], text);
+        type_expecting_verified(&mut b, text).await;
     }
 }
 
@@ -1650,11 +1651,7 @@ async fn field_bug_01_variants_other_metacharacters() {
     ] {
         let before = log_len(&b.sim);
         type_expecting_verified(&mut b, text).await;
-        let progs = programs_since(&b.sim, before);
-        assert!(
-            progs.iter().all(|p| p == "input" || p == "uiautomator"),
-            "{text:?}: only input ran: {progs:?}"
-        );
+        assert_only_input_ran_since(&b.sim, before, text);
     }
 }
 
