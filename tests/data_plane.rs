@@ -7,7 +7,7 @@ mod common;
 use serde_json::{json, Value};
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
+use common::scenario::{claim_when_visible, code_gated_sim};
 use common::xagent::{connect, http_get};
 use common::API_KEY;
 
@@ -575,24 +575,13 @@ async fn file_refs_are_signed_and_bound_to_their_channel() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_never_reach_logs_cards_or_errors() {
-    let sim = SimPhone::start("SIMSECRET00011");
-    let dir = TempDir::new("secrets");
     let claim_code = "claim-CODE-493817";
-    let conn = ConnectorProc::start_with_claim_code(
-        dir.path(),
-        Phones::Direct(vec![sim.addr.clone()]),
-        &sim.serial,
-        claim_code,
-        &[],
-    );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
+    let mut phone = code_gated_sim("SIMSECRET00011", claim_code).await;
     // Wrong code refused without echoing it; right code binds.
     let wrong = "guess-000000";
     let mut e = Value::Null;
     for _ in 0..50 {
-        e = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": wrong}})).await;
+        e = phone.x.request("auth.start", Some(&phone.ch), json!({"flow_id": "adb_device_claim", "input": {"serial": phone.sim.serial, "claim_code": wrong}})).await;
         if code(&e) == "auth_failed" {
             break;
         }
@@ -604,7 +593,7 @@ async fn secrets_never_reach_logs_cards_or_errors() {
     // visible to the connector.
     let mut ok = Value::Null;
     for _ in 0..75 {
-        ok = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": claim_code}})).await;
+        ok = phone.x.request("auth.start", Some(&phone.ch), json!({"flow_id": "adb_device_claim", "input": {"serial": phone.sim.serial, "claim_code": claim_code}})).await;
         if ok["payload"]["status"] == "authenticated" {
             break;
         }
@@ -612,35 +601,25 @@ async fn secrets_never_reach_logs_cards_or_errors() {
     }
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
     assert!(!ok.to_string().contains(claim_code));
-    let logs = conn.logs();
+    let logs = phone.conn.logs();
     assert!(logs.contains("phone bound"), "the log is captured");
-    for secret in [API_KEY, claim_code, wrong, sim.serial.as_str()] {
+    for secret in [API_KEY, claim_code, wrong, phone.sim.serial.as_str()] {
         assert!(!logs.contains(secret), "log leaks a secret: {secret}");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claim_code_guessing_is_throttled() {
-    let sim = SimPhone::start("SIMGUESS00031");
-    let dir = TempDir::new("guess");
-    let conn = ConnectorProc::start_with_claim_code(
-        dir.path(),
-        Phones::Direct(vec![sim.addr.clone()]),
-        &sim.serial,
-        "right-code-123",
-        &[],
-    );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let claim = |code: &'static str| json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": code}});
+    let mut phone = code_gated_sim("SIMGUESS00031", "right-code-123").await;
+    let claim = |code: &'static str| json!({"flow_id": "adb_device_claim", "input": {"serial": phone.sim.serial, "claim_code": code}});
     // A missing code is named as missing and is not counted as a guess.
     for _ in 0..6 {
-        let e = x
+        let e = phone
+            .x
             .request(
                 "auth.start",
-                Some(&ch),
-                json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial}}),
+                Some(&phone.ch),
+                json!({"flow_id": "adb_device_claim", "input": {"serial": phone.sim.serial}}),
             )
             .await;
         assert_eq!(code(&e), "auth_failed", "{e}");
@@ -653,17 +632,20 @@ async fn claim_code_guessing_is_throttled() {
         assert!(!message.contains("right-code-123"), "{e}");
     }
     for _ in 0..5 {
-        let e = x
-            .request("auth.start", Some(&ch), claim("guess-00000"))
+        let e = phone
+            .x
+            .request("auth.start", Some(&phone.ch), claim("guess-00000"))
             .await;
         assert_eq!(code(&e), "auth_failed", "{e}");
     }
-    let e = x
-        .request("auth.start", Some(&ch), claim("guess-00000"))
+    let e = phone
+        .x
+        .request("auth.start", Some(&phone.ch), claim("guess-00000"))
         .await;
     assert_eq!(code(&e), "rate_limited", "{e}");
-    let e = x
-        .request("auth.start", Some(&ch), claim("right-code-123"))
+    let e = phone
+        .x
+        .request("auth.start", Some(&phone.ch), claim("right-code-123"))
         .await;
     assert_eq!(
         code(&e),

@@ -11,11 +11,17 @@ use serde_json::{json, Value};
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::{claimed_channel, elements, find_text};
-use common::xagent::http_get;
+use common::xagent::{http_get, XAgent};
 
 fn ok(ack: &Value) -> &Value {
     assert!(ack.get("error").is_none(), "{ack}");
     &ack["payload"]["result"]
+}
+
+/// `android_wait_for` with `args` (condition, selector, `timeout_ms`, `interval_ms`), asserted to
+/// succeed; its result (`satisfied`, `polls`, `elapsed_ms`, `element`).
+async fn wait_for(x: &mut XAgent, ch: &str, args: Value) -> Value {
+    ok(&x.tool(ch, "android_wait_for", args).await).clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -77,23 +83,21 @@ async fn gestures_wait_and_orientation_on_the_phone() {
     assert_eq!(missing["error"]["code"], "element_not_found");
     // wait_for: appears after a tap, stable, disappears after home.
     ok(&x.tool(&ch, "android_tap", json!({"text": "Notes"})).await);
-    let w = ok(&x.tool(&ch, "android_wait_for", json!({"condition": "appears", "resource_id": "com.example.notes:id/note_text", "timeout_ms": 3000})).await).clone();
+    let w = wait_for(&mut x, &ch, json!({"condition": "appears", "resource_id": "com.example.notes:id/note_text", "timeout_ms": 3000})).await;
     assert_eq!(w["satisfied"], true, "{w}");
-    let w = ok(&x
-        .tool(
-            &ch,
-            "android_wait_for",
-            json!({"condition": "stable", "timeout_ms": 3000, "interval_ms": 100}),
-        )
-        .await)
-    .clone();
+    let w = wait_for(
+        &mut x,
+        &ch,
+        json!({"condition": "stable", "timeout_ms": 3000, "interval_ms": 100}),
+    )
+    .await;
     assert_eq!(w["satisfied"], true, "{w}");
     ok(&x
         .tool(&ch, "android_press_key", json!({"key": "home"}))
         .await);
-    let w = ok(&x.tool(&ch, "android_wait_for", json!({"condition": "disappears", "resource_id": "com.example.notes:id/note_text", "timeout_ms": 3000})).await).clone();
+    let w = wait_for(&mut x, &ch, json!({"condition": "disappears", "resource_id": "com.example.notes:id/note_text", "timeout_ms": 3000})).await;
     assert_eq!(w["satisfied"], true, "{w}");
-    let w = ok(&x.tool(&ch, "android_wait_for", json!({"condition": "appears", "text": "Never There", "timeout_ms": 600, "interval_ms": 200})).await).clone();
+    let w = wait_for(&mut x, &ch, json!({"condition": "appears", "text": "Never There", "timeout_ms": 600, "interval_ms": 200})).await;
     assert_eq!(w["satisfied"], false, "a timeout says what it saw: {w}");
     assert!(
         w["elapsed_ms"].as_u64().unwrap() >= 600,
@@ -101,14 +105,12 @@ async fn gestures_wait_and_orientation_on_the_phone() {
     );
     // A timeout shorter than the interval still polls at the timeout, not only at the start
     // (fresh-user finding: `timeout_ms: 300` answered after one poll, `elapsed_ms: 0`).
-    let w = ok(&x
-        .tool(
-            &ch,
-            "android_wait_for",
-            json!({"condition": "appears", "text": "Never There", "timeout_ms": 300}),
-        )
-        .await)
-    .clone();
+    let w = wait_for(
+        &mut x,
+        &ch,
+        json!({"condition": "appears", "text": "Never There", "timeout_ms": 300}),
+    )
+    .await;
     assert_eq!(w["polls"], 2, "{w}");
     assert!(w["elapsed_ms"].as_u64().unwrap() >= 300, "{w}");
     // Orientation: landscape swaps the input space.
@@ -582,23 +584,19 @@ async fn an_empty_selector_is_refused_by_every_tool_that_takes_one() {
         "the UI was dumped for an empty selector"
     );
     // A real selector still works, and `stable` needs none.
-    let w = ok(&x
-        .tool(
-            &ch,
-            "android_wait_for",
-            json!({"condition": "appears", "text": "Notes", "timeout_ms": 2000}),
-        )
-        .await)
-    .clone();
+    let w = wait_for(
+        &mut x,
+        &ch,
+        json!({"condition": "appears", "text": "Notes", "timeout_ms": 2000}),
+    )
+    .await;
     assert_eq!(w["satisfied"], true, "{w}");
     assert_eq!(w["element"]["text"], "Notes", "{w}");
-    let w = ok(&x
-        .tool(
-            &ch,
-            "android_wait_for",
-            json!({"condition": "stable", "timeout_ms": 3000, "interval_ms": 100}),
-        )
-        .await)
-    .clone();
+    let w = wait_for(
+        &mut x,
+        &ch,
+        json!({"condition": "stable", "timeout_ms": 3000, "interval_ms": 100}),
+    )
+    .await;
     assert_eq!(w["satisfied"], true, "{w}");
 }

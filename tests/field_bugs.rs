@@ -12,33 +12,38 @@ use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::{claim_when_visible, claimed_channel, elements, find_text};
+use common::scenario::{
+    claim_when_visible, claimed_channel, claimed_sim, elements, find_text, DirectSim,
+};
 use common::xagent::{connect, XAgent};
 
-struct Bench {
-    sim: SimPhone,
-    x: XAgent,
-    ch: String,
-    _conn: ConnectorProc,
-    _dir: TempDir,
+/// [`claimed_sim`] of a sim playing `persona` (`--persona`, with `--model ""` so the persona's own
+/// model name is reported).
+async fn claimed_sim_playing(serial: &str, persona: &str) -> DirectSim {
+    claimed_sim(serial, &["--persona", persona, "--model", ""]).await
 }
 
-async fn bench(serial: &str, sim_flags: &[&str]) -> Bench {
-    let sim = SimPhone::start_with_control(serial, sim_flags);
-    let dir = TempDir::new("fieldbug");
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
-    Bench {
-        sim,
-        x,
-        ch,
-        _conn: conn,
-        _dir: dir,
-    }
+/// `tool_id` invoked with `{"package": "com.example.notes"}` (the sim's Notes app); the ack.
+async fn tool_on_notes(b: &mut DirectSim, tool_id: &str) -> Value {
+    b.x.tool(&b.ch, tool_id, json!({"package": "com.example.notes"}))
+        .await
+}
+
+/// The captured frame's `(width, height)` in pixels from an `android_screenshot` result.
+fn frame_size(result: &Value) -> (Option<u64>, Option<u64>) {
+    (result["width"].as_u64(), result["height"].as_u64())
+}
+
+/// The chosen display's `(width, height)` in pixels from an `android_screenshot` result.
+fn display_size(result: &Value) -> (Option<u64>, Option<u64>) {
+    (
+        result["display"]["width"].as_u64(),
+        result["display"]["height"].as_u64(),
+    )
 }
 
 /// Opens Notes and focuses its EditText through the tools.
-async fn focus_note(b: &mut Bench) {
+async fn focus_note(b: &mut DirectSim) {
     common::scenario::focus_note(&mut b.x, &b.ch).await;
 }
 
@@ -66,7 +71,8 @@ fn all_programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
         .collect()
 }
 
-async fn type_and_read(b: &mut Bench, text: &str) -> Value {
+/// `android_input_text` of `text` into the focused field (cleared first); the ack.
+async fn type_and_read(b: &mut DirectSim, text: &str) -> Value {
     b.x.tool(
         &b.ch,
         "android_input_text",
@@ -75,9 +81,46 @@ async fn type_and_read(b: &mut Bench, text: &str) -> Value {
     .await
 }
 
+/// Types `text` with [`type_and_read`] and asserts it succeeded, verified, and that the field
+/// now holds exactly `text`.
+async fn type_expecting_verified(b: &mut DirectSim, text: &str) {
+    let ack = type_and_read(b, text).await;
+    assert!(ack.get("error").is_none(), "{text:?}: {ack}");
+    assert_eq!(
+        ack["payload"]["result"]["verified"], true,
+        "{text:?}: {ack}"
+    );
+    assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+}
+
+/// Asserts that since the command log's entry `from` the phone ran only `input` (and the UI
+/// dumps that verify the typing) while `text` was typed: no part of it ran as a command.
+fn assert_only_input_ran_since(sim: &SimPhone, from: usize, text: &str) {
+    let progs = programs_since(sim, from);
+    assert!(
+        progs.iter().all(|p| p == "input" || p == "uiautomator"),
+        "{text:?}: only input ran: {progs:?}"
+    );
+}
+
+/// Types `typed` (not clearing) into a field that shows `present` while the phone drops the
+/// text (a script the caller set): asserts the call succeeded but is not verified (the field
+/// still shows `present`, which may already end in `typed`).
+async fn type_expecting_unverified(b: &mut DirectSim, present: &str, typed: &str) {
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": typed}))
+            .await;
+    assert!(ack.get("error").is_none(), "{typed:?}: {ack}");
+    assert_eq!(
+        ack["payload"]["result"]["verified"], false,
+        "{present:?}+{typed:?}: {ack}"
+    );
+    assert_eq!(b.sim.state()["note_text"], present);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_01_text_with_shell_metacharacters_is_typed_exactly() {
-    let mut b = bench("SIMFB01000001", &[]).await;
+    let mut b = claimed_sim("SIMFB01000001", &[]).await;
     focus_note(&mut b).await;
     for text in [
         "a$a",
@@ -88,32 +131,23 @@ async fn field_bug_01_text_with_shell_metacharacters_is_typed_exactly() {
         "$(reboot) || id",
     ] {
         let before = log_len(&b.sim);
-        let ack = type_and_read(&mut b, text).await;
-        assert!(ack.get("error").is_none(), "{text}: {ack}");
-        assert_eq!(ack["payload"]["result"]["verified"], true, "{text}: {ack}");
-        assert_eq!(b.sim.state()["note_text"], text);
-        let progs = programs_since(&b.sim, before);
-        assert!(
-            progs.iter().all(|p| p == "input" || p == "uiautomator"),
-            "{text}: only input ran: {progs:?}"
-        );
+        type_expecting_verified(&mut b, text).await;
+        assert_only_input_ran_since(&b.sim, before, text);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_02_percent_s_is_typed_literally() {
-    let mut b = bench("SIMFB02000001", &[]).await;
+    let mut b = claimed_sim("SIMFB02000001", &[]).await;
     focus_note(&mut b).await;
     for text in ["Some%sText%s!", "100%sure", "%s", "%%s"] {
-        let ack = type_and_read(&mut b, text).await;
-        assert_eq!(ack["payload"]["result"]["verified"], true, "{text}: {ack}");
-        assert_eq!(b.sim.state()["note_text"], text);
+        type_expecting_verified(&mut b, text).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_03_newline_is_enter_never_a_command() {
-    let mut b = bench("SIMFB03000001", &[]).await;
+    let mut b = claimed_sim("SIMFB03000001", &[]).await;
     focus_note(&mut b).await;
     for text in ["line1\nline2", "a\n;reboot"] {
         let before = log_len(&b.sim);
@@ -128,7 +162,7 @@ async fn field_bug_03_newline_is_enter_never_a_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_04_non_ascii_goes_through_the_ime_or_fails_with_the_fix() {
-    let mut b = bench("SIMFB04000001", &[]).await;
+    let mut b = claimed_sim("SIMFB04000001", &[]).await;
     focus_note(&mut b).await;
     let ack = type_and_read(&mut b, "שלום!").await;
     assert_eq!(ack["error"]["code"], "unsupported_text", "{ack}");
@@ -162,7 +196,7 @@ async fn field_bug_04_non_ascii_goes_through_the_ime_or_fails_with_the_fix() {
 /// non-ASCII without an IME names the first non-ASCII character.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_refusal_of_input_text_names_its_own_reason() {
-    let mut b = bench("SIMFB07CTRL001", &[]).await;
+    let mut b = claimed_sim("SIMFB07CTRL001", &[]).await;
     focus_note(&mut b).await;
     let typed = |sim: &SimPhone| {
         sim.state()["command_log"]
@@ -215,7 +249,7 @@ async fn each_refusal_of_input_text_names_its_own_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_05_quotes_in_the_ime_payload() {
-    let mut b = bench("SIMFB05000001", &[]).await;
+    let mut b = claimed_sim("SIMFB05000001", &[]).await;
     b.sim
         .control_post("/v1/state", json!({"adb_keyboard": true}));
     focus_note(&mut b).await;
@@ -227,7 +261,7 @@ async fn field_bug_05_quotes_in_the_ime_payload() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_06_crlf_mangled_png_is_refused_not_stored() {
-    let mut b = bench("SIMFB06000001", &[]).await;
+    let mut b = claimed_sim("SIMFB06000001", &[]).await;
     let png = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/screencap/phone-720x1612-files-app-srgb-sbit.png"
@@ -255,7 +289,7 @@ async fn field_bug_06_crlf_mangled_png_is_refused_not_stored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_08_flag_secure_frame_is_flagged() {
-    let mut b = bench("SIMFB08000001", &[]).await;
+    let mut b = claimed_sim("SIMFB08000001", &[]).await;
     assert_eq!(
         b.sim
             .control_post("/v1/state", json!({"secure_window": true})),
@@ -275,7 +309,7 @@ async fn field_bug_08_flag_secure_frame_is_flagged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_09_not_idle_is_a_typed_error_never_an_empty_tree() {
-    let mut b = bench("SIMFB09000001", &[]).await;
+    let mut b = claimed_sim("SIMFB09000001", &[]).await;
     b.sim.control_post("/v1/script", json!({"command_regex": "uiautomator", "stdout": "ERROR: could not get idle state.\n", "exit_code": 0}));
     let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
@@ -287,7 +321,7 @@ async fn field_bug_09_not_idle_is_a_typed_error_never_an_empty_tree() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_10_null_root_three_times_then_success() {
-    let mut b = bench("SIMFB10000001", &[]).await;
+    let mut b = claimed_sim("SIMFB10000001", &[]).await;
     b.sim.control_post("/v1/script", json!({"command_regex": "uiautomator", "stdout": "ERROR: null root node returned by UiTestAutomationBridge.\n", "times": 3}));
     let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
@@ -327,40 +361,24 @@ async fn field_bug_11_two_phones_every_call_reaches_the_bound_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_14_tap_read_off_a_downscaled_screenshot_lands_right() {
-    let mut b = bench("SIMFB14000001", &[]).await;
+    let mut b = claimed_sim("SIMFB14000001", &[]).await;
     let shot =
         b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 1200}))
             .await;
     let r = &shot["payload"]["result"];
-    assert_eq!(
-        (r["width"].as_u64(), r["height"].as_u64()),
-        (Some(540), Some(1200)),
-        "{shot}"
-    );
+    assert_eq!(frame_size(r), (Some(540), Some(1200)), "{shot}");
     assert_eq!(r["display"]["width"], 1080);
     assert_eq!(r["scale"]["x"], 2.0);
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 270, "y": 600, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (270, 600), &r["screenshot_id"]).await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(b.sim.count_runs(&["input", "tap", "540", "1200"]), 1);
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 600, "y": 600, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (600, 600), &r["screenshot_id"]).await;
     assert_eq!(ack["error"]["code"], "out_of_bounds", "{ack}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_15_override_size_is_the_input_space() {
-    let mut b = bench("SIMFB15000001", &[]).await;
+    let mut b = claimed_sim("SIMFB15000001", &[]).await;
     assert_eq!(
         b.sim
             .control_post("/v1/state", json!({"override_size": "540x1170"})),
@@ -386,7 +404,7 @@ async fn field_bug_15_override_size_is_the_input_space() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_18_battery_level_not_capacity_level() {
-    let mut b = bench("SIMFB18000001", &[]).await;
+    let mut b = claimed_sim("SIMFB18000001", &[]).await;
     b.sim
         .control_post("/v1/state", json!({"battery_level": 80}));
     let st = b.x.tool(&b.ch, "android_device_status", json!({})).await;
@@ -395,11 +413,7 @@ async fn field_bug_18_battery_level_not_capacity_level() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_19_exit_status_without_shell_v2_is_recovered() {
-    let mut b = bench(
-        "SIMFB19000001",
-        &["--persona", "legacy-android6", "--model", ""],
-    )
-    .await;
+    let mut b = claimed_sim_playing("SIMFB19000001", "legacy-android6").await;
     // The adb layer recovers the status on a phone without shell_v2.
     let link = xagent_adb_connector::adb::DeviceLink::direct(b.sim.addr.clone());
     let t = Duration::from_secs(5);
@@ -436,11 +450,7 @@ async fn field_bug_19_exit_status_without_shell_v2_is_recovered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_07_multi_display_warning_picks_a_display_and_says_which() {
-    let mut b = bench(
-        "SIMFB07000001",
-        &["--persona", "foldable-android14", "--model", ""],
-    )
-    .await;
+    let mut b = claimed_sim_playing("SIMFB07000001", "foldable-android14").await;
     let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
     let r = &ack["payload"]["result"];
@@ -453,7 +463,7 @@ async fn field_bug_07_multi_display_warning_picks_a_display_and_says_which() {
         "{r}"
     );
     assert_eq!(
-        (r["width"].as_u64(), r["height"].as_u64()),
+        frame_size(r),
         (Some(1840), Some(2208)),
         "inner display: {r}"
     );
@@ -471,7 +481,7 @@ async fn field_bug_07_multi_display_warning_picks_a_display_and_says_which() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_09_screen_off_is_not_reported_as_an_empty_screen() {
-    let mut b = bench("SIMFB09B00001", &[]).await;
+    let mut b = claimed_sim("SIMFB09B00001", &[]).await;
     b.sim.control_post("/v1/state", json!({"screen_on": false}));
     let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     if ack.get("error").is_some() {
@@ -490,7 +500,7 @@ async fn field_bug_09_screen_off_is_not_reported_as_an_empty_screen() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_12_frozen_transport_goes_offline_fails_fast_and_comes_back() {
-    let mut b = bench("SIMFB12000001", &[]).await;
+    let mut b = claimed_sim("SIMFB12000001", &[]).await;
     assert_eq!(
         b.sim
             .control_post("/v1/transport", json!({"state": "offline"})),
@@ -530,7 +540,7 @@ async fn field_bug_12_frozen_transport_goes_offline_fails_fast_and_comes_back() 
 /// `device_timeout` of a slow command.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_12_a_call_right_after_the_phone_went_offline_is_device_offline() {
-    let mut b = bench("SIMFB12000002", &[]).await;
+    let mut b = claimed_sim("SIMFB12000002", &[]).await;
     assert_eq!(
         b.sim
             .control_post("/v1/transport", json!({"state": "offline"})),
@@ -550,7 +560,7 @@ async fn field_bug_12_a_call_right_after_the_phone_went_offline_is_device_offlin
 /// early eof" (fresh-user finding: 16 of 16 such calls), whichever tool it is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_12_calls_right_after_an_unplug_are_device_offline() {
-    let mut b = bench("SIMFB12000003", &[]).await;
+    let mut b = claimed_sim("SIMFB12000003", &[]).await;
     assert_eq!(
         b.sim
             .control_post("/v1/transport", json!({"state": "unplugged"})),
@@ -569,7 +579,7 @@ async fn field_bug_12_calls_right_after_an_unplug_are_device_offline() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_20_a_command_that_never_ends_hits_its_deadline() {
-    let mut b = bench("SIMFB20000001", &[]).await;
+    let mut b = claimed_sim("SIMFB20000001", &[]).await;
     b.x.tool(&b.ch, "android_tap", json!({"x": 1, "y": 1}))
         .await;
     b.sim.control_post(
@@ -603,7 +613,7 @@ fn message(ack: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_23_ui_dump_busy_on_stderr_is_automation_busy() {
-    let mut b = bench("SIMFB23000001", &[]).await;
+    let mut b = claimed_sim("SIMFB23000001", &[]).await;
     let trace = "java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@1234 already registered!\n\tat com.android.server.accessibility.UiAutomationManager.registerUiTestAutomationServiceLocked(UiAutomationManager.java:105)\n";
     for exit_code in [1, 0] {
         b.sim.control_post(
@@ -628,7 +638,7 @@ async fn field_bug_23_ui_dump_busy_on_stderr_is_automation_busy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_24_killed_ui_dump_names_exit_137_and_is_not_retried() {
-    let mut b = bench("SIMFB24000001", &[]).await;
+    let mut b = claimed_sim("SIMFB24000001", &[]).await;
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^uiautomator dump", "exit_code": 137, "times": 1}),
@@ -650,11 +660,7 @@ async fn field_bug_24_killed_ui_dump_names_exit_137_and_is_not_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_26_pm_usage_text_is_never_an_empty_list() {
-    let mut b = bench(
-        "SIMFB26000001",
-        &["--persona", "legacy-android6", "--model", ""],
-    )
-    .await;
+    let mut b = claimed_sim_playing("SIMFB26000001", "legacy-android6").await;
     let usage = "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n       pm list permission-groups\n";
     // The phone does not know `-3`: the connector falls back to `-f` and reads the paths.
     // (Field bug 26: fall back to flags the phone knows, down to none; never an empty list.)
@@ -726,7 +732,7 @@ async fn field_bug_26_pm_usage_text_is_never_an_empty_list() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_27_package_service_not_up_is_device_booting_for_every_package_tool() {
-    let mut b = bench("SIMFB27000001", &[]).await;
+    let mut b = claimed_sim("SIMFB27000001", &[]).await;
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^(pm|cmd package) ", "stderr": "cmd: Can't find service: package\n", "exit_code": 20}),
@@ -749,7 +755,7 @@ async fn field_bug_27_package_service_not_up_is_device_booting_for_every_package
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_32_inject_events_refusal_quotes_the_line_and_names_the_fix() {
-    let mut b = bench("SIMFB32000001", &[]).await;
+    let mut b = claimed_sim("SIMFB32000001", &[]).await;
     let trace = "\njava.lang.SecurityException: Injecting input events requires the caller (or the source of the instrumentation, if any) to have the INJECT_EVENTS permission.\n\tat android.os.Parcel.createExceptionOrNull(Parcel.java:3011)\n\tat android.hardware.input.InputManager.injectInputEvent(InputManager.java:1131)\n";
     b.sim.control_post(
         "/v1/script",
@@ -787,28 +793,34 @@ fn log_pids(ack: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn field_bug_30_logcat_pid_filter_by_sdk_host_side_on_android_6() {
-    let mut b = bench(
-        "SIMFB30000001",
-        &["--persona", "legacy-android6", "--model", ""],
-    )
-    .await;
+/// Puts Notes in front (the sim's state) and reads its log with `android_logcat`, asserted to
+/// succeed; the ack and the pid it names for Notes.
+async fn logcat_of_notes_in_front(b: &mut DirectSim) -> (Value, u64) {
     b.sim
         .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
-    let from = log_len(&b.sim);
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let ack = tool_on_notes(b, "android_logcat").await;
     assert!(ack.get("error").is_none(), "{ack}");
     let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
-    let pids = log_pids(&ack);
-    assert!(!pids.is_empty(), "the app's lines: {ack}");
-    assert!(pids.iter().all(|p| *p == pid.to_string()), "{pids:?}");
+    (ack, pid)
+}
+
+/// Asserts an `android_logcat` ack has lines and that every one is of process `pid`;
+/// `context` names the case in the failure message.
+fn assert_only_lines_of(ack: &Value, pid: u64, context: &str) {
+    let pids = log_pids(ack);
+    assert!(!pids.is_empty(), "{context}: no lines: {ack}");
+    assert!(
+        pids.iter().all(|p| *p == pid.to_string()),
+        "{context}: lines of other processes than {pid}: {pids:?} {ack}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_30_logcat_pid_filter_by_sdk_host_side_on_android_6() {
+    let mut b = claimed_sim_playing("SIMFB30000001", "legacy-android6").await;
+    let from = log_len(&b.sim);
+    let (ack, pid) = logcat_of_notes_in_front(&mut b).await;
+    assert_only_lines_of(&ack, pid, "the app's lines");
     let log = b.sim.state()["command_log"].as_array().unwrap()[from..].to_vec();
     assert!(
         !log.iter().any(|e| e["argv"].to_string().contains("--pid")),
@@ -819,42 +831,21 @@ async fn field_bug_30_logcat_pid_filter_by_sdk_host_side_on_android_6() {
         "/v1/script",
         json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "\n"}),
     );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let ack = tool_on_notes(&mut b, "android_logcat").await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert!(log_pids(&ack).iter().all(|p| *p == pid.to_string()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_31_pidof_that_lies_is_checked_against_the_process_table() {
-    let mut b = bench("SIMFB31000001", &[]).await;
-    b.sim
-        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
-    let truth =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
-    let pid = truth["payload"]["result"]["pid"].as_u64().expect("pid");
+    let mut b = claimed_sim("SIMFB31000001", &[]).await;
+    let (truth, pid) = logcat_of_notes_in_front(&mut b).await;
     assert!(pid > 1, "{truth}");
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^pidof ", "stdout": "1 2 3\n"}),
     );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let ack = tool_on_notes(&mut b, "android_logcat").await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(
         ack["payload"]["result"]["pid"], pid,
@@ -864,19 +855,8 @@ async fn field_bug_31_pidof_that_lies_is_checked_against_the_process_table() {
     // Not running: pidof's pids are other processes → no process, pid null, init's log not returned.
     b.sim
         .control_post("/v1/state", json!({"foreground": "com.android.settings"}));
-    b.x.tool(
-        &b.ch,
-        "android_app_stop",
-        json!({"package": "com.example.notes"}),
-    )
-    .await;
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    tool_on_notes(&mut b, "android_app_stop").await;
+    let ack = tool_on_notes(&mut b, "android_logcat").await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(ack["payload"]["result"]["pid"], Value::Null, "{ack}");
     assert_eq!(ack["payload"]["result"]["count"], 0, "{ack}");
@@ -885,33 +865,21 @@ async fn field_bug_31_pidof_that_lies_is_checked_against_the_process_table() {
         "/v1/script",
         json!({"command_regex": "^ps ", "stderr": "ps: Unknown option 'A'\n", "exit_code": 1}),
     );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let ack = tool_on_notes(&mut b, "android_logcat").await;
     assert_eq!(ack["error"]["code"], "device_command_failed", "{ack}");
     assert!(message(&ack).contains("ps: Unknown option"), "{ack}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_29_the_framework_chooser_is_not_the_apps_activity() {
-    let mut b = bench("SIMFB29000001", &[]).await;
+    let mut b = claimed_sim("SIMFB29000001", &[]).await;
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^cmd package resolve-activity .*LAUNCHER com\\.example\\.notes$",
                "stdout": "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ResolverActivity\n"}),
     );
     let from = log_len(&b.sim);
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_app_launch",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let ack = tool_on_notes(&mut b, "android_app_launch").await;
     assert!(ack.get("error").is_none(), "{ack}");
     let r = &ack["payload"]["result"];
     assert!(
@@ -1029,23 +997,14 @@ async fn field_bug_33_a_serial_beginning_with_a_space_is_kept_byte_exact() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes() {
-    let sim = SimPhone::start_with_control("SIMFB34000001", &[]);
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    adb.connect(&sim.addr);
-    let dir = TempDir::new("fb34");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    let ack = x.tool(&ch, "android_device_status", json!({})).await;
+    let mut b = adb_bench("SIMFB34000001", &[]).await;
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
-    adb.run(&["kill-server"]);
+    b.adb.run(&["kill-server"]);
     let mut codes = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
-        let ack = x.tool(&ch, "android_device_status", json!({})).await;
+        let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
         let code = ack["error"]["code"].as_str().unwrap_or("ok").to_string();
         codes.push(code.clone());
         if code == "adb_server_unavailable" || std::time::Instant::now() > deadline {
@@ -1063,12 +1022,12 @@ async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes(
         "never blamed on the phone: {codes:?}"
     );
     // The server comes back (and is told about the phone again): tracking resumes by itself.
-    let out = adb.run(&["start-server"]);
+    let out = b.adb.run(&["start-server"]);
     assert!(out.status.success());
-    adb.connect(&sim.addr);
+    b.adb.connect(&b.sim.addr);
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
     loop {
-        let ack = x.tool(&ch, "android_device_status", json!({})).await;
+        let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
         if ack.get("error").is_none() {
             break;
         }
@@ -1079,7 +1038,7 @@ async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     // The operator reads both ends of the outage in the log, once each, in order.
-    let logs = conn.logs();
+    let logs = b.conn.logs();
     let lost = logs.find("adb server connection lost");
     let back = logs.find("adb server reachable again");
     assert!(
@@ -1093,45 +1052,68 @@ async fn field_bug_34_adb_server_restart_is_adb_server_unavailable_then_resumes(
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn field_bug_22_each_display_state_is_read_from_its_own_block() {
-    let mut b = bench(
-        "SIMFB22000001",
-        &["--persona", "foldable-android14", "--model", ""],
+/// The `uniqueId` (after `local:`) of the foldable persona's inner display, 1840 x 2208.
+const INNER_DISPLAY_ID: &str = "4619827551948147201";
+/// The `uniqueId` (after `local:`) of the foldable persona's outer display, 1080 x 2092.
+const OUTER_DISPLAY_ID: &str = "4619827551948147202";
+
+/// The foldable persona's displays as `dumpsys display` (Android 14) lists them, one
+/// `DisplayDeviceInfo` block each, `{S}` standing for the power state (`ON`, `OFF`, `DOZE` …):
+/// the compact form gives it twice, as `state {S}` in the header and as `mState={S}`.
+const INNER_DISPLAY: &str = "  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state {S}}\n    mState={S}\n";
+/// [`INNER_DISPLAY`]'s outer twin.
+const OUTER_DISPLAY: &str = "  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state {S}}\n    mState={S}\n";
+/// The inner display's block with its state only in the `mState` line (no `state X` in the
+/// header, which names a `modeId` instead).
+const INNER_DISPLAY_MSTATE_ONLY: &str = "  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, modeId 1, density 420}\n    mAdapter=LocalDisplayAdapter\n    mState={S}\n";
+/// [`INNER_DISPLAY_MSTATE_ONLY`]'s outer twin.
+const OUTER_DISPLAY_MSTATE_ONLY: &str = "  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, modeId 2, density 420}\n    mAdapter=LocalDisplayAdapter\n    mState={S}\n";
+
+/// A whole `dumpsys display` listing two displays, `first` then `second`, each given as
+/// `(block, state)`: one of the block templates above and the state put in for its `{S}`.
+fn foldable_display_dump(first: (&str, &str), second: (&str, &str)) -> String {
+    format!(
+        "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n{}{}",
+        first.0.replace("{S}", first.1),
+        second.0.replace("{S}", second.1)
     )
-    .await;
-    // The compact form: the inner display OFF, the outer ON, each state in its own block.
-    let dump = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state OFF}\n    mState=OFF\n  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state ON}\n    mState=ON\n";
+}
+
+/// Scripts the sim's `dumpsys display` to print `dump` (until the scripts are deleted), then
+/// calls `android_screenshot`; the ack.
+async fn screenshot_under_display_dump(b: &mut DirectSim, dump: &str) -> Value {
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^dumpsys display$", "stdout": dump}),
     );
-    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    b.x.tool(&b.ch, "android_screenshot", json!({})).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_22_each_display_state_is_read_from_its_own_block() {
+    let mut b = claimed_sim_playing("SIMFB22000001", "foldable-android14").await;
+    // The compact form: the inner display OFF, the outer ON, each state in its own block.
+    let dump = foldable_display_dump((INNER_DISPLAY, "OFF"), (OUTER_DISPLAY, "ON"));
+    let ack = screenshot_under_display_dump(&mut b, &dump).await;
     assert!(ack.get("error").is_none(), "{ack}");
     let r = &ack["payload"]["result"];
     assert_eq!(r["display"]["chosen_by"], "display_on", "{r}");
+    assert_eq!(r["display"]["id"], OUTER_DISPLAY_ID, "the ON display: {r}");
     assert_eq!(
-        r["display"]["id"], "4619827551948147202",
-        "the ON display: {r}"
-    );
-    assert_eq!(
-        (
-            r["display"]["width"].as_u64(),
-            r["display"]["height"].as_u64()
-        ),
+        display_size(r),
         (Some(1080), Some(2092)),
         "the captured display's size: {r}"
     );
     assert_eq!(
         b.sim
-            .count_runs(&["screencap", "-p", "-d", "4619827551948147202"]),
+            .count_runs(&["screencap", "-p", "-d", OUTER_DISPLAY_ID]),
         1
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_25_geometry_is_never_stale_across_a_rotation() {
-    let mut b = bench("SIMFB25000001", &[]).await;
+    let mut b = claimed_sim("SIMFB25000001", &[]).await;
     let first = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     assert_eq!(
         first["payload"]["result"]["display"]["width"], 1080,
@@ -1141,20 +1123,11 @@ async fn field_bug_25_geometry_is_never_stale_across_a_rotation() {
     let second = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     let r = &second["payload"]["result"];
     assert_eq!(
-        (
-            r["display"]["width"].as_u64(),
-            r["display"]["height"].as_u64()
-        ),
+        display_size(r),
         (Some(2400), Some(1080)),
         "the rotated display, not the cached one: {r}"
     );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (2000, 500), &r["screenshot_id"]).await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(
         b.sim.count_runs(&["input", "tap", "2000", "500"]),
@@ -1173,7 +1146,7 @@ async fn field_bug_25_geometry_is_never_stale_across_a_rotation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_21_text_already_present_is_not_verified() {
-    let mut b = bench("SIMFB21000001", &[]).await;
+    let mut b = claimed_sim("SIMFB21000001", &[]).await;
     focus_note(&mut b).await;
     b.sim.control_post("/v1/state", json!({"note_text": "abc"}));
     // The IME drops the text: `input text abc` succeeds and changes nothing.
@@ -1199,7 +1172,7 @@ async fn field_bug_21_text_already_present_is_not_verified() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_21_an_empty_field_showing_its_hint_is_verified_after_typing() {
-    let mut b = bench("SIMFB21000002", &[]).await;
+    let mut b = claimed_sim("SIMFB21000002", &[]).await;
     focus_note(&mut b).await;
     b.sim.control_post("/v1/state", json!({"note_text": ""}));
     // Empty, the field's node text is its hint (what uiautomator dumps on Android 8+).
@@ -1223,13 +1196,15 @@ struct AdbBench {
     sim: SimPhone,
     x: XAgent,
     ch: String,
-    _conn: ConnectorProc,
-    _adb: AdbServer,
+    conn: ConnectorProc,
+    adb: AdbServer,
     _dir: TempDir,
 }
 
-async fn adb_bench(serial: &str) -> AdbBench {
-    let sim = SimPhone::start_with_control(serial, &[]);
+/// A sim started with `sim_flags`, connected to its own Google adb 34 server, a connector reaching
+/// it through that server, and the phone claimed on a fresh channel.
+async fn adb_bench(serial: &str, sim_flags: &[&str]) -> AdbBench {
+    let sim = SimPhone::start_with_control(serial, sim_flags);
     let adb = AdbServer::start(AdbFlavor::Google34);
     adb.connect(&sim.addr);
     let dir = TempDir::new("fbadb");
@@ -1239,10 +1214,66 @@ async fn adb_bench(serial: &str) -> AdbBench {
         sim,
         x,
         ch,
-        _conn: conn,
-        _adb: adb,
+        conn,
+        adb,
         _dir: dir,
     }
+}
+
+/// `android_tap` at `(x, y)`, pixels in the frame of the screenshot `screenshot_id`; the ack.
+async fn tap_in_screenshot(
+    agent: &mut XAgent,
+    ch: &str,
+    (x, y): (u32, u32),
+    screenshot_id: &Value,
+) -> Value {
+    agent
+        .tool(
+            ch,
+            "android_tap",
+            json!({"x": x, "y": y, "screenshot_id": screenshot_id}),
+        )
+        .await
+}
+
+/// `android_tap` on `element`, one element of an `android_ui_tree` result (by its
+/// `element_id`); the ack.
+async fn tap_element(agent: &mut XAgent, ch: &str, element: &Value) -> Value {
+    agent
+        .tool(
+            ch,
+            "android_tap",
+            json!({"element_id": element["element_id"]}),
+        )
+        .await
+}
+
+/// `android_app_launch` of `package`; the ack.
+async fn launch_app(agent: &mut XAgent, ch: &str, package: &str) -> Value {
+    agent
+        .tool(ch, "android_app_launch", json!({"package": package}))
+        .await
+}
+
+/// Asserts `android_app_launch` refuses `com.example.nothere2` (not installed:
+/// `app_not_installed`) and `no_launcher` (installed, no launcher activity:
+/// `no_launcher_activity`), and that `monkey` never ran on the phone; `context` names the case
+/// in the failure messages.
+async fn assert_launch_refusals(
+    agent: &mut XAgent,
+    ch: &str,
+    sim: &SimPhone,
+    no_launcher: &str,
+    context: &str,
+) {
+    for (package, code) in [
+        ("com.example.nothere2", "app_not_installed"),
+        (no_launcher, "no_launcher_activity"),
+    ] {
+        let ack = launch_app(agent, ch, package).await;
+        assert_eq!(ack["error"]["code"], code, "{context}: {package}: {ack}");
+    }
+    assert_eq!(log_len_runs(sim, "monkey"), 0, "{context}");
 }
 
 /// Every coordinate tool aimed at one point, as `(tool_id, arguments)`.
@@ -1266,7 +1297,7 @@ fn every_coordinate_tool(x: i64, y: i64, extra: Value) -> Vec<(&'static str, Val
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_25_coordinates_without_a_screenshot_follow_a_size_change_and_a_rotation() {
-    let mut b = adb_bench("SIMFB25000002").await;
+    let mut b = adb_bench("SIMFB25000002", &[]).await;
     // Seen at 1080x2400 (any size cache is warm now)...
     let ack =
         b.x.tool(&b.ch, "android_tap", json!({"x": 1000, "y": 2300}))
@@ -1310,7 +1341,7 @@ async fn field_bug_25_coordinates_without_a_screenshot_follow_a_size_change_and_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_25_a_screenshot_from_before_a_rotation_or_size_change_is_refused() {
-    let mut b = adb_bench("SIMFB25000003").await;
+    let mut b = adb_bench("SIMFB25000003", &[]).await;
     let shot = |ack: &Value| ack["payload"]["result"]["screenshot_id"].clone();
     let before = shot(&b.x.tool(&b.ch, "android_screenshot", json!({})).await);
     assert!(before.is_string());
@@ -1337,23 +1368,11 @@ async fn field_bug_25_a_screenshot_from_before_a_rotation_or_size_change_is_refu
     assert_eq!(runs(), inputs, "nothing was sent to the phone");
     // A screenshot of the new frame works; a size change then makes it stale in turn.
     let now = shot(&b.x.tool(&b.ch, "android_screenshot", json!({})).await);
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 500, "y": 500, "screenshot_id": now}),
-        )
-        .await;
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (500, 500), &now).await;
     assert!(ack.get("error").is_none(), "{ack}");
     b.sim
         .control_post("/v1/state", json!({"override_size": "720x1600"}));
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 500, "y": 500, "screenshot_id": now}),
-        )
-        .await;
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (500, 500), &now).await;
     assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
     let m = message(&ack);
     assert!(
@@ -1388,7 +1407,7 @@ async fn wait_status(x: &mut XAgent, status: &str, secs: u64) -> Option<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frozen_phone_behind_adb_goes_offline_fails_fast_and_comes_back() {
-    let mut b = adb_bench("SIMFRZ0000001").await;
+    let mut b = adb_bench("SIMFRZ0000001", &[]).await;
     let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(
@@ -1404,7 +1423,7 @@ async fn frozen_phone_behind_adb_goes_offline_fails_fast_and_comes_back() {
         push["payload"]["connection_descriptor"]["connection"]["status"],
         "offline"
     );
-    let listed = b._adb.run(&["devices"]);
+    let listed = b.adb.run(&["devices"]);
     assert!(
         String::from_utf8_lossy(&listed.stdout).contains("\tdevice"),
         "adb still says device: {listed:?}"
@@ -1435,7 +1454,7 @@ async fn frozen_phone_behind_adb_goes_offline_fails_fast_and_comes_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capture_cut_short_by_an_unplug_is_device_offline_a_malformed_one_invalid_screenshot() {
-    let mut b = adb_bench("SIMSHORT00001").await;
+    let mut b = adb_bench("SIMSHORT00001", &[]).await;
     // The phone answers with a malformed image and stays: invalid_screenshot, as before.
     let png_head = base64::engine::general_purpose::STANDARD
         .encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x048\0\0\t`\x08\x06\0\0\0");
@@ -1498,7 +1517,7 @@ const NOT_FOR_DIRECT: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unplugged_direct_phone_is_unreachable_and_its_fix_names_no_adb_server() {
-    let mut b = bench("SIMROUTE00001", &[]).await;
+    let mut b = claimed_sim("SIMROUTE00001", &[]).await;
     assert_eq!(
         b.sim
             .control_post("/v1/transport", json!({"state": "unplugged"})),
@@ -1545,7 +1564,7 @@ async fn an_unplugged_direct_phone_is_unreachable_and_its_fix_names_no_adb_serve
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wifi_phone_behind_the_adb_server_that_left_gets_the_wifi_fix() {
-    let mut b = adb_bench("SIMROUTE00002").await;
+    let mut b = adb_bench("SIMROUTE00002", &[]).await;
     assert_eq!(
         b.sim
             .control_post("/v1/transport", json!({"state": "unplugged"})),
@@ -1580,7 +1599,7 @@ async fn a_usb_phone_adb_lists_offline_gets_the_usb_fix_at_claim_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_25_an_element_id_from_before_a_rotation_is_refused() {
-    let mut b = adb_bench("SIMFB25000004").await;
+    let mut b = adb_bench("SIMFB25000004", &[]).await;
     let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
     b.sim.control_post("/v1/state", json!({"rotation": 1}));
@@ -1596,13 +1615,7 @@ async fn field_bug_25_an_element_id_from_before_a_rotation_is_refused() {
     // Read again in the new frame: usable.
     let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"element_id": notes["element_id"]}),
-        )
-        .await;
+    let ack = tap_element(&mut b.x, &b.ch, &notes).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
 
@@ -1622,7 +1635,7 @@ fn b64(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_01_variants_other_metacharacters() {
-    let mut b = bench("SIMFB01V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB01V00001", &[]).await;
     focus_note(&mut b).await;
     for text in [
         "a|b>c<d",
@@ -1637,38 +1650,23 @@ async fn field_bug_01_variants_other_metacharacters() {
         "a  b",
     ] {
         let before = log_len(&b.sim);
-        let ack = type_and_read(&mut b, text).await;
-        assert!(ack.get("error").is_none(), "{text:?}: {ack}");
-        assert_eq!(
-            ack["payload"]["result"]["verified"], true,
-            "{text:?}: {ack}"
-        );
-        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
-        let progs = programs_since(&b.sim, before);
-        assert!(
-            progs.iter().all(|p| p == "input" || p == "uiautomator"),
-            "{text:?}: only input ran: {progs:?}"
-        );
+        type_expecting_verified(&mut b, text).await;
+        assert_only_input_ran_since(&b.sim, before, text);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_02_variants_other_percent_forms() {
-    let mut b = bench("SIMFB02V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB02V00001", &[]).await;
     focus_note(&mut b).await;
     for text in ["%", "50% off", "%s%s%s", "a%sb%", "%1$s %d", "%S"] {
-        let ack = type_and_read(&mut b, text).await;
-        assert_eq!(
-            ack["payload"]["result"]["verified"], true,
-            "{text:?}: {ack}"
-        );
-        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+        type_expecting_verified(&mut b, text).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_03_variants_other_line_breaks() {
-    let mut b = bench("SIMFB03V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB03V00001", &[]).await;
     focus_note(&mut b).await;
     for text in ["x\n", "\n\nq", "a\r\nreboot", "a\rb", "a\tb"] {
         let before = log_len(&b.sim);
@@ -1701,7 +1699,7 @@ async fn field_bug_03_variants_other_line_breaks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_04_variants_other_scripts_and_latin1() {
-    let mut b = bench("SIMFB04V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB04V00001", &[]).await;
     focus_note(&mut b).await;
     // No IME: every non-ASCII text (Latin-1 too) is refused with the fix, nothing typed.
     for text in ["café", "日本語", "👍", "a\u{00a0}b"] {
@@ -1715,19 +1713,13 @@ async fn field_bug_04_variants_other_scripts_and_latin1() {
     b.sim
         .control_post("/v1/state", json!({"adb_keyboard": true}));
     for text in ["café", "مرحبا", "👨\u{200d}👩\u{200d}👧", "e\u{301}", "ß→∑"] {
-        let ack = type_and_read(&mut b, text).await;
-        assert!(ack.get("error").is_none(), "{text:?}: {ack}");
-        assert_eq!(
-            ack["payload"]["result"]["verified"], true,
-            "{text:?}: {ack}"
-        );
-        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+        type_expecting_verified(&mut b, text).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_05_variants_shell_and_quote_mix_in_the_ime_payload() {
-    let mut b = bench("SIMFB05V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB05V00001", &[]).await;
     b.sim
         .control_post("/v1/state", json!({"adb_keyboard": true}));
     focus_note(&mut b).await;
@@ -1738,13 +1730,7 @@ async fn field_bug_05_variants_shell_and_quote_mix_in_the_ime_payload() {
         "文\nline2'",
     ] {
         let before = log_len(&b.sim);
-        let ack = type_and_read(&mut b, text).await;
-        assert!(ack.get("error").is_none(), "{text:?}: {ack}");
-        assert_eq!(
-            ack["payload"]["result"]["verified"], true,
-            "{text:?}: {ack}"
-        );
-        assert_eq!(b.sim.state()["note_text"], text, "{text:?}");
+        type_expecting_verified(&mut b, text).await;
         let progs = all_programs_since(&b.sim, before);
         assert!(
             !progs.iter().any(|p| p == "reboot" || p == "id"),
@@ -1755,7 +1741,7 @@ async fn field_bug_05_variants_shell_and_quote_mix_in_the_ime_payload() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_06_variants_other_corrupt_images() {
-    let mut b = bench("SIMFB06V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB06V00001", &[]).await;
     let png = fixture_png();
     // CR dropped before LF (the reverse mangling).
     let mut unmangled = Vec::new();
@@ -1809,11 +1795,7 @@ async fn field_bug_06_variants_other_corrupt_images() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_07_variants_other_warning_texts() {
-    let mut b = bench(
-        "SIMFB07V00001",
-        &["--persona", "foldable-android14", "--model", ""],
-    )
-    .await;
+    let mut b = claimed_sim_playing("SIMFB07V00001", "foldable-android14").await;
     let png = fixture_png();
     for warning in [
         "[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first display found, however this default is not guaranteed to be consistent across captures. A display id should be specified.\n",
@@ -1845,7 +1827,7 @@ async fn field_bug_08_variants_other_personas() {
         ("SIMFB08V00002", "samsung-android13"),
         ("SIMFB08V00003", "foldable-android14"),
     ] {
-        let mut b = bench(serial, &["--persona", persona, "--model", ""]).await;
+        let mut b = claimed_sim_playing(serial, persona).await;
         b.sim
             .control_post("/v1/state", json!({"secure_window": true}));
         let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
@@ -1861,7 +1843,7 @@ async fn field_bug_08_variants_other_personas() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_09_variants_no_tree_is_never_an_empty_screen() {
-    let mut b = bench("SIMFB09V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB09V00001", &[]).await;
     for (stdout, stderr, exit_code) in [
         ("", "ERROR: could not get idle state.\n", 1),
         ("UI hierchary dumped to: /dev/tty\n", "", 0),
@@ -1892,7 +1874,7 @@ fn delete_scripts(sim: &SimPhone) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_10_variants_other_null_root_forms() {
-    let mut b = bench("SIMFB10V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB10V00001", &[]).await;
     // On stderr with exit 1, twice; then an empty hierarchy three times: both retried.
     b.sim.control_post("/v1/script", json!({"command_regex": "^uiautomator dump", "stderr": "ERROR: null root node returned by UiTestAutomationBridge.\n", "exit_code": 1, "times": 2}));
     let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
@@ -1969,7 +1951,7 @@ async fn field_bug_11_variants_a_serial_that_prefixes_another_and_more_tools() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_12_variants_every_tool_fails_fast_while_offline() {
-    let mut b = bench("SIMFB12V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB12V00001", &[]).await;
     for round in 0..2 {
         b.sim
             .control_post("/v1/transport", json!({"state": "offline"}));
@@ -2062,24 +2044,14 @@ async fn field_bug_13_and_28_variants_other_state_texts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_14_variants_other_scales_and_a_rotated_scaled_frame() {
-    let mut b = bench("SIMFB14V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB14V00001", &[]).await;
     // 1080x2400 → 360x800 (scale 3).
     let shot =
         b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 800}))
             .await;
     let r = &shot["payload"]["result"];
-    assert_eq!(
-        (r["width"].as_u64(), r["height"].as_u64()),
-        (Some(360), Some(800)),
-        "{shot}"
-    );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 180, "y": 400, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    assert_eq!(frame_size(r), (Some(360), Some(800)), "{shot}");
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (180, 400), &r["screenshot_id"]).await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(b.sim.count_runs(&["input", "tap", "540", "1200"]), 1);
     let ack =
@@ -2107,13 +2079,7 @@ async fn field_bug_14_variants_other_scales_and_a_rotated_scaled_frame() {
         b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 1080}))
             .await;
     let r = &shot["payload"]["result"];
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 243, "y": 540, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (243, 540), &r["screenshot_id"]).await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(
         b.sim.count_runs(&["input", "tap", "540", "1200"]),
@@ -2126,25 +2092,15 @@ async fn field_bug_14_variants_other_scales_and_a_rotated_scaled_frame() {
         b.x.tool(&b.ch, "android_screenshot", json!({"max_dimension": 1200}))
             .await;
     let r = &shot["payload"]["result"];
-    assert_eq!(
-        (r["width"].as_u64(), r["height"].as_u64()),
-        (Some(1200), Some(540)),
-        "{shot}"
-    );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 1000, "y": 250, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    assert_eq!(frame_size(r), (Some(1200), Some(540)), "{shot}");
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (1000, 250), &r["screenshot_id"]).await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(b.sim.count_runs(&["input", "tap", "2000", "500"]), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_15_variants_other_overrides() {
-    let mut b = bench("SIMFB15V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB15V00001", &[]).await;
     for (size, w, h) in [("720x1600", 720u64, 1600u64), ("1440x3200", 1440, 3200)] {
         b.sim
             .control_post("/v1/state", json!({"override_size": size}));
@@ -2189,15 +2145,13 @@ async fn field_bug_16_and_17_variants_other_personas_and_apps() {
         ("SIMFB16V00002", "samsung-android13"),
         ("SIMFB16V00003", "emulator-android15"),
     ] {
-        let mut b = bench(serial, &["--persona", persona, "--model", ""]).await;
+        let mut b = claimed_sim_playing(serial, persona).await;
         b.sim.control_post(
             "/v1/script",
             json!({"command_regex": "^monkey", "stdout": "** SYS_KEYS has no physical keys but with factor 2.0%.\n", "exit_code": 251}),
         );
         for package in ["com.android.settings", "com.example.notes"] {
-            let ack =
-                b.x.tool(&b.ch, "android_app_launch", json!({"package": package}))
-                    .await;
+            let ack = launch_app(&mut b.x, &b.ch, package).await;
             assert!(ack.get("error").is_none(), "{persona} {package}: {ack}");
             let r = &ack["payload"]["result"];
             assert_eq!(r["verified"], true, "{persona} {package}: {r}");
@@ -2214,37 +2168,11 @@ async fn field_bug_16_and_17_variants_other_personas_and_apps() {
             ack["payload"]["result"]["launcher_category"], "leanback",
             "{persona}: {ack}"
         );
-        let ack =
-            b.x.tool(
-                &b.ch,
-                "android_app_launch",
-                json!({"package": "com.example.nothere2"}),
-            )
-            .await;
-        assert_eq!(
-            ack["error"]["code"], "app_not_installed",
-            "{persona}: {ack}"
-        );
-        let ack =
-            b.x.tool(
-                &b.ch,
-                "android_app_launch",
-                json!({"package": "com.android.shell"}),
-            )
-            .await;
-        assert_eq!(
-            ack["error"]["code"], "no_launcher_activity",
-            "{persona}: {ack}"
-        );
-        assert_eq!(log_len_runs(&b.sim, "monkey"), 0, "{persona}");
+        assert_launch_refusals(&mut b.x, &b.ch, &b.sim, "com.android.shell", persona).await;
     }
     // Android 6 has no `cmd` (so no resolve-activity): the launcher activity comes from the
     // Activity Resolver Table of `dumpsys package PKG`; never monkey.
-    let mut b = bench(
-        "SIMFB16V00001",
-        &["--persona", "legacy-android6", "--model", ""],
-    )
-    .await;
+    let mut b = claimed_sim_playing("SIMFB16V00001", "legacy-android6").await;
     for (package, component, category) in [
         (
             "com.android.settings",
@@ -2257,9 +2185,7 @@ async fn field_bug_16_and_17_variants_other_personas_and_apps() {
             "leanback",
         ),
     ] {
-        let ack =
-            b.x.tool(&b.ch, "android_app_launch", json!({"package": package}))
-                .await;
+        let ack = launch_app(&mut b.x, &b.ch, package).await;
         assert!(ack.get("error").is_none(), "{package}: {ack}");
         let r = &ack["payload"]["result"];
         assert_eq!(r["component"], component, "{r}");
@@ -2271,64 +2197,43 @@ async fn field_bug_16_and_17_variants_other_personas_and_apps() {
         b.sim.count_runs(&["dumpsys", "package", "com.example.tv"]),
         1
     );
-    for (package, code) in [
-        ("com.example.nothere2", "app_not_installed"),
-        ("com.android.shell", "no_launcher_activity"),
-    ] {
-        let ack =
-            b.x.tool(&b.ch, "android_app_launch", json!({"package": package}))
-                .await;
-        assert_eq!(ack["error"]["code"], code, "{package}: {ack}");
-    }
-    assert_eq!(log_len_runs(&b.sim, "monkey"), 0);
+    assert_launch_refusals(&mut b.x, &b.ch, &b.sim, "com.android.shell", "Android 6").await;
 }
 
 /// Android 6 behind Google adb 34 (its legacy shell: no exit status, stderr merged): the
 /// `dumpsys package` launch path works through the server too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_16_variants_android6_launch_behind_adb34() {
-    let sim = SimPhone::start_with_control(
+    let mut b = adb_bench(
         "SIMFB16V00004",
         &["--persona", "legacy-android6", "--model", ""],
-    );
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    adb.connect(&sim.addr);
-    let dir = TempDir::new("fb16v");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    )
+    .await;
     for (package, category) in [
         ("com.example.notes", "launcher"),
         ("com.example.tv", "leanback"),
     ] {
-        let ack = x
-            .tool(&ch, "android_app_launch", json!({"package": package}))
-            .await;
+        let ack = launch_app(&mut b.x, &b.ch, package).await;
         assert!(ack.get("error").is_none(), "{package}: {ack}");
         assert_eq!(
             ack["payload"]["result"]["launcher_category"], category,
             "{ack}"
         );
-        assert_eq!(sim.state()["foreground"], package, "{package}");
+        assert_eq!(b.sim.state()["foreground"], package, "{package}");
     }
-    for (package, code) in [
-        ("com.example.nothere2", "app_not_installed"),
-        ("com.android.systemui", "no_launcher_activity"),
-    ] {
-        let ack = x
-            .tool(&ch, "android_app_launch", json!({"package": package}))
-            .await;
-        assert_eq!(ack["error"]["code"], code, "{package}: {ack}");
-    }
-    assert_eq!(log_len_runs(&sim, "monkey"), 0);
+    assert_launch_refusals(
+        &mut b.x,
+        &b.ch,
+        &b.sim,
+        "com.android.systemui",
+        "Android 6 behind adb 34",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_18_variants_other_battery_outputs() {
-    let mut b = bench("SIMFB18V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB18V00001", &[]).await;
     for (name, dump) in [
         ("capacity before level", "Current Battery Service state:\n  AC powered: false\n  USB powered: true\n  Capacity level: 3\n  status: 2\n  level: 80\n  scale: 100\n"),
         ("scale 200", "Current Battery Service state:\n  AC powered: false\n  status: 2\n  level: 160\n  scale: 200\n"),
@@ -2348,11 +2253,7 @@ async fn field_bug_18_variants_other_battery_outputs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_19_variants_other_exit_codes() {
-    let mut b = bench(
-        "SIMFB19V00001",
-        &["--persona", "legacy-android6", "--model", ""],
-    )
-    .await;
+    let mut b = claimed_sim_playing("SIMFB19V00001", "legacy-android6").await;
     let link = xagent_adb_connector::adb::DeviceLink::direct(b.sim.addr.clone());
     let t = Duration::from_secs(5);
     for (line, code) in [
@@ -2409,7 +2310,7 @@ async fn field_bug_19_variants_other_exit_codes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_20_variants_other_steps_that_never_end() {
-    let mut b = bench("SIMFB20V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB20V00001", &[]).await;
     for (regex, tool, args, step) in [
         (
             "^input swipe",
@@ -2444,7 +2345,7 @@ async fn field_bug_20_variants_other_steps_that_never_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_21_variants_text_that_ends_the_field_already() {
-    let mut b = bench("SIMFB21V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB21V00001", &[]).await;
     focus_note(&mut b).await;
     for (present, typed) in [
         ("hello world", "world"),
@@ -2458,96 +2359,57 @@ async fn field_bug_21_variants_text_that_ends_the_field_already() {
             "/v1/script",
             json!({"command_regex": "^input text ", "times": 1}),
         );
-        let ack =
-            b.x.tool(&b.ch, "android_input_text", json!({"text": typed}))
-                .await;
-        assert!(ack.get("error").is_none(), "{typed:?}: {ack}");
-        assert_eq!(
-            ack["payload"]["result"]["verified"], false,
-            "{present:?}+{typed:?}: {ack}"
-        );
-        assert_eq!(b.sim.state()["note_text"], present);
+        type_expecting_unverified(&mut b, present, typed).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_22_variants_other_display_dump_forms() {
-    let mut b = bench(
-        "SIMFB22V00001",
-        &["--persona", "foldable-android14", "--model", ""],
-    )
-    .await;
-    let inner = "  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state {S}}\n    mState={S}\n";
-    let outer = "  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state {S}}\n    mState={S}\n";
-    // The state only in the mState line (no `state X` in the header).
-    let inner_m = "  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, modeId 1, density 420}\n    mAdapter=LocalDisplayAdapter\n    mState={S}\n";
-    let outer_m = "  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, modeId 2, density 420}\n    mAdapter=LocalDisplayAdapter\n    mState={S}\n";
-    let head = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n";
-    for (name, dump, on, size) in [
+    let mut b = claimed_sim_playing("SIMFB22V00001", "foldable-android14").await;
+    // (what the dump lists: first, then second; the id of the display that is on; its size)
+    let cases = [
         (
             "ON listed first",
-            format!(
-                "{head}{}{}",
-                outer.replace("{S}", "ON"),
-                inner.replace("{S}", "OFF")
-            ),
-            "4619827551948147202",
+            [(OUTER_DISPLAY, "ON"), (INNER_DISPLAY, "OFF")],
+            OUTER_DISPLAY_ID,
             (1080, 2092),
         ),
         (
             "DOZE and ON",
-            format!(
-                "{head}{}{}",
-                inner.replace("{S}", "DOZE"),
-                outer.replace("{S}", "ON")
-            ),
-            "4619827551948147202",
+            [(INNER_DISPLAY, "DOZE"), (OUTER_DISPLAY, "ON")],
+            OUTER_DISPLAY_ID,
             (1080, 2092),
         ),
         (
             "mState only",
-            format!(
-                "{head}{}{}",
-                inner_m.replace("{S}", "OFF"),
-                outer_m.replace("{S}", "ON")
-            ),
-            "4619827551948147202",
+            [
+                (INNER_DISPLAY_MSTATE_ONLY, "OFF"),
+                (OUTER_DISPLAY_MSTATE_ONLY, "ON"),
+            ],
+            OUTER_DISPLAY_ID,
             (1080, 2092),
         ),
         (
             "inner ON, outer OFF",
-            format!(
-                "{head}{}{}",
-                inner.replace("{S}", "ON"),
-                outer.replace("{S}", "OFF")
-            ),
-            "4619827551948147201",
+            [(INNER_DISPLAY, "ON"), (OUTER_DISPLAY, "OFF")],
+            INNER_DISPLAY_ID,
             (1840, 2208),
         ),
-    ] {
-        b.sim.control_post(
-            "/v1/script",
-            json!({"command_regex": "^dumpsys display$", "stdout": dump}),
-        );
-        let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    ];
+    for (name, [first, second], on, size) in cases {
+        let dump = foldable_display_dump(first, second);
+        let ack = screenshot_under_display_dump(&mut b, &dump).await;
         assert!(ack.get("error").is_none(), "{name}: {ack}");
         let r = &ack["payload"]["result"];
         assert_eq!(r["display"]["id"], on, "{name}: {r}");
-        assert_eq!(
-            (
-                r["display"]["width"].as_u64(),
-                r["display"]["height"].as_u64()
-            ),
-            (Some(size.0), Some(size.1)),
-            "{name}: {r}"
-        );
+        assert_eq!(display_size(r), (Some(size.0), Some(size.1)), "{name}: {r}");
         delete_scripts(&b.sim);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_23_variants_other_busy_texts() {
-    let mut b = bench("SIMFB23V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB23V00001", &[]).await;
     for (stdout, stderr, exit_code) in [
         ("", "java.lang.RuntimeException: Error while connecting UiAutomation@4c6f3b1[id=-1, flags=0]\n\tat android.app.UiAutomation.connect(UiAutomation.java:259)\n", 1),
         ("Error: java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@9f2 already registered!\n", "", 255),
@@ -2570,7 +2432,7 @@ async fn field_bug_23_variants_other_busy_texts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_24_variants_other_signals() {
-    let mut b = bench("SIMFB24V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB24V00001", &[]).await;
     for (exit_code, stderr) in [
         (143, ""),
         (137, "Killed\n"),
@@ -2600,50 +2462,25 @@ async fn field_bug_24_variants_other_signals() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_25_variants_rotations_two_and_three() {
-    let mut b = adb_bench("SIMFB25V00001").await;
+    let mut b = adb_bench("SIMFB25V00001", &[]).await;
     // Rotation 3 (270°): the screenshot's own frame is the tap's.
     b.sim.control_post("/v1/state", json!({"rotation": 3}));
     let shot = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     let r = &shot["payload"]["result"];
-    assert_eq!(
-        (
-            r["display"]["width"].as_u64(),
-            r["display"]["height"].as_u64()
-        ),
-        (Some(2400), Some(1080)),
-        "{r}"
-    );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    assert_eq!(display_size(r), (Some(2400), Some(1080)), "{r}");
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (2000, 500), &r["screenshot_id"]).await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(b.sim.count_runs(&["input", "tap", "2000", "500"]), 1);
     // 3 → 1 (a half turn, same size): the rotation-3 screenshot is stale.
     b.sim.control_post("/v1/state", json!({"rotation": 1}));
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"x": 2000, "y": 500, "screenshot_id": r["screenshot_id"]}),
-        )
-        .await;
+    let ack = tap_in_screenshot(&mut b.x, &b.ch, (2000, 500), &r["screenshot_id"]).await;
     assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
     // A UI snapshot taken at rotation 2, used at 0.
     b.sim.control_post("/v1/state", json!({"rotation": 2}));
     let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     let notes = find_text(&elements(&tree), "Notes").expect("Notes icon");
     b.sim.control_post("/v1/state", json!({"rotation": 0}));
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"element_id": notes["element_id"]}),
-        )
-        .await;
+    let ack = tap_element(&mut b.x, &b.ch, &notes).await;
     assert_eq!(ack["error"]["code"], "stale_snapshot", "{ack}");
     // A scroll with an old screenshot is refused too.
     let shot0 = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
@@ -2654,11 +2491,7 @@ async fn field_bug_25_variants_rotations_two_and_three() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_26_variants_other_usage_answers() {
-    let mut b = bench(
-        "SIMFB26V00001",
-        &["--persona", "legacy-android6", "--model", ""],
-    )
-    .await;
+    let mut b = claimed_sim_playing("SIMFB26V00001", "legacy-android6").await;
     let usage =
         "usage: pm list packages [-f] [-d] [-e] [-s] [-3] [-i] [-u] [--user USER_ID] [FILTER]\n";
     for (name, script) in [
@@ -2702,7 +2535,7 @@ async fn field_bug_26_variants_other_usage_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_27_variants_other_not_up_texts_and_tools() {
-    let mut b = bench("SIMFB27V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB27V00001", &[]).await;
     for (stdout, stderr, exit_code) in [
         (
             "Error: Could not access the Package Manager.  Is the system running?\n",
@@ -2741,7 +2574,7 @@ async fn field_bug_27_variants_other_not_up_texts_and_tools() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_29_variants_other_choosers() {
-    let mut b = bench("SIMFB29V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB29V00001", &[]).await;
     for answer in [
         "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\ncom.huawei.android.internal.app/.HwResolverActivity\n",
         "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\nandroid/com.android.internal.app.ChooserActivity\n",
@@ -2755,7 +2588,7 @@ async fn field_bug_29_variants_other_choosers() {
         b.sim.control_post("/v1/state", json!({"foreground": "com.android.settings"}));
         let from = log_len(&b.sim);
         let ack =
-            b.x.tool(&b.ch, "android_app_launch", json!({"package": "com.example.notes"}))
+            tool_on_notes(&mut b, "android_app_launch")
                 .await;
         assert!(ack.get("error").is_none(), "{answer:?}: {ack}");
         let r = &ack["payload"]["result"];
@@ -2773,27 +2606,9 @@ async fn field_bug_29_variants_other_choosers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_30_variants_other_sdks_and_refusals() {
     // Android 13 (SDK 33): --pid is used and filters.
-    let mut b = bench(
-        "SIMFB30V00001",
-        &["--persona", "samsung-android13", "--model", ""],
-    )
-    .await;
-    b.sim
-        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
-    assert!(ack.get("error").is_none(), "{ack}");
-    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
-    assert!(!log_pids(&ack).is_empty(), "{ack}");
-    assert!(
-        log_pids(&ack).iter().all(|p| *p == pid.to_string()),
-        "{ack}"
-    );
+    let mut b = claimed_sim_playing("SIMFB30V00001", "samsung-android13").await;
+    let (ack, pid) = logcat_of_notes_in_front(&mut b).await;
+    assert_only_lines_of(&ack, pid, "Android 13");
     // SDK 24+ that still refuses --pid with other texts: filtered on the host.
     for refusal in [
         "logcat: unrecognized option '--pid=1234'\nUsage: logcat [options] [filterspecs]\n",
@@ -2804,63 +2619,26 @@ async fn field_bug_30_variants_other_sdks_and_refusals() {
             "/v1/script",
             json!({"command_regex": "^logcat .*--pid", "stderr": refusal, "exit_code": 1}),
         );
-        let ack =
-            b.x.tool(
-                &b.ch,
-                "android_logcat",
-                json!({"package": "com.example.notes"}),
-            )
-            .await;
+        let ack = tool_on_notes(&mut b, "android_logcat").await;
         assert!(ack.get("error").is_none(), "{refusal:?}: {ack}");
-        assert!(!log_pids(&ack).is_empty(), "{refusal:?}: {ack}");
-        assert!(
-            log_pids(&ack).iter().all(|p| *p == pid.to_string()),
-            "{refusal:?}: {ack}"
-        );
+        assert_only_lines_of(&ack, pid, refusal);
         delete_scripts(&b.sim);
     }
     // An Android 6 logcat on a phone that says SDK 24 (Android 7.0 boundary): its refusal of
     // --pid is read, the filter done on the host.
-    let mut b = bench(
-        "SIMFB30V00002",
-        &["--persona", "legacy-android6", "--model", ""],
-    )
-    .await;
-    b.sim
-        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
+    let mut b = claimed_sim_playing("SIMFB30V00002", "legacy-android6").await;
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^getprop ro.build.version.sdk$", "stdout": "24\n"}),
     );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
-    assert!(ack.get("error").is_none(), "{ack}");
-    let pid = ack["payload"]["result"]["pid"].as_u64().expect("pid");
-    assert!(!log_pids(&ack).is_empty(), "{ack}");
-    assert!(
-        log_pids(&ack).iter().all(|p| *p == pid.to_string()),
-        "{ack}"
-    );
+    let (ack, pid) = logcat_of_notes_in_front(&mut b).await;
+    assert_only_lines_of(&ack, pid, "Android 6 saying SDK 24");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_31_variants_other_lies() {
-    let mut b = bench("SIMFB31V00001", &[]).await;
-    b.sim
-        .control_post("/v1/state", json!({"foreground": "com.example.notes"}));
-    let truth =
-        b.x.tool(
-            &b.ch,
-            "android_logcat",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
-    let pid = truth["payload"]["result"]["pid"].as_u64().expect("pid");
+    let mut b = claimed_sim("SIMFB31V00001", &[]).await;
+    let (_, pid) = logcat_of_notes_in_front(&mut b).await;
     for (stdout, stderr, exit_code) in [
         ("999999\n", "", 0),
         ("", "", 1),
@@ -2871,13 +2649,7 @@ async fn field_bug_31_variants_other_lies() {
             "/v1/script",
             json!({"command_regex": "^pidof ", "stdout": stdout, "stderr": stderr, "exit_code": exit_code}),
         );
-        let ack =
-            b.x.tool(
-                &b.ch,
-                "android_logcat",
-                json!({"package": "com.example.notes"}),
-            )
-            .await;
+        let ack = tool_on_notes(&mut b, "android_logcat").await;
         assert!(ack.get("error").is_none(), "{stdout:?}{stderr:?}: {ack}");
         assert_eq!(
             ack["payload"]["result"]["pid"], pid,
@@ -2890,7 +2662,7 @@ async fn field_bug_31_variants_other_lies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_32_variants_other_refusal_texts_and_tools() {
-    let mut b = bench("SIMFB32V00001", &[]).await;
+    let mut b = claimed_sim("SIMFB32V00001", &[]).await;
     focus_note(&mut b).await;
     for (stdout, stderr, exit_code, line) in [
         ("", "java.lang.SecurityException: Injecting to another application requires INJECT_EVENTS permission\n\tat android.os.Parcel.readException(Parcel.java:1599)\n", 1, "Injecting to another application requires INJECT_EVENTS"),
@@ -2970,17 +2742,8 @@ async fn field_bug_33_variants_other_serial_oddities() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_34_variants_every_tool_and_a_new_claim_while_the_server_is_gone() {
-    let sim = SimPhone::start_with_control("SIMFB34V00001", &[]);
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    adb.connect(&sim.addr);
-    let dir = TempDir::new("fb34v");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
-    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
-    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
-    adb.run(&["kill-server"]);
+    let mut b = adb_bench("SIMFB34V00001", &[]).await;
+    b.adb.run(&["kill-server"]);
     for (tool, args) in [
         ("android_tap", json!({"x": 1, "y": 1})),
         ("android_screenshot", json!({})),
@@ -2989,7 +2752,7 @@ async fn field_bug_34_variants_every_tool_and_a_new_claim_while_the_server_is_go
     ] {
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         loop {
-            let ack = x.tool(&ch, tool, args.clone()).await;
+            let ack = b.x.tool(&b.ch, tool, args.clone()).await;
             let code = ack["error"]["code"].as_str().unwrap_or("ok").to_string();
             assert_ne!(code, "device_offline", "{tool}: {ack}");
             if code == "adb_server_unavailable" {
@@ -3000,14 +2763,14 @@ async fn field_bug_34_variants_every_tool_and_a_new_claim_while_the_server_is_go
         }
     }
     // A claim made while the server is gone is told so, not "no attached phone".
-    let (ch2, _) = x.open(None).await;
-    let ack = x.claim(&ch2, "SIMFB34V00002").await;
+    let (ch2, _) = b.x.open(None).await;
+    let ack = b.x.claim(&ch2, "SIMFB34V00002").await;
     assert_eq!(ack["error"]["code"], "adb_server_unavailable", "{ack}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripts_reach_one_command_inside_pipelines_and_compound_lines() {
-    let b = bench("SIMSCRV000001", &[]).await;
+    let b = claimed_sim("SIMSCRV000001", &[]).await;
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^getprop ro.product.model$", "stdout": "Scripted Model\n", "exit_code": 3}),
@@ -3066,7 +2829,7 @@ async fn scripts_reach_one_command_inside_pipelines_and_compound_lines() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_20_variants_a_capture_that_never_ends() {
-    let mut b = bench("SIMFB20V00002", &[]).await;
+    let mut b = claimed_sim("SIMFB20V00002", &[]).await;
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^screencap", "hang": true, "times": 1}),
@@ -3080,7 +2843,7 @@ async fn field_bug_20_variants_a_capture_that_never_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_21_variants_the_ime_drops_the_text() {
-    let mut b = bench("SIMFB21V00002", &[]).await;
+    let mut b = claimed_sim("SIMFB21V00002", &[]).await;
     b.sim
         .control_post("/v1/state", json!({"adb_keyboard": true}));
     focus_note(&mut b).await;
@@ -3091,34 +2854,20 @@ async fn field_bug_21_variants_the_ime_drops_the_text() {
             "/v1/script",
             json!({"command_regex": "^am broadcast -a ADB_INPUT_B64", "stdout": "Broadcasting: Intent { act=ADB_INPUT_B64 flg=0x400000 (has extras) }\nBroadcast completed: result=0\n", "times": 1}),
         );
-        let ack =
-            b.x.tool(&b.ch, "android_input_text", json!({"text": typed}))
-                .await;
-        assert!(ack.get("error").is_none(), "{typed:?}: {ack}");
-        assert_eq!(
-            ack["payload"]["result"]["verified"], false,
-            "{present:?}+{typed:?}: {ack}"
-        );
-        assert_eq!(b.sim.state()["note_text"], present);
+        type_expecting_unverified(&mut b, present, typed).await;
         delete_scripts(&b.sim);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_29_variants_another_apps_activity_is_not_the_apps() {
-    let mut b = bench("SIMFB29V00002", &[]).await;
+    let mut b = claimed_sim("SIMFB29V00002", &[]).await;
     b.sim.control_post(
         "/v1/script",
         json!({"command_regex": "^cmd package resolve-activity .*LAUNCHER com\\.example\\.notes$",
                "stdout": "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\ncom.android.settings/.Settings\n"}),
     );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_app_launch",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let ack = tool_on_notes(&mut b, "android_app_launch").await;
     assert!(ack.get("error").is_none(), "{ack}");
     let r = &ack["payload"]["result"];
     assert!(
@@ -3133,7 +2882,7 @@ async fn field_bug_29_variants_another_apps_activity_is_not_the_apps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_12_variants_a_phone_that_revokes_the_key_mid_session() {
-    let mut b = bench("SIMFB12V00002", &[]).await;
+    let mut b = claimed_sim("SIMFB12V00002", &[]).await;
     b.sim
         .control_post("/v1/transport", json!({"state": "unauthorized"}));
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
@@ -3150,17 +2899,9 @@ async fn field_bug_12_variants_a_phone_that_revokes_the_key_mid_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_22_variants_no_display_on() {
-    let mut b = bench(
-        "SIMFB22V00002",
-        &["--persona", "foldable-android14", "--model", ""],
-    )
-    .await;
-    let dump = "DISPLAY MANAGER (dumpsys display)\nDisplay Devices: size=2\n  DisplayDeviceInfo{\"Built-in Screen\": uniqueId=\"local:4619827551948147201\", 1840 x 2208, density 420, state OFF}\n    mState=OFF\n  DisplayDeviceInfo{\"Outer Screen\": uniqueId=\"local:4619827551948147202\", 1080 x 2092, density 420, state OFF}\n    mState=OFF\n";
-    b.sim.control_post(
-        "/v1/script",
-        json!({"command_regex": "^dumpsys display$", "stdout": dump}),
-    );
-    let ack = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
+    let mut b = claimed_sim_playing("SIMFB22V00002", "foldable-android14").await;
+    let dump = foldable_display_dump((INNER_DISPLAY, "OFF"), (OUTER_DISPLAY, "OFF"));
+    let ack = screenshot_under_display_dump(&mut b, &dump).await;
     assert!(ack.get("error").is_none(), "{ack}");
     let r = &ack["payload"]["result"];
     assert_eq!(r["display"]["chosen_by"], "first_listed", "{r}");

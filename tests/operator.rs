@@ -286,10 +286,7 @@ async fn check_and_devices_report_every_state_with_its_fix() {
          FAKEUSB0002            offline usb:1-2 transport_id:2\n\
          10.0.0.9:5555          offline transport_id:3\n",
     );
-    let mut a: Vec<String> = vec!["check".into()];
-    a.extend(base_flags(dir.path()));
-    a.extend(["--adb-server".into(), fake.clone()]);
-    let (code, out, _) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, out, _) = check_with_base_flags(dir.path(), &["--adb-server", &fake]);
     assert_eq!(code, Some(1), "{out}");
     let fix_of = |serial: &str| {
         out.lines()
@@ -313,42 +310,23 @@ async fn check_and_devices_report_every_state_with_its_fix() {
     );
 
     // An unreachable adb server and an invalid config are problems too.
-    let mut a: Vec<String> = vec!["check".into()];
-    a.extend(base_flags(dir.path()));
-    a.extend(["--adb-server".into(), "127.0.0.1:1".into()]);
-    let (code, out, _) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, out, _) = check_with_base_flags(dir.path(), &["--adb-server", "127.0.0.1:1"]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("PROBLEM  adb server 127.0.0.1:1"), "{out}");
-    let (code, out, _) = run(&[
-        "check",
-        "--data-dir",
-        "/tmp",
-        "--api-key-file",
-        "/nonexistent/key",
-    ]);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.starts_with("PROBLEM  config: cannot read --api-key-file /nonexistent/key"),
-        "{out}"
-    );
-    let (code, out, _) = run(&[
-        "check",
-        "--data-dir",
-        "/tmp",
-        "--config",
-        "/nonexistent/conf",
-    ]);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.starts_with("PROBLEM  config: cannot read --config /nonexistent/conf"),
-        "{out}"
-    );
+    for (flag, path) in [
+        ("--api-key-file", "/nonexistent/key"),
+        ("--config", "/nonexistent/conf"),
+    ] {
+        let (code, out, _) = run(&["check", "--data-dir", "/tmp", flag, path]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(
+            out.starts_with(&format!("PROBLEM  config: cannot read {flag} {path}")),
+            "{out}"
+        );
+    }
     // What is invalid, on one line, without a generic "invalid configuration" in front.
-    let mut a: Vec<String> = vec!["check".into()];
-    a.extend(base_flags(dir.path()));
-    a.extend(["--adb-server".into(), String::new()]);
-    a.extend(["--upload-max-bytes".into(), "0".into()]);
-    let (code, out, _) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, out, _) =
+        check_with_base_flags(dir.path(), &["--adb-server", "", "--upload-max-bytes", "0"]);
     assert_eq!(code, Some(1), "{out}");
     assert_eq!(
         out.lines().next(),
@@ -394,10 +372,7 @@ fn devices_and_check_need_no_api_key() {
         out.contains("phone FAKENOKEY001") && out.contains("re-plug the cable"),
         "{out}"
     );
-    let mut with_key: Vec<String> = vec!["check".into()];
-    with_key.extend(base_flags(dir.path()));
-    with_key.extend(["--adb-server".into(), fake.clone()]);
-    let (_, out, _) = run(&with_key.iter().map(String::as_str).collect::<Vec<_>>());
+    let (_, out, _) = check_with_base_flags(dir.path(), &["--adb-server", &fake]);
     assert!(out.starts_with("ok       config valid"), "{out}");
     let (code, _, err) = run(&["serve", "--data-dir", &data, "--adb-server", ""]);
     assert_eq!(code, Some(1), "{err}");
@@ -718,25 +693,17 @@ async fn phone_state_changes_are_logged() {
         assert_eq!(v["fields"]["serial_hint"], "SIM…OG01", "{v}");
         assert_eq!(v["fields"]["server"], "direct", "{v}");
     }
-    let moves = state_moves(&logs);
-    assert_eq!(
-        moves,
-        [
-            ("device".to_string(), "offline".to_string()),
-            ("offline".to_string(), "device".to_string())
-        ],
-        "{logs}"
-    );
+    assert_eq!(state_moves(&logs), offline_and_back(), "{logs}");
     assert!(!logs.contains("SIMSTATELOG01"), "the full serial is logged");
 }
 
-/// Sends SIGHUP to `pid`.
-fn hangup(pid: u32) {
-    let status = Command::new("kill")
-        .args(["-HUP", &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -HUP failed");
+/// `check` with [`base_flags`] for `dir`, then `extra`: its exit code, stdout and stderr.
+fn check_with_base_flags(dir: &std::path::Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let base = base_flags(dir);
+    let mut args = vec!["check"];
+    args.extend(base.iter().map(String::as_str));
+    args.extend(extra);
+    run(&args)
 }
 
 /// The `phone state changed` lines of a JSON log.
@@ -758,6 +725,26 @@ fn state_moves(logs: &str) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// The [`state_moves`] of a phone that went away and came back: `device` → `offline`, then
+/// `offline` → `device`.
+fn offline_and_back() -> [(String, String); 2] {
+    [
+        ("device".to_string(), "offline".to_string()),
+        ("offline".to_string(), "device".to_string()),
+    ]
+}
+
+/// Sends SIGHUP to the connector (a reload of its configuration) and waits (≤ 10 s) until its
+/// log holds `needle` `n` times ([`wait_log`]).
+fn hang_up_and_wait_log(conn: &ConnectorProc, needle: &str, n: usize) {
+    let status = Command::new("kill")
+        .args(["-HUP", &conn.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -HUP failed");
+    wait_log(conn, needle, n);
 }
 
 /// Waits (≤ 10 s) until the connector's log holds `needle` `n` times.
@@ -839,8 +826,7 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
         default_profile.replace("schemes = [\"http\", \"https\"]", "schemes = [\"http\"]"),
     )
     .unwrap();
-    hangup(conn.pid());
-    wait_log(&conn, "configuration reloaded", 1);
+    hang_up_and_wait_log(&conn, "configuration reloaded", 1);
     let health = |key: &str| http_get(&format!("{}/health", conn.base), Some(key)).0;
     assert_eq!(health(API_KEY), 401, "the old key is refused");
     assert_eq!(health(new_key), 200, "the new key is accepted");
@@ -863,8 +849,7 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
 
     // A bad configuration (key too short) is refused whole: the running one stays.
     std::fs::write(dir.path().join("api_key.txt"), "short\n").unwrap();
-    hangup(conn.pid());
-    wait_log(&conn, "keeping the running one", 1);
+    hang_up_and_wait_log(&conn, "keeping the running one", 1);
     assert_eq!(health(new_key), 200, "the running key stays");
     assert_eq!(health("short"), 401);
     // A file that is not TOML (broken on a claim code's line): refused on one log line that
@@ -873,8 +858,7 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
         "[claim_codes]\n{} = \"{code_1}\"\n{} = \"{code_2}\n",
         bound.serial, second.serial
     ));
-    hangup(conn.pid());
-    wait_log(&conn, "keeping the running one", 2);
+    hang_up_and_wait_log(&conn, "keeping the running one", 2);
     assert_eq!(health(new_key), 200, "the running key stays");
     let logs = conn.logs();
     let refusal = logs
@@ -898,8 +882,7 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
         "[claim_codes]\n{} = \"{code_1}\"\nlisten = \"127.0.0.1:18999\"\n",
         bound.serial
     ));
-    hangup(conn.pid());
-    wait_log(&conn, "keeping the running one", 3);
+    hang_up_and_wait_log(&conn, "keeping the running one", 3);
     assert_eq!(health(new_key), 200, "the running key stays");
     let logs = conn.logs();
     let stray = logs
@@ -972,8 +955,7 @@ async fn sighup_applies_the_claim_policy_and_qr_ttl_and_names_restart_only_chang
         ),
     )
     .unwrap();
-    hangup(conn.pid());
-    wait_log(&conn, "configuration reloaded", 1);
+    hang_up_and_wait_log(&conn, "configuration reloaded", 1);
     let (ch2, _) = x.open(None).await;
     let claim = |code: Option<&str>| {
         let mut input = json!({"serial": second.serial});
@@ -1778,11 +1760,8 @@ async fn one_shot_commands_see_a_direct_phone_that_accepted_the_key() {
     assert_eq!(rows[0]["serial"], "SIMDIRACC0001", "{rows:?}");
     assert_eq!(rows[0]["transport"], target, "{rows:?}");
 
-    let mut check: Vec<String> = vec!["check".into()];
-    check.extend(base_flags(dir.path()));
-    check.extend(["--adb-server".into(), String::new()]);
-    check.extend(["--device".into(), target.clone()]);
-    let (code, out, err) = run(&check.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, out, err) =
+        check_with_base_flags(dir.path(), &["--adb-server", "", "--device", &target]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("phone SIMDIRACC0001"), "{out}");
     assert!(!out.contains("unauthorized"), "{out}");
@@ -1858,14 +1837,7 @@ async fn a_frozen_adb_server_phone_logs_both_state_changes() {
         assert_eq!(v["fields"]["serial_hint"], "SIM…LOG1", "{v}");
     }
     let moves = state_moves(&logs);
-    assert_eq!(
-        moves[..2],
-        [
-            ("device".to_string(), "offline".to_string()),
-            ("offline".to_string(), "device".to_string())
-        ],
-        "{logs}"
-    );
+    assert_eq!(moves[..2], offline_and_back(), "{logs}");
     assert!(!logs.contains("SIMFROZENLOG1"), "the full serial is logged");
 }
 
@@ -1911,13 +1883,5 @@ async fn a_frozen_then_unreachable_phone_logs_no_change_to_the_same_state() {
     );
     wait_log(&conn, "phone state changed", 2);
     let logs = conn.logs();
-    let moves = state_moves(&logs);
-    assert_eq!(
-        moves,
-        [
-            ("device".to_string(), "offline".to_string()),
-            ("offline".to_string(), "device".to_string())
-        ],
-        "{logs}"
-    );
+    assert_eq!(state_moves(&logs), offline_and_back(), "{logs}");
 }

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claimed_channel_with_id;
+use common::scenario::{claimed_sim, DirectSim};
 use common::xagent::{connect, http_get, XAgent};
 
 async fn invoke(x: &mut XAgent, ch: &str, tool: &str, args: Value, call_id: &str) -> Value {
@@ -25,19 +24,21 @@ async fn invoke(x: &mut XAgent, ch: &str, tool: &str, args: Value, call_id: &str
     .await
 }
 
+/// [`invoke`] by `phone`'s client on the channel it claimed.
+async fn invoke_on(phone: &mut DirectSim, tool: &str, args: Value, call_id: &str) -> Value {
+    invoke(&mut phone.x, &phone.ch, tool, args, call_id).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
-    let sim = SimPhone::start("SIMARGS000017");
-    let dir = TempDir::new("args");
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
+    let mut phone = claimed_sim("SIMARGS000017", &[]).await;
     for (args, field) in [
         (json!({"x": "ten", "y": 5}), "/x"),
         (json!({"x": 5}), "arguments"),
         (json!({"x": -1, "y": 5}), "/x"),
         (json!({"x": 5, "y": 5.5}), "/y"),
     ] {
-        let ack = invoke(&mut x, &ch, "android_tap", args, "").await;
+        let ack = invoke_on(&mut phone, "android_tap", args, "").await;
         assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
         assert!(
             ack["error"]["message"].as_str().unwrap().contains(field),
@@ -45,16 +46,15 @@ async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
         );
     }
     // A whole number written as a float is an integer (JSON Schema; Python's json.dumps(5.0)).
-    let ack = invoke(&mut x, &ch, "android_tap", json!({"x": 5.0, "y": 1e1}), "").await;
+    let ack = invoke_on(&mut phone, "android_tap", json!({"x": 5.0, "y": 1e1}), "").await;
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(
         ack["payload"]["result"]["tapped"],
         json!({"x": 5, "y": 10}),
         "{ack}"
     );
-    let ack = invoke(
-        &mut x,
-        &ch,
+    let ack = invoke_on(
+        &mut phone,
         "android_press_key",
         json!({"key": "self_destruct"}),
         "",
@@ -62,7 +62,7 @@ async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
     .await;
     assert_eq!(ack["error"]["code"], "invalid_arguments");
     // Out of the display: refused with the valid range.
-    let ack = invoke(&mut x, &ch, "android_tap", json!({"x": 50_000, "y": 5}), "").await;
+    let ack = invoke_on(&mut phone, "android_tap", json!({"x": 50_000, "y": 5}), "").await;
     assert_eq!(ack["error"]["code"], "out_of_bounds", "{ack}");
     assert!(
         ack["error"]["message"]
@@ -72,10 +72,10 @@ async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
         "{ack}"
     );
     // The model's own copy of connector_channel_id is ignored; the envelope routes.
-    let ack = x
+    let ack = phone.x
         .request(
             "tool.invoke",
-            Some(&ch),
+            Some(&phone.ch),
             json!({"tool_id": "android_device_status", "arguments": {"connector_channel_id": "cch_someone_else"}}),
         )
         .await;
@@ -85,23 +85,18 @@ async fn spec_8_18_arguments_are_validated_and_the_model_channel_is_ignored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_8_19_repeated_side_effecting_call_runs_once() {
-    let sim = SimPhone::start_with_control("SIMONCE000019", &[]);
-    let dir = TempDir::new("once");
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
-    let first = invoke(
-        &mut x,
-        &ch,
+    let mut phone = claimed_sim("SIMONCE000019", &[]).await;
+    let first = invoke_on(
+        &mut phone,
         "android_tap",
         json!({"x": 11, "y": 12}),
         "call_once_1",
     )
     .await;
     assert!(first.get("error").is_none(), "{first}");
-    assert_eq!(sim.count_runs(&["input", "tap", "11", "12"]), 1);
-    let again = invoke(
-        &mut x,
-        &ch,
+    assert_eq!(phone.sim.count_runs(&["input", "tap", "11", "12"]), 1);
+    let again = invoke_on(
+        &mut phone,
         "android_tap",
         json!({"x": 11, "y": 12}),
         "call_once_1",
@@ -112,14 +107,13 @@ async fn spec_8_19_repeated_side_effecting_call_runs_once() {
         "answered from the journal"
     );
     assert_eq!(
-        sim.count_runs(&["input", "tap", "11", "12"]),
+        phone.sim.count_runs(&["input", "tap", "11", "12"]),
         1,
         "not run again"
     );
     // The model's copy of connector_channel_id is not part of the call (routing ignores it).
-    let same = invoke(
-        &mut x,
-        &ch,
+    let same = invoke_on(
+        &mut phone,
         "android_tap",
         json!({"y": 12, "x": 11, "connector_channel_id": "cch_other"}),
         "call_once_1",
@@ -128,9 +122,8 @@ async fn spec_8_19_repeated_side_effecting_call_runs_once() {
     assert_eq!(same["payload"], first["payload"], "{same}");
     // The same id with other arguments is refused, not answered with the first call's outcome
     // (that would report a tap at a point the caller did not ask for), and nothing runs.
-    let other = invoke(
-        &mut x,
-        &ch,
+    let other = invoke_on(
+        &mut phone,
         "android_tap",
         json!({"x": 13, "y": 14}),
         "call_once_1",
@@ -139,24 +132,22 @@ async fn spec_8_19_repeated_side_effecting_call_runs_once() {
     assert_eq!(other["error"]["code"], "invalid_arguments", "{other}");
     let message = other["error"]["message"].as_str().unwrap();
     assert!(message.contains("other arguments"), "{other}");
-    assert_eq!(sim.count_runs(&["input", "tap", "13", "14"]), 0);
-    assert_eq!(sim.count_runs(&["input", "tap", "11", "12"]), 1);
+    assert_eq!(phone.sim.count_runs(&["input", "tap", "13", "14"]), 0);
+    assert_eq!(phone.sim.count_runs(&["input", "tap", "11", "12"]), 1);
     // A new tool_call_id is a new call; no tool_call_id is always new.
-    invoke(
-        &mut x,
-        &ch,
+    invoke_on(
+        &mut phone,
         "android_tap",
         json!({"x": 11, "y": 12}),
         "call_once_2",
     )
     .await;
-    invoke(&mut x, &ch, "android_tap", json!({"x": 11, "y": 12}), "").await;
-    invoke(&mut x, &ch, "android_tap", json!({"x": 11, "y": 12}), "").await;
-    assert_eq!(sim.count_runs(&["input", "tap", "11", "12"]), 4);
+    invoke_on(&mut phone, "android_tap", json!({"x": 11, "y": 12}), "").await;
+    invoke_on(&mut phone, "android_tap", json!({"x": 11, "y": 12}), "").await;
+    assert_eq!(phone.sim.count_runs(&["input", "tap", "11", "12"]), 4);
     // The same id for another tool is refused.
-    let ack = invoke(
-        &mut x,
-        &ch,
+    let ack = invoke_on(
+        &mut phone,
         "android_press_key",
         json!({"key": "home"}),
         "call_once_1",
@@ -167,20 +158,17 @@ async fn spec_8_19_repeated_side_effecting_call_runs_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_8_19_concurrent_repeat_waits_for_the_first() {
-    let sim = SimPhone::start_with_control("SIMWAIT000019", &[]);
-    let dir = TempDir::new("wait");
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
-    let st = sim.control_post(
+    let phone = claimed_sim("SIMWAIT000019", &[]).await;
+    let st = phone.sim.control_post(
         "/v1/script",
         json!({"command_regex": "input.*tap.*'21' '22'", "stdout": "", "exit_code": 0, "delay_ms": 1500, "times": 1}),
     );
     assert_eq!(st, 200);
-    let before = sim.state()["command_log"].as_array().unwrap().len();
-    let mut y = connect(&conn.addr).await;
+    let before = phone.sim.state()["command_log"].as_array().unwrap().len();
+    let mut y = connect(&phone.conn.addr).await;
     y.hello("").await;
-    let (ch_y, _) = y.open(Some(&ch)).await; // the channel moves to y's socket; x keeps none
-    assert_eq!(ch_y, ch);
+    let (ch_y, _) = y.open(Some(&phone.ch)).await; // the channel moves to y's socket; x keeps none
+    assert_eq!(ch_y, phone.ch);
     let first = tokio::spawn(async move {
         let ack = invoke(
             &mut y,
@@ -193,9 +181,9 @@ async fn spec_8_19_concurrent_repeat_waits_for_the_first() {
         (ack, y)
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut z = connect(&conn.addr).await;
+    let mut z = connect(&phone.conn.addr).await;
     z.hello("").await;
-    let (ch_z, _) = z.open(Some(&ch)).await;
+    let (ch_z, _) = z.open(Some(&phone.ch)).await;
     let second = invoke(
         &mut z,
         &ch_z,
@@ -210,52 +198,52 @@ async fn spec_8_19_concurrent_repeat_waits_for_the_first() {
         second["payload"], first["payload"],
         "the repeat got the first call's result"
     );
-    let runs: Vec<Value> = sim.state()["command_log"].as_array().unwrap()[before..].to_vec();
+    let runs: Vec<Value> = phone.sim.state()["command_log"].as_array().unwrap()[before..].to_vec();
     let taps = runs.iter().filter(|e| e["argv"][0] == "input").count();
     assert!(taps <= 1, "the phone ran the tap at most once: {runs:?}");
-    drop(x);
+    drop(phone.x);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
-    let sim = SimPhone::start_with_control("SIMCRASH00019", &[]);
-    let dir = TempDir::new("crash");
-    let mut conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, id) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
-    let shot = invoke(&mut x, &ch, "android_screenshot", json!({}), "call_shot").await;
+    let mut phone = claimed_sim("SIMCRASH00019", &[]).await;
+    let shot = invoke_on(&mut phone, "android_screenshot", json!({}), "call_shot").await;
     let file_url = format!(
         "{}{}",
-        conn.base,
+        phone.conn.base,
         shot["payload"]["result"]["download_url"].as_str().unwrap()
     );
-    let st = sim.control_post(
+    let st = phone.sim.control_post(
         "/v1/script",
         json!({"command_regex": "input.*tap.*'33' '34'", "stdout": "", "exit_code": 0, "delay_ms": 4000, "times": 1}),
     );
     assert_eq!(st, 200);
     let p = common::xagent::packet(
         "tool.invoke",
-        Some(&ch),
-        json!({"tool_id": "android_tap", "arguments": {"connector_channel_id": ch, "x": 33, "y": 34}, "context": {"tool_call_id": "call_crash"}}),
+        Some(&phone.ch),
+        json!({"tool_id": "android_tap", "arguments": {"connector_channel_id": phone.ch, "x": 33, "y": 34}, "context": {"tool_call_id": "call_crash"}}),
         9001,
     );
-    x.send_text(&p.to_string()).await;
+    phone.x.send_text(&p.to_string()).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
-    conn.kill();
-    drop(x);
+    phone.conn.kill();
+    drop(phone.x);
     tokio::time::sleep(Duration::from_millis(4000)).await; // the scripted tap finishes on the phone
-    let runs_before = sim.state()["command_log"].as_array().unwrap().len();
-    conn.restart();
+    let runs_before = phone.sim.state()["command_log"].as_array().unwrap().len();
+    phone.conn.restart();
 
-    let mut y = connect(&conn.addr).await;
-    assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
-    let (ch2, _) = y.open(Some(&ch)).await;
-    assert_eq!(ch2, ch, "binding intact");
+    let mut y = connect(&phone.conn.addr).await;
+    assert_eq!(
+        y.hello(&phone.connector_id).await["payload"]["connector_id"],
+        json!(phone.connector_id)
+    );
+    let (ch2, _) = y.open(Some(&phone.ch)).await;
+    assert_eq!(ch2, phone.ch, "binding intact");
     let mut retry = Value::Null;
     for _ in 0..50 {
         retry = invoke(
             &mut y,
-            &ch,
+            &phone.ch,
             "android_tap",
             json!({"x": 33, "y": 34}),
             "call_crash",
@@ -267,7 +255,7 @@ async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(retry["error"]["code"], "tool_call_interrupted", "{retry}");
-    let log = sim.state()["command_log"].as_array().unwrap().clone();
+    let log = phone.sim.state()["command_log"].as_array().unwrap().clone();
     let taps_after: Vec<&Value> = log[runs_before..]
         .iter()
         .filter(|e| e["argv"][0] == "input" && e["argv"][1] == "tap")
@@ -279,7 +267,7 @@ async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
     assert_eq!(http_get(&file_url, None).0, 200, "file refs intact");
     let ok = invoke(
         &mut y,
-        &ch,
+        &phone.ch,
         "android_tap",
         json!({"x": 33, "y": 34}),
         "call_crash_new_id",
@@ -293,16 +281,13 @@ async fn spec_8_19_kill_9_mid_call_then_retry_is_not_run_twice() {
 /// journaled, the id is not repeated; 256 characters still work and are journaled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_over_long_tool_call_id_is_refused_before_anything_runs() {
-    let sim = SimPhone::start_with_control("SIMCALLID0016", &[]);
-    let dir = TempDir::new("call-id");
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
+    let mut phone = claimed_sim("SIMCALLID0016", &[]).await;
     for long in ["k".repeat(257), "é".repeat(257), "z".repeat(100_000)] {
         for (tool, args) in [
             ("android_tap", json!({"x": 21, "y": 22})),
             ("android_device_status", json!({})),
         ] {
-            let ack = invoke(&mut x, &ch, tool, args, &long).await;
+            let ack = invoke_on(&mut phone, tool, args, &long).await;
             assert_eq!(ack["error"]["code"], "invalid_packet", "{tool}");
             let m = ack["error"]["message"].as_str().unwrap();
             assert!(
@@ -313,30 +298,28 @@ async fn an_over_long_tool_call_id_is_refused_before_anything_runs() {
         }
     }
     assert_eq!(
-        sim.count_runs(&["input", "tap", "21", "22"]),
+        phone.sim.count_runs(&["input", "tap", "21", "22"]),
         0,
         "nothing ran"
     );
     let at_limit = "k".repeat(256);
-    let first = invoke(
-        &mut x,
-        &ch,
+    let first = invoke_on(
+        &mut phone,
         "android_tap",
         json!({"x": 21, "y": 22}),
         &at_limit,
     )
     .await;
     assert!(first.get("error").is_none(), "{first}");
-    let again = invoke(
-        &mut x,
-        &ch,
+    let again = invoke_on(
+        &mut phone,
         "android_tap",
         json!({"x": 21, "y": 22}),
         &at_limit,
     )
     .await;
     assert_eq!(again["payload"], first["payload"], "journaled at the limit");
-    assert_eq!(sim.count_runs(&["input", "tap", "21", "22"]), 1);
+    assert_eq!(phone.sim.count_runs(&["input", "tap", "21", "22"]), 1);
 }
 
 /// The backticked `android_*` ids in `text`.
@@ -388,20 +371,10 @@ async fn the_docs_list_exactly_the_tools_the_connector_journals() {
         "docs/tools.md vs docs/protocol.md"
     );
 
-    let sim = SimPhone::start_with_control("SIMJOURNAL019", &[]);
-    let dir = TempDir::new("journaled");
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
-    let first = invoke(
-        &mut x,
-        &ch,
-        "android_tap",
-        json!({"x": 5, "y": 6}),
-        "shared",
-    )
-    .await;
+    let mut phone = claimed_sim("SIMJOURNAL019", &[]).await;
+    let first = invoke_on(&mut phone, "android_tap", json!({"x": 5, "y": 6}), "shared").await;
     assert!(first.get("error").is_none(), "{first}");
-    let (_, _, card) = http_get(&format!("{}/connector-card.json", conn.base), None);
+    let (_, _, card) = http_get(&format!("{}/connector-card.json", phone.conn.base), None);
     let card: Value = serde_json::from_slice(&card).unwrap();
     let args = |tool: &str| match tool {
         "android_tap" | "android_long_press" | "android_double_tap" => json!({"x": 5, "y": 6}),
@@ -427,7 +400,7 @@ async fn the_docs_list_exactly_the_tools_the_connector_journals() {
         if id == "android_tap" {
             continue;
         }
-        let ack = invoke(&mut x, &ch, id, args(id), "shared").await;
+        let ack = invoke_on(&mut phone, id, args(id), "shared").await;
         let refused =
             ack["error"]["message"] == "context.tool_call_id was already used for another tool";
         if refused {
@@ -451,7 +424,7 @@ async fn the_docs_list_exactly_the_tools_the_connector_journals() {
         observing, doc_observing,
         "not journaled by the connector vs the docs"
     );
-    assert_eq!(sim.count_runs(&["input", "tap", "5", "6"]), 1);
+    assert_eq!(phone.sim.count_runs(&["input", "tap", "5", "6"]), 1);
 }
 
 /// Sends `tool` with `args` (and `call_id` when given) as packet `n` without waiting for the ack.
@@ -488,11 +461,8 @@ async fn acks_of(x: &mut XAgent, ns: &[u64]) -> std::collections::HashMap<u64, V
 /// refused — in that order, every time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn back_to_back_side_effects_run_in_the_order_sent() {
-    let sim = SimPhone::start_with_control("SIMORDER00001", &[]);
-    let dir = TempDir::new("order");
-    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
-    let (mut x, ch, _) = claimed_channel_with_id(&conn.addr, &sim.serial).await;
-    let log = || sim.state()["command_log"].as_array().unwrap().clone();
+    let mut phone = claimed_sim("SIMORDER00001", &[]).await;
+    let log = || phone.sim.state()["command_log"].as_array().unwrap().clone();
     for round in 0..3u64 {
         let before = log().len();
         let first = 9000 + round * 100;
@@ -500,8 +470,8 @@ async fn back_to_back_side_effects_run_in_the_order_sent() {
         for i in 0..6u64 {
             let n = first + i;
             send_call(
-                &mut x,
-                &ch,
+                &mut phone.x,
+                &phone.ch,
                 "android_tap",
                 json!({"x": 100 + i, "y": 200 + round}),
                 "",
@@ -511,8 +481,8 @@ async fn back_to_back_side_effects_run_in_the_order_sent() {
             sent.push(n);
         }
         send_call(
-            &mut x,
-            &ch,
+            &mut phone.x,
+            &phone.ch,
             "android_press_key",
             json!({"key": "enter"}),
             "",
@@ -520,8 +490,8 @@ async fn back_to_back_side_effects_run_in_the_order_sent() {
         )
         .await;
         send_call(
-            &mut x,
-            &ch,
+            &mut phone.x,
+            &phone.ch,
             "android_tap",
             json!({"x": 199, "y": 200 + round}),
             "",
@@ -529,7 +499,7 @@ async fn back_to_back_side_effects_run_in_the_order_sent() {
         )
         .await;
         sent.extend([first + 6, first + 7]);
-        for (n, ack) in acks_of(&mut x, &sent).await {
+        for (n, ack) in acks_of(&mut phone.x, &sent).await {
             assert!(ack.get("error").is_none(), "{n}: {ack}");
         }
         let ran: Vec<String> = log()[before..]
@@ -556,8 +526,8 @@ async fn back_to_back_side_effects_run_in_the_order_sent() {
         let id = format!("same_{round}");
         let first = 9500 + round * 10;
         send_call(
-            &mut x,
-            &ch,
+            &mut phone.x,
+            &phone.ch,
             "android_tap",
             json!({"x": 5, "y": 5 + round}),
             &id,
@@ -565,8 +535,8 @@ async fn back_to_back_side_effects_run_in_the_order_sent() {
         )
         .await;
         send_call(
-            &mut x,
-            &ch,
+            &mut phone.x,
+            &phone.ch,
             "android_tap",
             json!({"y": 5 + round, "x": 5}),
             &id,
@@ -574,15 +544,15 @@ async fn back_to_back_side_effects_run_in_the_order_sent() {
         )
         .await;
         send_call(
-            &mut x,
-            &ch,
+            &mut phone.x,
+            &phone.ch,
             "android_tap",
             json!({"x": 7, "y": 5 + round}),
             &id,
             first + 2,
         )
         .await;
-        let acks = acks_of(&mut x, &[first, first + 1, first + 2]).await;
+        let acks = acks_of(&mut phone.x, &[first, first + 1, first + 2]).await;
         let (a, b, c) = (&acks[&first], &acks[&(first + 1)], &acks[&(first + 2)]);
         assert!(a.get("error").is_none(), "{a}");
         assert_eq!(b["payload"], a["payload"], "{b}");

@@ -7,7 +7,7 @@ mod common;
 use serde_json::json;
 
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
+use common::scenario::{claim_when_visible, code_gated_sim};
 use common::xagent::connect;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,21 +156,10 @@ async fn spec_8_7_to_8_14_claim_status_cancel_logout() {
 /// both read "field … is required"). A wrong-typed claim code is a form error, not a guess.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
-    let sim = SimPhone::start("SIMFORM000010");
-    let dir = TempDir::new("form");
-    let conn = ConnectorProc::start_with_claim_code(
-        dir.path(),
-        Phones::Direct(vec![sim.addr.clone()]),
-        &sim.serial,
-        "right-code-123",
-        &[],
-    );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
-    let (ch, _) = x.open(None).await;
+    let mut phone = code_gated_sim("SIMFORM000010", "right-code-123").await;
     let pair = |input: serde_json::Value| json!({"flow_id": "adb_pair_code", "input": input});
     let claim = |input: serde_json::Value| json!({"flow_id": "adb_device_claim", "input": input});
-    let serial = sim.serial.clone();
+    let serial = phone.sim.serial.clone();
     let cases = [
         (
             pair(json!({"host": "; reboot", "port": 37000, "code": "123456"})),
@@ -214,7 +203,10 @@ async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
     // Eight wrong-typed claim codes: none counts toward the guessing pause.
     for round in 0..4 {
         for (payload, said) in &cases {
-            let e = x.request("auth.start", Some(&ch), payload.clone()).await;
+            let e = phone
+                .x
+                .request("auth.start", Some(&phone.ch), payload.clone())
+                .await;
             assert_eq!(e["error"]["code"], "auth_failed", "{round} {payload}: {e}");
             let m = e["error"]["message"].as_str().unwrap();
             assert!(m.contains(said), "{payload}: {m}");
@@ -224,10 +216,13 @@ async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
         }
     }
     // Not paused: the right code binds (once the phone is visible).
-    let right = claim(json!({"serial": sim.serial, "claim_code": "right-code-123"}));
+    let right = claim(json!({"serial": phone.sim.serial, "claim_code": "right-code-123"}));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     let ok = loop {
-        let ack = x.request("auth.start", Some(&ch), right.clone()).await;
+        let ack = phone
+            .x
+            .request("auth.start", Some(&phone.ch), right.clone())
+            .await;
         if ack.get("error").is_none() || std::time::Instant::now() > deadline {
             break ack;
         }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::procs::SimPhone;
+use super::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use super::schemas::{assert_card, assert_descriptor};
 use super::xagent::{connect, http_get, XAgent};
 use super::API_KEY;
@@ -40,6 +40,65 @@ pub async fn claimed_channel_with_id(addr: &str, serial: &str) -> (XAgent, Strin
     let ack = claim_when_visible(&mut x, &ch, serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
     (x, ch, id)
+}
+
+/// A simulated phone (control API on) reached directly by a connector of its own, and a client
+/// (after its hello) with a channel open: where most tool and claim tests start. Dropping it
+/// stops the connector and the phone and removes the connector's data dir.
+pub struct DirectSim {
+    pub sim: SimPhone,
+    pub conn: ConnectorProc,
+    pub x: XAgent,
+    /// The open channel: the phone claimed on it by [`claimed_sim`], not by [`code_gated_sim`].
+    pub ch: String,
+    /// The `connector_id` the hello was given (for a re-hello that restores the channel).
+    pub connector_id: String,
+    pub dir: TempDir,
+}
+
+/// Starts a sim as `serial` with `sim_flags` (`--persona …`), a connector reaching it over the
+/// direct transport (claim policy open), and claims it (asserted `authenticated`, retried while
+/// the connector has not yet seen the phone, ≤ 15 s).
+pub async fn claimed_sim(serial: &str, sim_flags: &[&str]) -> DirectSim {
+    let sim = SimPhone::start_with_control(serial, sim_flags);
+    let dir = TempDir::new("claimed-sim");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let mut phone = open_channel_on(sim, conn, dir).await;
+    let ack = claim_when_visible(&mut phone.x, &phone.ch, &phone.sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    phone
+}
+
+/// Starts a sim as `serial` and a connector reaching it over the direct transport with claim
+/// policy `code` and `claim_code` as the phone's claim code
+/// ([`ConnectorProc::start_with_claim_code`]); the client has said hello and opened a channel
+/// but claimed nothing.
+pub async fn code_gated_sim(serial: &str, claim_code: &str) -> DirectSim {
+    let sim = SimPhone::start_with_control(serial, &[]);
+    let dir = TempDir::new("code-gated-sim");
+    let conn = ConnectorProc::start_with_claim_code(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &sim.serial,
+        claim_code,
+        &[],
+    );
+    open_channel_on(sim, conn, dir).await
+}
+
+/// A client on `conn`: hello as a new connector, one new channel; nothing claimed.
+async fn open_channel_on(sim: SimPhone, conn: ConnectorProc, dir: TempDir) -> DirectSim {
+    let mut x = connect(&conn.addr).await;
+    let connector_id = x.hello_fresh().await;
+    let (ch, _) = x.open(None).await;
+    DirectSim {
+        sim,
+        conn,
+        x,
+        ch,
+        connector_id,
+        dir,
+    }
 }
 
 /// Opens the sim's Notes app and focuses its EditText through the tools (`android_ui_tree`,
