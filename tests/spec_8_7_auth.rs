@@ -232,10 +232,10 @@ async fn form_fields_missing_wrong_type_and_invalid_get_their_own_answers() {
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
 }
 
-/// A malformed `auth.status` (no payload, `auth_session_id` missing or not a string) is
-/// `invalid_packet` naming the field, as a malformed `auth.start` payload is; only a well-formed
-/// id the channel does not know is `auth_session_not_found` (fresh-user finding: every malformed
-/// payload read `auth_session_not_found`).
+/// A malformed `auth.status` or `auth.cancel` (no payload, `auth_session_id` missing or not a
+/// string) is `invalid_packet` naming the field, as a malformed `auth.start` payload is; only a
+/// well-formed id the channel does not know is `auth_session_not_found` (status) or `not_found`
+/// (cancel) (fresh-user finding: every malformed payload read as an unknown session).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_auth_status_is_invalid_packet() {
     let dir = TempDir::new("status-shape");
@@ -261,6 +261,21 @@ async fn malformed_auth_status_is_invalid_packet() {
             m.contains("auth_session_id") || m.contains("refresh"),
             "names the field: {m}"
         );
+    }
+    for payload in [
+        serde_json::Value::Null,
+        json!({}),
+        json!({"auth_session_id": 7}),
+        json!({"auth_session_id": ["as_1"]}),
+    ] {
+        let e = x.request("auth.cancel", Some(&ch), payload.clone()).await;
+        assert_eq!(
+            (e["type"].as_str(), e["error"]["code"].as_str()),
+            (Some("auth.cancel.ack"), Some("invalid_packet")),
+            "{payload}: {e}"
+        );
+        let m = e["error"]["message"].as_str().unwrap();
+        assert!(m.contains("auth_session_id"), "names the field: {m}");
     }
     let e = x
         .request(

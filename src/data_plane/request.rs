@@ -82,9 +82,12 @@ impl Request {
                     )
                 })?)
             }
-            PacketType::AuthStatus => Request::AuthStatus(auth_status_payload(packet)?),
+            PacketType::AuthStatus => Request::AuthStatus(auth_session_payload(
+                packet,
+                "auth_session_id: string; optional flow_id: string, refresh: boolean",
+            )?),
             PacketType::AuthCancel => {
-                Request::AuthCancel(payload_or_default(packet).unwrap_or_default())
+                Request::AuthCancel(auth_session_payload(packet, "auth_session_id: string")?)
             }
             PacketType::AuthLogout => Request::AuthLogout,
             PacketType::ToolInvoke => Request::ToolInvoke(tool_payload(packet)?),
@@ -108,20 +111,25 @@ fn hello_payload(packet: &Packet) -> Result<HelloPayload, DataPlaneError> {
     })
 }
 
-/// The `auth.status` payload: `auth_session_id` (string) is required, `flow_id` (string) and
-/// `refresh` (boolean) optional. Errors: `invalid_packet` in the ack naming the field.
-fn auth_status_payload(packet: &Packet) -> Result<AuthStatusPayload, DataPlaneError> {
-    const SHAPE: &str = "auth_session_id: string; optional flow_id: string, refresh: boolean";
+/// The payload of `auth.status` or `auth.cancel` (§8.9, §8.11), whose `shape` the errors
+/// name: `auth_session_id` (string) is required. A malformed one is `invalid_packet` in the
+/// ack naming the field; `auth_session_not_found` / `not_found` are kept for a well-formed id
+/// that names no session (§8.9 suggests them only for that).
+fn auth_session_payload<T: serde::de::DeserializeOwned>(
+    packet: &Packet,
+    shape: &str,
+) -> Result<T, DataPlaneError> {
+    let kind = packet.kind.as_str();
     let Some(payload) = packet.payload.clone() else {
         return Err(DataPlaneError::failed(
             ErrorCode::InvalidPacket,
-            format!("auth.status needs a payload ({SHAPE})"),
+            format!("{kind} needs a payload ({shape})"),
         ));
     };
     from_json_value(payload, "payload").map_err(|e| {
         DataPlaneError::failed(
             ErrorCode::InvalidPacket,
-            format!("bad auth.status payload ({SHAPE}): {e}"),
+            format!("bad {kind} payload ({shape}): {e}"),
         )
     })
 }

@@ -50,8 +50,7 @@ pub struct AuthStatusPayload {
 /// `auth.cancel` payload (§8.11).
 #[derive(Debug, Clone, Deserialize, Default)]
 pub struct AuthCancelPayload {
-    /// Session to cancel.
-    #[serde(default)]
+    /// Session to cancel (required: a payload without it is `invalid_packet`).
     pub auth_session_id: String,
 }
 
