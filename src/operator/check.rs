@@ -181,10 +181,15 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             }
             Some(fix) => {
                 ok = false;
+                // A direct phone never identified is listed under its transport: named once.
+                let who = if p.serial == p.transport {
+                    via
+                } else {
+                    format!("{} {via}", p.serial)
+                };
                 let _ = writeln!(
                     out,
-                    "PROBLEM  phone {} {via}: {}{seen}\n         fix: {fix}",
-                    p.serial,
+                    "PROBLEM  phone {who}: {}{seen}\n         fix: {fix}",
                     p.state.as_str()
                 );
             }
