@@ -695,3 +695,48 @@ async fn a_paired_phone_revoked_while_the_connector_was_down_is_listed_unauthori
         }
     }
 }
+
+/// `auth.logout` answered while an `adb_pair_code` pairing still runs ends that pairing: its
+/// `auth.start` ack is `auth_failed` naming the logout, and the channel stays unbound — the
+/// client was told no phone is bound, so none may be bound behind its back (fresh-user finding:
+/// the pairing bound the phone a second after the logout ack said `created`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logout_during_pairing_leaves_the_channel_unbound() {
+    let mut p = wireless_phone("SIMPAIRLOGOUT01", &[]).await;
+    // The phone answers the pairing connection 3 s late: the logout lands inside the flow.
+    let ports = p
+        .sim
+        .control_json("/v1/pair", json!({"code": "161803", "delay_ms": 3000}));
+    let start = common::xagent::packet(
+        "auth.start",
+        Some(&p.ch),
+        json!({"flow_id": "adb_pair_code", "input": pair_input(&ports, "161803")}),
+        9001,
+    );
+    p.x.send_text(&start.to_string()).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let out = p.x.request("auth.logout", Some(&p.ch), json!({})).await;
+    assert!(out.get("error").is_none(), "{out}");
+    let ack =
+        p.x.wait_push("auth.start.ack", 60)
+            .await
+            .expect("the pairing's ack");
+    assert_eq!(ack["request_id"], start["request_id"], "{ack}");
+    assert_eq!(ack["error"]["code"], "auth_failed", "{ack}");
+    let message = ack["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("auth.logout"), "{message}");
+    assert!(!message.contains("161803"), "{message}");
+    let d =
+        p.x.request("connection.descriptor.get", Some(&p.ch), json!({}))
+            .await;
+    assert_eq!(
+        d["payload"]["connection_descriptor"]["connection"]["status"], "created",
+        "{d}"
+    );
+    let tool = p.x.tool(&p.ch, "android_device_status", json!({})).await;
+    assert!(tool.get("error").is_some(), "nothing bound: {tool}");
+    // Pairing again binds it: the logout ended one flow, not the channel.
+    let again = p.sim.control_json("/v1/pair", json!({"code": "161804"}));
+    let ok = start_pair_code(&mut p.x, &p.ch, &again, "161804").await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+}

@@ -587,6 +587,45 @@ fn a_canceled_qr_session_is_not_refreshed() {
     });
 }
 
+/// `auth.logout` while a phone is pairing (`scanned`) ends the QR attempt as `auth.cancel`
+/// does: the session reads `unauthenticated`, the channel stays `created`, and the phone is not
+/// bound seconds later (fresh-user finding: the logout ack said `created`, then the attempt
+/// bound the phone about 1 s later).
+#[test]
+fn a_logout_while_a_qr_pairing_runs_leaves_the_channel_unbound() {
+    if !is_root() {
+        eprintln!("skipped: creating network namespaces needs root");
+        return;
+    }
+    let ns = Netns::create("qlo");
+    inside(&ns, || async {
+        let dir = TempDir::new("qr-logout");
+        let sim = wireless_sim("SIMQRPAIR005", &dir);
+        let conn = qr_connector(&dir, &[]);
+        let mut x = connect(&conn.addr).await;
+        x.hello("").await;
+        let (ch, _) = x.open(None).await;
+        let ends = ["authenticated", "failed", "expired", "unauthenticated"];
+        let (s, qr) = start_qr(&mut x, &ch).await;
+        let pw = password_of(&qr);
+        sim.control_json("/v1/pair", json!({"qr_code_text": qr, "delay_ms": 3000}));
+        let (st, _) = poll(&mut x, &ch, &s, &pw, &["scanned"], 30).await;
+        assert_eq!(st["payload"]["status"], "scanned", "{st}");
+        let out = x.request("auth.logout", Some(&ch), json!({})).await;
+        assert!(out.get("error").is_none(), "{out}");
+        let (st, _) = poll(&mut x, &ch, &s, &pw, &ends, 10).await;
+        assert_eq!(st["payload"]["status"], "unauthenticated", "{st}");
+        // Past the phone's delay: still nothing bound.
+        tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+        assert_eq!(descriptor_status(&mut x, &ch).await, "created");
+        assert!(
+            conn.logs().contains("ended by auth.logout"),
+            "{}",
+            conn.logs()
+        );
+    });
+}
+
 /// A pseudo-terminal (posix_openpt(3)): the master side, which the test reads, and the
 /// slave side, a real terminal to the child's `isatty`. The terminal turns `\n` into `\r\n`.
 fn pty() -> (std::fs::File, std::fs::File) {

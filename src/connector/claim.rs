@@ -307,6 +307,11 @@ impl Connector {
     /// Under the write gate (never interleaves with a claim of the same channel).
     pub async fn logout(&self, channel_id: &str) -> Result<(), ClaimError> {
         let _gate = self.writes.lock().await;
+        // A pairing still running on the channel ends now and never binds (`connect_and_bind`).
+        self.runtime(channel_id)
+            .logouts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.qr_cancel_channel(channel_id, "ended by auth.logout");
         let released = self
             .state()
             .binding(channel_id)

@@ -157,6 +157,13 @@ fn connect_refusal(e: &AdbError, shown: &str) -> ClaimError {
 }
 
 impl Connector {
+    /// How many `auth.logout`s channel `channel_id` has answered ([`super::ChannelRuntime::logouts`]).
+    pub(super) fn logouts(&self, channel_id: &str) -> u64 {
+        self.runtime(channel_id)
+            .logouts
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Whether both pairing flows may start on `channel_id`: a channel of this connector with
     /// no phone bound yet, or one whose bound phone refuses the connector's key over its
     /// Wi-Fi-paired route (pairing revoked or forgotten), as pairing again is that phone's fix
@@ -211,6 +218,7 @@ impl Connector {
     ) -> Result<(), ClaimError> {
         let input = PairCodeInput::parse(&p.input)?;
         self.check_channel_unbound(channel_id)?;
+        let logouts = self.logouts(channel_id);
         let Some(key_file) = self.host_key.clone() else {
             return Err(refuse(
                 ErrorCode::AuthFailed,
@@ -248,6 +256,7 @@ impl Connector {
             guid.as_str(),
             &addr,
             "the `host` and `connect_port` given",
+            logouts,
         )
         .await
         .map(|_| ())
@@ -265,6 +274,7 @@ impl Connector {
         guid: &str,
         addr: &str,
         shown: &str,
+        logouts: u64,
     ) -> Result<String, ClaimError> {
         let addr = addr.to_string();
         let transport = format!("tcp:{addr}");
@@ -290,6 +300,12 @@ impl Connector {
         self.follow_wireless_phone(record);
         {
             let _gate = self.writes.lock().await;
+            if self.logouts(channel_id) != logouts {
+                return Err(refuse(
+                    ErrorCode::AuthFailed,
+                    "auth.logout ended this pairing before it finished: the phone is paired but not bound; auth.start again to bind it",
+                ));
+            }
             self.bind_phone(channel_id, &phone.serial, &phone.model)
                 .await?;
         }

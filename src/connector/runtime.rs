@@ -2,6 +2,7 @@
 //! the arrival order that serialises side effects, and the tool-call rate limiter. Created on a channel's first tool
 //! call, dropped with the channel.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use super::arrival_order::ArrivalOrder;
@@ -19,6 +20,10 @@ pub struct ChannelRuntime {
     pub arrival: Arc<ArrivalOrder>,
     /// Token bucket of tool calls.
     pub rate: Mutex<RateBucket>,
+    /// `auth.logout`s answered on this channel. A pairing flow notes it at `auth.start` and
+    /// binds only if it is unchanged: a logout answered meanwhile ends the flow (the client
+    /// was told nothing is bound, so nothing may be bound behind its back).
+    pub logouts: AtomicU64,
 }
 
 /// Tool calls allowed in a burst per channel.

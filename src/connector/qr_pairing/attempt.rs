@@ -183,7 +183,14 @@ async fn steps(
     }
     let addr = connect_addr.to_string();
     connector
-        .connect_and_bind(&attempt.channel_id, key_file, guid.as_str(), &addr, &addr)
+        .connect_and_bind(
+            &attempt.channel_id,
+            key_file,
+            guid.as_str(),
+            &addr,
+            &addr,
+            attempt.logouts,
+        )
         .await
         .map_err(|e| QrStop::Failed(e.message))
 }

@@ -90,6 +90,8 @@ pub struct QrView {
 #[derive(Debug)]
 pub struct QrAttempt {
     channel_id: String,
+    /// The channel's `auth.logout` count at `auth.start` (a logout since ends the attempt).
+    logouts: u64,
     inner: Mutex<AttemptState>,
 }
 
@@ -167,6 +169,7 @@ impl Connector {
         let session_id = random_id("auth");
         let attempt = Arc::new(QrAttempt {
             channel_id: channel_id.to_string(),
+            logouts: self.logouts(channel_id),
             inner: Mutex::new(AttemptState {
                 generation: 0,
                 status: AuthStatus::Pending,
@@ -265,6 +268,24 @@ impl Connector {
             return None;
         }
         Some(self.qr_issue(auth_session_id, &attempt))
+    }
+
+    /// Stops every unfinished attempt on `channel_id` (`canceled`, with `why`).
+    pub(crate) fn qr_cancel_channel(&self, channel_id: &str, why: &str) {
+        let now = now_ms();
+        for attempt in lock(&self.qr_attempts)
+            .values()
+            .filter(|a| a.channel_id == channel_id)
+        {
+            let mut st = lock(&attempt.inner);
+            if st.finished_ms.is_none() {
+                st.status = AuthStatus::Canceled;
+                st.message = why.into();
+                st.finished_ms = Some(now);
+                st.stop.cancel();
+                tracing::info!(channel = channel_id, "QR pairing canceled: {why}");
+            }
+        }
     }
 
     /// `auth.cancel`: stops an unfinished attempt. `Some(true)`: canceled now; `Some(false)`:
