@@ -408,6 +408,46 @@ fn out_of_range_override_sizes_answer_400_naming_the_range() {
     }
 }
 
+/// A `POST /v1/state` refused for one field changes no other field of the patch: all or
+/// nothing (fresh-user finding: `{"rotation":1,"battery_level":500}` answered 400 and the
+/// phone was rotated anyway).
+#[test]
+fn a_refused_state_patch_changes_nothing() {
+    let rig = rig("pixel-android14");
+    let json = Some("application/json");
+    let before = rig.state();
+    for body in [
+        serde_json::json!({"rotation": 1, "battery_level": 500}),
+        serde_json::json!({"rotation": 2, "override_size": "100x100"}),
+        serde_json::json!({"battery_level": 5, "screen_on": false, "foreground": "com.example.none"}),
+        serde_json::json!({"note_text": "half", "locked": true, "rotation": 9}),
+    ] {
+        let (status, answer) = post_raw(&rig.control, "/v1/state", json, &body.to_string());
+        assert_eq!(status, 400, "{body}: {answer}");
+        let after = rig.state();
+        for field in [
+            "rotation",
+            "battery_level",
+            "override_size",
+            "screen_on",
+            "locked",
+            "foreground",
+        ] {
+            assert_eq!(after[field], before[field], "{field} changed by {body}");
+        }
+    }
+    // A valid patch still applies every field.
+    let v = rig.post(
+        "/v1/state",
+        serde_json::json!({"rotation": 1, "battery_level": 50}),
+    );
+    assert_eq!(
+        (v["rotation"].as_u64(), v["battery_level"].as_u64()),
+        (Some(1), Some(50)),
+        "{v}"
+    );
+}
+
 /// Sends `method` to `path` of the control API; returns (status, `Allow` header, body text).
 fn call_raw(control: &str, method: &str, path: &str) -> (u16, Option<String>, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()

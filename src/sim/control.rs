@@ -259,53 +259,58 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
 /// Smallest side of a `wm size` override, px (`WindowManagerService.setForcedDisplaySize`).
 pub const MIN_OVERRIDE_SIDE: u32 = 200;
 
+/// Applies `p` to `s` all or nothing: every field is checked first, so a refused patch changes
+/// nothing (a 400 never leaves the phone half-changed).
 fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
-    if let Some(r) = p.rotation {
-        s.rotation = if r <= 3 {
-            r
-        } else {
-            return Err("rotation must be 0..=3".into());
-        };
+    if p.rotation.is_some_and(|r| r > 3) {
+        return Err("rotation must be 0..=3".into());
     }
-    if let Some(size) = p.override_size {
-        match size.as_str() {
-            "" | "reset" => s.override_size = None,
-            spec => {
-                let parsed = spec
-                    .split_once('x')
-                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
-                let (w, h): (u32, u32) = parsed.ok_or("override_size must be WxH or reset")?;
-                // `wm size` on a phone clamps; the control API refuses instead, so a test
-                // never runs on a size it did not ask for.
-                let (pw, ph) = s.physical_size();
-                let (max_w, max_h) = (pw.saturating_mul(3), ph.saturating_mul(3));
-                if !(MIN_OVERRIDE_SIDE..=max_w).contains(&w)
-                    || !(MIN_OVERRIDE_SIDE..=max_h).contains(&h)
-                {
-                    return Err(format!(
-                        "override_size out of range: width {MIN_OVERRIDE_SIDE}..={max_w}, height {MIN_OVERRIDE_SIDE}..={max_h} (200 px to 3x the physical {pw}x{ph}, as WindowManagerService allows)"
-                    ));
-                }
-                s.set_override_size(w, h);
+    if p.battery_level.is_some_and(|level| level > 100) {
+        return Err("battery_level must be 0..=100".into());
+    }
+    // `Some(None)`: back to the physical size.
+    let size = match p.override_size.as_deref() {
+        None => None,
+        Some("" | "reset") => Some(None),
+        Some(spec) => {
+            let parsed = spec
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
+            let (w, h): (u32, u32) = parsed.ok_or("override_size must be WxH or reset")?;
+            // `wm size` on a phone clamps; the control API refuses instead, so a test never
+            // runs on a size it did not ask for.
+            let (pw, ph) = s.physical_size();
+            let (max_w, max_h) = (pw.saturating_mul(3), ph.saturating_mul(3));
+            if !(MIN_OVERRIDE_SIDE..=max_w).contains(&w)
+                || !(MIN_OVERRIDE_SIDE..=max_h).contains(&h)
+            {
+                return Err(format!(
+                    "override_size out of range: width {MIN_OVERRIDE_SIDE}..={max_w}, height {MIN_OVERRIDE_SIDE}..={max_h} (200 px to 3x the physical {pw}x{ph}, as WindowManagerService allows)"
+                ));
             }
+            Some(Some((w, h)))
         }
-    }
-    if let Some(level) = p.battery_level {
-        s.battery_level = if level <= 100 {
-            level
-        } else {
-            return Err("battery_level must be 0..=100".into());
-        };
-    }
-    if let Some(fg) = p.foreground {
-        let (pkg, act) = match fg.split_once('/') {
+    };
+    let foreground = match p.foreground {
+        None => None,
+        Some(fg) => Some(match fg.split_once('/') {
             Some((p, a)) => (p.to_string(), a.to_string()),
             None if fg == s.persona.launcher_package => s.persona.launcher_component(),
             None => {
                 let app = apps::find(&fg).ok_or_else(|| format!("unknown package {fg}"))?;
                 (app.package.to_string(), app.activity.to_string())
             }
-        };
+        }),
+    };
+    // Checked: from here nothing fails.
+    s.rotation = p.rotation.unwrap_or(s.rotation);
+    match size {
+        Some(Some((w, h))) => s.set_override_size(w, h),
+        Some(None) => s.override_size = None,
+        None => {}
+    }
+    s.battery_level = p.battery_level.unwrap_or(s.battery_level);
+    if let Some((pkg, act)) = foreground {
         s.launch(&pkg, &act);
     }
     s.screen_on = p.screen_on.unwrap_or(s.screen_on);
