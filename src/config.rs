@@ -275,12 +275,18 @@ impl Settings {
             list
         };
         // An empty item (e.g. `XAGENT_ADB_DEVICE=`) means no phone, not a malformed one.
-        let direct_devices = self
-            .devices
-            .iter()
-            .filter(|spec| !spec.trim().is_empty())
-            .map(|spec| parse_device_spec(spec))
-            .collect::<Result<_, _>>()?;
+        let mut direct_devices: Vec<String> = Vec::new();
+        for spec in self.devices.iter().filter(|spec| !spec.trim().is_empty()) {
+            let addr = parse_device_spec(spec)?;
+            // Host names are case-insensitive (RFC 4343): one phone dialled twice would be
+            // listed twice and watched by two transports.
+            if direct_devices.iter().any(|a| a.eq_ignore_ascii_case(&addr)) {
+                return Err(ConfigError::Invalid(format!(
+                    "--device (devices) tcp:{addr} is listed twice"
+                )));
+            }
+            direct_devices.push(addr);
+        }
         Ok(SurveyConfig {
             data_dir,
             adb_servers,

@@ -560,7 +560,8 @@ fn an_address_whose_host_is_no_address_is_refused_naming_the_setting() {
     let flags = base_flags(dir.path());
     let device = "--device (devices) must be tcp:HOST:PORT";
     let server = "--adb-server (adb_server) must be HOST:PORT or NAME=HOST:PORT";
-    let cases: [(&[&str], &str, &str); 6] = [
+    let twice = "--device (devices) tcp:";
+    let cases: [(&[&str], &str, &str); 8] = [
         (
             &["--adb-server", "", "--device", "tcp:999.1.1.1:5555"],
             device,
@@ -590,6 +591,31 @@ fn an_address_whose_host_is_no_address_is_refused_naming_the_setting() {
             &["--adb-server", "", "--device", "tcp:127.0.0.1:0"],
             device,
             "port 0",
+        ),
+        // One phone named twice would be listed twice and dialled by two transports.
+        (
+            &[
+                "--adb-server",
+                "",
+                "--device",
+                "tcp:127.0.0.1:5555",
+                "--device",
+                "tcp:127.0.0.1:5555",
+            ],
+            twice,
+            "tcp:127.0.0.1:5555 is listed twice",
+        ),
+        (
+            &[
+                "--adb-server",
+                "",
+                "--device",
+                "tcp:localhost:5555",
+                "--device",
+                "tcp:LOCALHOST:5555",
+            ],
+            twice,
+            "is listed twice",
         ),
     ];
     for (settings, setting, why) in cases {
