@@ -275,4 +275,15 @@ async fn limit_channels_open_on_a_socket_are_capped() {
     assert_eq!(ack["payload"]["restored"], json!(false));
     let again = a.request("channel.open", None, json!({})).await;
     assert_eq!(again["error"]["code"], "too_many_channels", "{again}");
+    // A client looping on the full table does not flood the log: one warning a minute.
+    for _ in 0..20 {
+        let more = a.request("channel.open", None, json!({})).await;
+        assert_eq!(more["error"]["code"], "too_many_channels", "{more}");
+    }
+    let logs = conn.logs();
+    let warnings = logs
+        .lines()
+        .filter(|l| l.contains(" WARN ") && l.contains("channel.open refused"))
+        .count();
+    assert_eq!(warnings, 1, "one warning for 22 refusals: {logs}");
 }

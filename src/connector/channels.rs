@@ -6,6 +6,7 @@
 //! none is idle a new channel is refused ([`OpenChannelError::Full`]). So one socket, or all of
 //! them together, can hold at most that many channels open.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use super::{Connector, SessionId};
@@ -37,6 +38,11 @@ pub struct OpenedChannel {
     /// `false` when a new channel was issued (also for an unknown old id).
     pub restored: bool,
 }
+
+/// When the channel-cap refusal was last logged at warn level (ms since the epoch).
+static LAST_FULL_WARNING_MS: AtomicI64 = AtomicI64::new(0);
+/// At most one channel-cap warning per this many ms.
+const FULL_WARNING_EVERY_MS: i64 = 60_000;
 
 impl Connector {
     /// Opens a channel on `session`: restores `requested` when known, else issues and persists
@@ -84,10 +90,22 @@ impl Connector {
             let state = self.state();
             let excess = (state.channel_count() + 1).saturating_sub(self.channel_cap);
             if excess > state.idle_channel_count() {
-                tracing::warn!(
-                    cap = self.channel_cap,
-                    "channel.open refused: every channel is bound or open (channel cap)"
-                );
+                // A client looping on a full table must not flood the log: one warning a
+                // minute, the rest at debug level.
+                let now = now_ms();
+                let last = LAST_FULL_WARNING_MS.load(Ordering::Relaxed);
+                if now.saturating_sub(last) >= FULL_WARNING_EVERY_MS
+                    && LAST_FULL_WARNING_MS
+                        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    tracing::warn!(
+                        cap = self.channel_cap,
+                        "channel.open refused: every channel is bound or open (channel cap; said once a minute)"
+                    );
+                } else {
+                    tracing::debug!(cap = self.channel_cap, "channel.open refused (channel cap)");
+                }
                 return Err(OpenChannelError::Full {
                     cap: self.channel_cap,
                 });
@@ -103,7 +121,8 @@ impl Connector {
             let _ = tokio::fs::remove_file(p).await;
         }
         if !evicted.is_empty() {
-            tracing::info!(count = evicted.len(), "forgot idle channels (channel cap)");
+            // At the cap every new channel forgets one: debug, not one info line per open.
+            tracing::debug!(count = evicted.len(), "forgot idle channels (channel cap)");
         }
         Ok(())
     }
