@@ -8,10 +8,12 @@ use std::process::{Command, Stdio};
 use common::procs::{bin, spawn_and_wait, TempDir};
 use common::API_KEY;
 
-/// A loopback address with a port that was free a moment ago.
-fn free_addr() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").to_string()
+/// The IP of `addr` (`IP:PORT`).
+fn ip_of(addr: &str) -> String {
+    addr.rsplit_once(':')
+        .map(|(ip, _)| ip)
+        .unwrap_or(addr)
+        .to_string()
 }
 
 /// `serve` with no inherited `XAGENT_ADB_*` variables, plus `env` and `args`; returns the
@@ -36,7 +38,14 @@ fn file_then_environment_then_flags() {
     let dir = TempDir::new("stages");
     let key = dir.path().join("api_key");
     std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
-    let (from_file, from_env, from_flag) = (free_addr(), free_addr(), free_addr());
+    // Three loopback addresses, port 0: the stage that set `listen` shows in the IP the
+    // connector says it listens on, and no port picked ahead can be taken meanwhile by
+    // another test (a flake: `serve` exited 1 on a port in use).
+    let (from_file, from_env, from_flag) = (
+        "127.0.0.11:0".to_string(),
+        "127.0.0.12:0".to_string(),
+        "127.0.0.13:0".to_string(),
+    );
     let config = dir.path().join("config.toml");
     std::fs::write(
         &config,
@@ -50,26 +59,26 @@ fn file_then_environment_then_flags() {
     let with_file = vec!["--config".to_string(), config.display().to_string()];
 
     assert_eq!(
-        listen_addr_of(&[], &with_file),
-        from_file,
+        ip_of(&listen_addr_of(&[], &with_file)),
+        ip_of(&from_file),
         "the file sets it"
     );
     let env = [("XAGENT_ADB_LISTEN", from_env.clone())];
     assert_eq!(
-        listen_addr_of(&env, &with_file),
-        from_env,
+        ip_of(&listen_addr_of(&env, &with_file)),
+        ip_of(&from_env),
         "the environment overrides the file"
     );
     let mut flags = with_file.clone();
     flags.extend(["--listen".to_string(), from_flag.clone()]);
     assert_eq!(
-        listen_addr_of(&env, &flags),
-        from_flag,
+        ip_of(&listen_addr_of(&env, &flags)),
+        ip_of(&from_flag),
         "a flag overrides the environment"
     );
     // The config file's path itself may come from the environment.
     let env = [("XAGENT_ADB_CONFIG", config.display().to_string())];
-    assert_eq!(listen_addr_of(&env, &[]), from_file);
+    assert_eq!(ip_of(&listen_addr_of(&env, &[])), ip_of(&from_file));
 }
 
 #[test]
@@ -77,7 +86,8 @@ fn required_settings_from_the_environment_alone() {
     let dir = TempDir::new("stages-env");
     let key = dir.path().join("api_key");
     std::fs::write(&key, format!("{API_KEY}\n")).unwrap();
-    let addr = free_addr();
+    // Port 0 on an address of its own: nothing picked ahead that another test could take.
+    let addr = "127.0.0.14:0".to_string();
     let env = [
         ("XAGENT_ADB_LISTEN", addr.clone()),
         (
@@ -88,7 +98,7 @@ fn required_settings_from_the_environment_alone() {
         // No adb server on this port: the connector warns and keeps retrying, it does not fail.
         ("XAGENT_ADB_ADB_SERVER", "127.0.0.1:1".to_string()),
     ];
-    assert_eq!(listen_addr_of(&env, &[]), addr);
+    assert_eq!(ip_of(&listen_addr_of(&env, &[])), ip_of(&addr));
 }
 
 #[test]
@@ -303,7 +313,7 @@ fn an_unknown_mdns_interface_is_refused_at_start() {
         &[],
         &[
             "--listen".into(),
-            free_addr(),
+            "127.0.0.1:0".into(),
             "--adb-server".into(),
             String::new(),
             "--data-dir".into(),

@@ -231,6 +231,16 @@ mod tests {
                 "auth.cancel",
                 r#","payload":{"auth_session_id":1}"#
             )),
+            Err(DataPlaneError::Failed {
+                code: ErrorCode::InvalidPacket,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Request::decode(&packet(
+                "auth.cancel",
+                r#","payload":{"auth_session_id":"as_1"}"#
+            )),
             Ok(Request::AuthCancel(_))
         ));
         assert!(matches!(
