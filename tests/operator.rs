@@ -978,7 +978,8 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
 /// SIGHUP applies `claim_policy` (raising `open` to `code` holds for the next claim: a claim
 /// without the code is refused) and `qr_ttl_secs` (a QR code issued after it carries the new
 /// validity); a changed setting SIGHUP does not apply (`lease_grace`) is named on one WARN
-/// line. Before: the policy and the QR validity stayed as at start, with no word in the log.
+/// line; the reload line names the policy as the config does (`claim_policy=code`). Before: the
+/// policy and the QR validity stayed as at start, with no word in the log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_applies_the_claim_policy_and_qr_ttl_and_names_restart_only_changes() {
     let first = SimPhone::start("SIMHUPPOL001");
@@ -1073,6 +1074,13 @@ async fn sighup_applies_the_claim_policy_and_qr_ttl_and_names_restart_only_chang
         );
     }
     assert!(!logs.contains(code_2), "log leaks the claim code");
+    // The reload line spells the policy as the config file and `--claim-policy` do (it read
+    // `claim_policy=Code`, Rust's Debug spelling).
+    let reloaded = logs
+        .lines()
+        .find(|l| l.contains("configuration reloaded"))
+        .unwrap_or_else(|| panic!("no reload line: {logs}"));
+    assert!(reloaded.contains("claim_policy=code "), "{reloaded}");
 }
 
 /// `demo --listen` on a busy address fails before it prints anything: no base URL, no phone
