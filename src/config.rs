@@ -542,9 +542,9 @@ pub fn read_config_file(path: &Path) -> Result<Settings, ConfigError> {
         path: path.into(),
         source,
     })?;
-    let settings: Settings = toml::from_str(&text).map_err(|e| ConfigError::Toml {
+    let settings = parse_settings(&text).map_err(|message| ConfigError::Toml {
         path: path.into(),
-        message: one_line(&e),
+        message,
     })?;
     // TOML puts every key after a `[table]` header into that table, so a top-level key
     // appended at the end of the file lands in `[claim_codes]` as a code for a "serial"
@@ -567,6 +567,65 @@ pub fn read_config_file(path: &Path) -> Result<Settings, ConfigError> {
         });
     }
     Ok(settings)
+}
+
+/// Parses the text of a config file. Errors: one line for the log and `check`. A TOML syntax
+/// error keeps the parser's words without the source excerpt ([`one_line`]); a value of the
+/// wrong type or out of its set is named by its key (`claim_codes.SERIAL`, `qr_ttl_secs`) with
+/// what it must be, and never quoted: serde's own message carries the value (`invalid type:
+/// integer `123456`, expected a string`), and a claim code written without quotes is still a
+/// secret.
+fn parse_settings(text: &str) -> Result<Settings, String> {
+    let document = toml::Deserializer::parse(text).map_err(|e| one_line(&e))?;
+    serde_path_to_error::deserialize(document).map_err(|e| {
+        let key = e.path().to_string();
+        let inner = e.into_inner();
+        let mut line = String::new();
+        if let Some(span) = inner.span() {
+            let before = text.get(..span.start).unwrap_or(text);
+            let row = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            line = format!("TOML parse error at line {row}, column {column}: ");
+        }
+        let named = !key.is_empty() && key != "." && key != "?";
+        match without_value(inner.message()) {
+            Some(must) if named => format!("{line}`{key}` {must}"),
+            Some(must) => format!("{line}a value {must}"),
+            None if named => format!("{line}`{key}`: {}", inner.message()),
+            None => format!("{line}{}", inner.message()),
+        }
+    })
+}
+
+/// serde's messages that quote the value at fault (`invalid type: integer `5`, expected a
+/// string`, `invalid value: …`, `unknown variant `x`, expected one of …`) as `must be …` without
+/// it; `None` for other messages (a missing or unknown key, a custom message), which carry no
+/// value and are kept as they are.
+fn without_value(message: &str) -> Option<String> {
+    // The value may itself hold ", expected ": the expectation is after the last one.
+    let (head, expected) = message.rsplit_once(", expected ")?;
+    // `integer `5``, `floating point `1.5``, `string "abc"`, `sequence`: the kind, before any
+    // quoted value.
+    let kind = |found: &str| {
+        found
+            .split(['`', '"'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    if let Some(found) = head.strip_prefix("invalid type: ") {
+        Some(format!("must be {expected} (found: {})", kind(found)))
+    } else if let Some(found) = head.strip_prefix("invalid value: ") {
+        Some(format!(
+            "must be {expected} (found: an invalid {})",
+            kind(found)
+        ))
+    } else if head.starts_with("unknown variant ") {
+        Some(format!("must be {expected}"))
+    } else {
+        None
+    }
 }
 
 /// The TOML keys of [`Settings`], as its `Deserialize` derive names them (so a key added
@@ -831,6 +890,44 @@ mod tests {
             one_line(&read),
             "cannot read --api-key-file /nonexistent: entity not found"
         );
+    }
+
+    #[test]
+    fn a_value_error_names_the_key_and_never_the_value() {
+        for (text, key, must) in [
+            (
+                "[claim_codes]\nS1 = 987654321\n",
+                "`claim_codes.S1`",
+                "must be a string (found: integer)",
+            ),
+            (
+                "[claim_codes]\nS1 = 98765.4321\n",
+                "`claim_codes.S1`",
+                "must be a string (found: floating point)",
+            ),
+            (
+                "qr_ttl_secs = \"987654321\"\n",
+                "`qr_ttl_secs`",
+                "must be u64 (found: string)",
+            ),
+            (
+                "file_ttl_secs = -987654321\n",
+                "`file_ttl_secs`",
+                "must be u64 (found: an invalid integer)",
+            ),
+            (
+                "claim_policy = \"987654321, expected x\"\n",
+                "`claim_policy`",
+                "must be `open` or `code`",
+            ),
+        ] {
+            let line = parse_settings(text).unwrap_err();
+            assert!(line.contains(key), "{line}");
+            assert!(line.contains(must), "{line}");
+            assert!(line.contains("line "), "{line}");
+            assert!(!line.contains("987654321"), "{line}");
+            assert!(!line.contains("98765"), "{line}");
+        }
     }
 
     #[test]

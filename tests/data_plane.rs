@@ -724,3 +724,32 @@ async fn metrics_refuses_an_unknown_format() {
     let (st, _, _) = http_get(&format!("{}/metrics?x=1", conn.base), Some(API_KEY));
     assert_eq!(st, 200, "other parameters are ignored");
 }
+
+/// A text frame whose payload is not UTF-8 closes the socket with 1007 (RFC 6455 §7.4.1,
+/// invalid frame payload data) and a reason; the connector serves the next socket. Before: a
+/// close frame without a code (the client saw 1005).
+#[tokio::test]
+async fn a_text_frame_that_is_not_utf8_closes_1007() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let dir = TempDir::new("utf8");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello_fresh().await;
+    // `{"a":"` + a lone continuation byte and an invalid lead byte + `"}`.
+    let payload: Vec<u8> = [&b"{\"a\":\""[..], &[0x80, 0xff], &b"\"}"[..]].concat();
+    assert!(std::str::from_utf8(&payload).is_err());
+    x.send_frame(Frame::message(payload, OpCode::Data(Data::Text), true))
+        .await;
+    assert_eq!(
+        x.close_code_within(5).await,
+        Some(1007),
+        "closed: invalid frame payload data"
+    );
+    let mut y = connect(&conn.addr).await;
+    assert_eq!(y.hello(&id).await["payload"]["connector_id"], json!(id));
+    assert_eq!(
+        http_get(&format!("{}/health", conn.base), Some(API_KEY)).0,
+        200
+    );
+}

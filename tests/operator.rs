@@ -431,6 +431,80 @@ fn a_top_level_key_under_claim_codes_is_refused() {
     assert!(out.starts_with("ok       config valid"), "{out}{err}");
 }
 
+/// A claim code written without quotes (a TOML integer or float) is refused by `check` and by
+/// a SIGHUP reload on one line naming the setting and saying it must be a string; the code
+/// itself is never printed or logged. Before: serde's message (`invalid type: integer
+/// `987654321`, expected a string`) carried it to stdout and the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_code_written_as_a_number_is_refused_without_printing_it() {
+    let dir = TempDir::new("numcode");
+    let file = dir.path().join("codes.toml");
+    let numbers = [
+        ("987654321", "integer"),
+        ("8675309.1357911", "floating point"),
+    ];
+    let flags = ["--adb-server", "", "--config", file.to_str().unwrap()];
+    for (number, kind) in numbers {
+        std::fs::write(&file, format!("[claim_codes]\nSIM0000000009 = {number}\n")).unwrap();
+        let (code, out, err) = check_with_base_flags(dir.path(), &flags);
+        let text = format!("{out}{err}");
+        assert_eq!(code, Some(1), "{text}");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("PROBLEM  config:"))
+            .unwrap_or_else(|| panic!("no refusal: {text}"));
+        assert!(
+            line.contains("`claim_codes.SIM0000000009` must be a string"),
+            "{line}"
+        );
+        assert!(line.contains(&format!("(found: {kind})")), "{line}");
+        assert!(line.contains("line 2"), "{line}");
+        for digits in number.split('.') {
+            assert!(
+                !text.contains(digits),
+                "check prints the code {number}: {text}"
+            );
+        }
+    }
+
+    // A running connector keeps its configuration and logs the refusal without the code.
+    std::fs::write(
+        &file,
+        "[claim_codes]\nSIM0000000009 = \"first-CODE-556677\"\n",
+    )
+    .unwrap();
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![]),
+        &["--config", file.to_str().unwrap()],
+    );
+    for (n, (number, _)) in numbers.iter().enumerate() {
+        std::fs::write(&file, format!("[claim_codes]\nSIM0000000009 = {number}\n")).unwrap();
+        hang_up_and_wait_log(&conn, "keeping the running one", n + 1);
+    }
+    let logs = conn.logs();
+    let refusals: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("keeping the running one"))
+        .collect();
+    assert_eq!(refusals.len(), 2, "{logs}");
+    for line in refusals {
+        assert!(
+            line.contains("`claim_codes.SIM0000000009` must be a string"),
+            "{line}"
+        );
+    }
+    for (number, _) in numbers {
+        for digits in number.split('.') {
+            assert!(
+                !logs.contains(digits),
+                "the log leaks the code {number}: {logs}"
+            );
+        }
+    }
+    assert!(!logs.contains("first-CODE-556677"), "{logs}");
+}
+
 /// A `--device` address where nothing listens (connection refused) is `offline` — adb's word
 /// for a transport without `CNXN`, kept — but `check` says the connection was refused and
 /// gives the fix for that (adb over TCP/IP on, the port --device names), not the fix of a
@@ -930,7 +1004,8 @@ async fn sighup_rotates_the_key_and_reloads_codes_and_profiles() {
 /// SIGHUP applies `claim_policy` (raising `open` to `code` holds for the next claim: a claim
 /// without the code is refused) and `qr_ttl_secs` (a QR code issued after it carries the new
 /// validity); a changed setting SIGHUP does not apply (`lease_grace`) is named on one WARN
-/// line. Before: the policy and the QR validity stayed as at start, with no word in the log.
+/// line; the reload line names the policy as the config does (`claim_policy=code`). Before: the
+/// policy and the QR validity stayed as at start, with no word in the log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_applies_the_claim_policy_and_qr_ttl_and_names_restart_only_changes() {
     let first = SimPhone::start("SIMHUPPOL001");
@@ -1025,6 +1100,13 @@ async fn sighup_applies_the_claim_policy_and_qr_ttl_and_names_restart_only_chang
         );
     }
     assert!(!logs.contains(code_2), "log leaks the claim code");
+    // The reload line spells the policy as the config file and `--claim-policy` do (it read
+    // `claim_policy=Code`, Rust's Debug spelling).
+    let reloaded = logs
+        .lines()
+        .find(|l| l.contains("configuration reloaded"))
+        .unwrap_or_else(|| panic!("no reload line: {logs}"));
+    assert!(reloaded.contains("claim_policy=code "), "{reloaded}");
 }
 
 /// `demo --listen` on a busy address fails before it prints anything: no base URL, no phone

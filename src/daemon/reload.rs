@@ -73,7 +73,7 @@ pub fn spawn(
                 );
             }
             tracing::info!(
-                claim_policy = ?config.claim_policy,
+                claim_policy = %config.claim_policy,
                 claim_codes = config.claim_codes.len(),
                 qr_ttl_secs = config.qr_ttl.as_secs(),
                 tls = targets.tls.is_some(),

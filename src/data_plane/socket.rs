@@ -9,7 +9,7 @@
 //!
 //! Close codes (RFC 6455 §7.4.1): 1001 on shutdown, 1008 (policy violation) when no
 //! `connector.hello` completed within [`FIRST_PACKET_TIMEOUT`], 1009 for a frame above
-//! [`crate::server::MAX_PACKET_BYTES`], 1002 for a frame that breaks the WebSocket protocol;
+//! [`crate::server::MAX_PACKET_BYTES`], 1002 for a frame that breaks the WebSocket protocol, 1007 for a text frame that is not UTF-8;
 //! no code when the client closed first or the connection broke.
 
 use std::sync::{Arc, OnceLock};
@@ -36,6 +36,8 @@ pub const ABANDON_FLUSH: Duration = Duration::from_millis(500);
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 /// Close code for a frame that breaks the WebSocket protocol (1002).
 pub const CLOSE_PROTOCOL_ERROR: u16 = 1002;
+/// Close code for a text frame whose payload is not UTF-8 (1007, invalid frame payload data).
+pub const CLOSE_INVALID_PAYLOAD: u16 = 1007;
 /// Close code when no `connector.hello` completed in time (1008, policy violation: spec §6
 /// "首包必须是 connector.hello"; the 10 s are this connector's).
 pub const CLOSE_POLICY_VIOLATION: u16 = 1008;
@@ -46,12 +48,14 @@ pub const CLOSE_TOO_BIG: u16 = 1009;
 type CloseReason = Arc<OnceLock<(u16, &'static str)>>;
 
 /// The close a read error calls for: 1009 for a frame above the size limit, 1002 for a
-/// protocol violation, none for a broken connection (nobody to tell).
+/// protocol violation, 1007 for a text frame that is not UTF-8, none for a broken connection
+/// (nobody to tell).
 fn close_for(error: axum::Error) -> Option<(u16, &'static str)> {
     use tungstenite::error::Error as WsError;
     match error.into_inner().downcast_ref::<WsError>() {
         Some(WsError::Capacity(_)) => Some((CLOSE_TOO_BIG, "packet above the 1 MiB limit")),
         Some(WsError::Protocol(_)) => Some((CLOSE_PROTOCOL_ERROR, "websocket protocol error")),
+        Some(WsError::Utf8(_)) => Some((CLOSE_INVALID_PAYLOAD, "text frame is not UTF-8")),
         _ => None,
     }
 }

@@ -80,6 +80,15 @@ impl XAgent {
             .expect("ws send");
     }
 
+    /// Sends one WebSocket frame as built (a text frame whose payload is not UTF-8, which
+    /// `Message::Text` cannot hold); the client masks it as for any frame.
+    pub async fn send_frame(
+        &mut self,
+        frame: tokio_tungstenite::tungstenite::protocol::frame::Frame,
+    ) {
+        self.ws.send(Message::Frame(frame)).await.expect("ws send");
+    }
+
     /// Sends a raw text frame; `false` when the peer already reset the
     /// connection (a server closing on an oversized packet may do so while
     /// the frame is still being written).
