@@ -68,12 +68,27 @@ fn ok(ack: &Value) -> &Value {
 const LOCKED: &str =
     "the lock screen is showing: wake and unlock the phone, or swipe up on a swipe lock";
 
-/// Programs run since the command log's entry `from`.
-fn programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
+/// The argv of every program run since the command log's entry `from`.
+fn runs_since(sim: &SimPhone, from: usize) -> Vec<Vec<String>> {
     sim.state()["command_log"].as_array().unwrap()[from..]
         .iter()
-        .map(|e| e["argv"][0].as_str().unwrap_or("").to_string())
+        .map(|e| {
+            e["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap_or("").to_string())
+                .collect()
+        })
         .collect()
+}
+
+/// Whether `argv` acts on the screen: injects input, starts or stops activities.
+fn acts(argv: &[String]) -> bool {
+    let prog = argv.first().map_or("", String::as_str);
+    let service = argv.get(1).map_or("", String::as_str);
+    matches!(prog, "input" | "am" | "monkey")
+        || (prog == "cmd" && matches!(service, "input" | "activity"))
 }
 
 fn log_len(sim: &SimPhone) -> usize {
@@ -86,15 +101,12 @@ fn set_state(sim: &SimPhone, patch: Value) {
 }
 
 /// Asserts `ack` is `device_locked` opening with [`LOCKED`] and that nothing but reads ran on
-/// the phone since `from` (no `input`, `am`, `cmd` acting on the lock screen).
+/// the phone since `from` (no `input`, `am`, `cmd input|activity` acting on the lock screen).
 fn assert_refused_locked(sim: &SimPhone, from: usize, ack: &Value) {
     assert_eq!(code(ack), "device_locked", "{ack}");
     assert!(message(ack).starts_with(LOCKED), "{ack}");
-    let ran = programs_since(sim, from);
-    assert!(
-        ran.iter().all(|p| p == "dumpsys" || p == "wm"),
-        "only reads ran: {ran:?}"
-    );
+    let ran = runs_since(sim, from);
+    assert!(!ran.iter().any(|a| acts(a)), "only reads ran: {ran:?}");
 }
 
 /// Swipes from near the bottom to near the top of a 1080x2400 display: what dismisses a

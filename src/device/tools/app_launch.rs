@@ -173,12 +173,12 @@ async fn foreground(ctx: &ToolCtx<'_>) -> Result<Seen, DeviceError> {
     let s = sections(&out.stdout, 2);
     let focus = window::parse_current_focus(&s[0]).and_then(|f| f.package);
     let resumed = window::parse_resumed_activity(&s[1]).map(|(p, _)| p);
-    let readiness = Readiness::from_dumps(
+    let mut readiness = Readiness::from_dumps(
         &WindowDump::parse(&out.stdout),
         &keyguard::parse_keyguard(&out.stdout),
     );
     if readiness.locked.is_some() {
-        ctx.readiness.record(readiness.clone());
+        readiness = ctx.readiness.record(readiness);
     }
     Ok(Seen {
         focus,

@@ -206,11 +206,12 @@ impl DeviceTool for DeviceStatus {
         }
         let screen_on = power::parse_screen_on(part(3));
         let lock = keyguard::parse_keyguard(&format!("{}{}", part(4), part(5)));
+        // Kept as read: the status reports what this read saw (`lock_secure` not carried).
         let readiness = Readiness {
             screen_on: screen_on.or(windows.awake(DEFAULT_DISPLAY)),
             ..Readiness::from_dumps(&windows, &lock)
         };
-        ctx.readiness.record(readiness.clone());
+        let _ = ctx.readiness.record(readiness.clone());
         let out = Output {
             model: prop("ro.product.model"),
             manufacturer: prop("ro.product.manufacturer"),

@@ -104,14 +104,16 @@ impl ReadinessCache {
         self.last.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Keeps `r` as the latest reading. A reading that cannot tell whether the lock needs a
-    /// credential keeps the last known answer (the lock type outlives a reading).
-    pub fn record(&self, mut r: Readiness) {
+    /// Keeps `r` as the latest reading and returns it as kept: a reading that cannot tell
+    /// whether the lock needs a credential keeps the last known answer (the lock type outlives
+    /// a reading).
+    pub fn record(&self, mut r: Readiness) -> Readiness {
         let mut slot = self.slot();
         if r.lock_secure.is_none() {
             r.lock_secure = slot.as_ref().and_then(|(_, old)| old.lock_secure);
         }
-        *slot = Some((Instant::now(), r));
+        *slot = Some((Instant::now(), r.clone()));
+        r
     }
 
     /// The latest reading, however old (the descriptor shows it as of that read).
@@ -166,8 +168,7 @@ pub async fn read_window(ctx: &ToolCtx<'_>) -> Result<WindowRead, DeviceError> {
             }
             (dump, keyguard)
         };
-    let readiness = Readiness::from_dumps(&dump, &keyguard);
-    ctx.readiness.record(readiness.clone());
+    let readiness = ctx.readiness.record(Readiness::from_dumps(&dump, &keyguard));
     Ok(WindowRead { dump, readiness })
 }
 
@@ -186,7 +187,7 @@ async fn run_window_read(
     let out = command::run(ctx, &cmd, INPUT_DEADLINE, WINDOW_LIMIT).await?;
     if let Some(e) = out.service_missing() {
         if let DeviceError::ServiceMissing { service, .. } = &e {
-            ctx.readiness.record(Readiness {
+            let _ = ctx.readiness.record(Readiness {
                 missing_service: Some(service.clone()),
                 ..Readiness::default()
             });
@@ -285,10 +286,11 @@ mod tests {
             lock_secure: Some(true),
             ..Readiness::default()
         });
-        cache.record(Readiness {
+        let kept = cache.record(Readiness {
             locked: Some(true),
             ..Readiness::default()
         });
+        assert_eq!(kept.lock_secure, Some(true));
         assert_eq!(cache.fresh().unwrap().lock_secure, Some(true));
         assert_eq!(cache.last().unwrap().locked, Some(true));
     }
