@@ -175,3 +175,33 @@ pub fn service(phone: &Phone, args: &[String]) -> Output {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persona::Persona;
+
+    #[test]
+    fn services_down_answer_as_aosp_programs_do() {
+        let p = Phone::new(Persona::load("pixel-android14").unwrap(), "SIMSV0001", "");
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(service_down(&p, "dumpsys", &argv(&["window"])).is_none());
+        p.with(|s| s.services_down = vec!["window".into(), "input".into()]);
+        let d = service_down(&p, "dumpsys", &argv(&["window", "displays"])).unwrap();
+        assert_eq!(
+            (d.code, d.stderr.as_slice()),
+            (0, &b"Can't find service: window\n"[..])
+        );
+        let i = service_down(&p, "input", &argv(&["tap", "1", "2"])).unwrap();
+        assert_eq!(
+            (i.code, i.stderr.as_slice()),
+            (20, &b"cmd: Can't find service: input\n"[..])
+        );
+        assert!(service_down(&p, "wm", &argv(&["size"])).is_some());
+        assert!(service_down(&p, "dumpsys", &argv(&["power"])).is_none());
+        let check = service(&p, &argv(&["check", "window"]));
+        assert_eq!(check.stdout, b"Service window: not found\n");
+        let check = service(&p, &argv(&["check", "power"]));
+        assert_eq!(check.stdout, b"Service power: found\n");
+    }
+}

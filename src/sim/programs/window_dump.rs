@@ -306,3 +306,94 @@ pub fn trust(s: &PhoneState) -> String {
     };
     format!("Trust manager state:\n User \"Owner\" (id=0, flags=0x13) (current): {state}\n   Enabled agents:\n   Events:\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persona::Persona;
+    use crate::phone::Phone;
+
+    fn phone(persona: &str) -> Phone {
+        Phone::new(Persona::load(persona).unwrap(), "SIMWD0001", "")
+    }
+
+    #[test]
+    fn android14_lock_screen_in_every_section() {
+        let p = phone("pixel-android14");
+        p.with(|s| s.locked = true);
+        let displays = p.with(|s| window(s, Some("displays")));
+        assert!(
+            displays.contains("    isKeyguardShowing=true\n"),
+            "{displays}"
+        );
+        assert!(displays.contains("  mCurrentFocus=Window{"), "{displays}");
+        assert!(displays.contains(" u0 NotificationShade}\n"), "{displays}");
+        let policy = p.with(|s| window(s, Some("policy")));
+        assert!(policy.contains("      showing=true\n      inputRestricted=true\n      occluded=false\n      secure=false\n"), "{policy}");
+        assert!(policy.contains("        mIsShowing=true\n"), "{policy}");
+        p.with(|s| s.lock_secure = true);
+        assert!(p
+            .with(|s| trust(s))
+            .contains("deviceLocked=1, isActiveUnlockRunning=0"));
+        let ats = p.with(|s| activity_supervisor(s));
+        assert!(ats.contains("KeyguardShowing=true AodShowing=false KeyguardGoingAway=false DismissalRequested=false  Occluded=false DismissingKeyguardActivity=null TurnScreenOnActivity=null at display=0"), "{ats}");
+        p.with(|s| s.locked = false);
+        assert!(
+            p.with(|s| trust(s)).contains("deviceLocked=0"),
+            "a swipe or no lock reads 0"
+        );
+    }
+
+    #[test]
+    fn android15_and_android6_layouts() {
+        let p = phone("emulator-android15");
+        let policy = p.with(|s| window(s, Some("policy")));
+        assert!(policy.contains("      simSecure=false\n") && !policy.contains("secure=false"));
+        assert!(policy.contains("screenState=SCREEN_STATE_ON"), "{policy}");
+        let old = phone("legacy-android6");
+        old.with(|s| s.locked = true);
+        let displays = old.with(|s| window(s, Some("displays")));
+        assert!(!displays.contains("isKeyguardShowing") && !displays.contains("mCurrentFocus"));
+        assert!(displays.contains("  Display: mDisplayId=0\n"), "{displays}");
+        let policy = old.with(|s| window(s, Some("policy")));
+        assert!(
+            policy.contains("    mShowingLockscreen=true mShowingDream=false"),
+            "{policy}"
+        );
+        let windows = old.with(|s| window(s, Some("windows")));
+        assert!(windows.contains(" u0 StatusBar}\n"), "{windows}");
+        assert_eq!(old.with(|s| activity_supervisor(s)), "");
+    }
+
+    #[test]
+    fn extra_displays_keep_their_place_and_focus() {
+        let p = phone("pixel-android14");
+        p.with(|s| {
+            s.extra_displays = vec![
+                ExtraDisplay {
+                    id: 62,
+                    width: 1080,
+                    height: 1920,
+                    density: 320,
+                    focus: Some("com.android.systemui/.SubHomeActivity".into()),
+                    listed_first: true,
+                },
+                ExtraDisplay {
+                    id: 5,
+                    width: 640,
+                    height: 480,
+                    density: 160,
+                    focus: None,
+                    listed_first: false,
+                },
+            ]
+        });
+        let d = p.with(|s| display_blocks(s));
+        let at = |needle: &str| d.find(needle).unwrap_or_else(|| panic!("{needle} in {d}"));
+        assert!(
+            at("mDisplayId=62 ") < at("mDisplayId=0 ") && at("mDisplayId=0 ") < at("mDisplayId=5 ")
+        );
+        assert!(d.contains("cur=1080x1920 ") && d.contains("cur=1080x2400 "));
+        assert!(d.contains("com.android.systemui/com.android.systemui.SubHomeActivity}"));
+    }
+}

@@ -168,7 +168,9 @@ pub async fn read_window(ctx: &ToolCtx<'_>) -> Result<WindowRead, DeviceError> {
             }
             (dump, keyguard)
         };
-    let readiness = ctx.readiness.record(Readiness::from_dumps(&dump, &keyguard));
+    let readiness = ctx
+        .readiness
+        .record(Readiness::from_dumps(&dump, &keyguard));
     Ok(WindowRead { dump, readiness })
 }
 
