@@ -8,38 +8,9 @@ mod common;
 
 use serde_json::{json, Value};
 
-use common::adb_server::{AdbFlavor, AdbServer};
-use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::{claimed_channel, claimed_sim};
+use common::procs::SimPhone;
+use common::scenario::{adb_bench, claimed_sim};
 use common::xagent::XAgent;
-
-/// A sim connected to its own Google adb 34 server, a connector reaching it through that
-/// server, and the phone claimed on a fresh channel.
-struct AdbBench {
-    sim: SimPhone,
-    x: XAgent,
-    ch: String,
-    _conn: ConnectorProc,
-    _adb: AdbServer,
-    _dir: TempDir,
-}
-
-async fn adb_bench(serial: &str, sim_flags: &[&str]) -> AdbBench {
-    let sim = SimPhone::start_with_control(serial, sim_flags);
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    adb.connect(&sim.addr);
-    let dir = TempDir::new("fbstate");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let (x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
-    AdbBench {
-        sim,
-        x,
-        ch,
-        _conn: conn,
-        _adb: adb,
-        _dir: dir,
-    }
-}
 
 /// `sim_flags` for a persona (its own model name reported).
 fn persona(name: &str) -> [&str; 4] {
@@ -109,6 +80,26 @@ fn assert_refused_locked(sim: &SimPhone, from: usize, ack: &Value) {
     assert!(!ran.iter().any(|a| acts(a)), "only reads ran: {ran:?}");
 }
 
+/// `android_tap` at (`px`, `py`), display px; the ack.
+async fn tap_at(x: &mut XAgent, ch: &str, px: u32, py: u32) -> Value {
+    x.tool(ch, "android_tap", json!({"x": px, "y": py})).await
+}
+
+/// `android_app_launch` of the sim's Notes app; the ack.
+async fn launch_notes(x: &mut XAgent, ch: &str) -> Value {
+    x.tool(
+        ch,
+        "android_app_launch",
+        json!({"package": "com.example.notes"}),
+    )
+    .await
+}
+
+/// `android_device_status`; the ack.
+async fn device_status(x: &mut XAgent, ch: &str) -> Value {
+    x.tool(ch, "android_device_status", json!({})).await
+}
+
 /// Swipes from near the bottom to near the top of a 1080x2400 display: what dismisses a
 /// swipe lock.
 async fn swipe_up(x: &mut XAgent, ch: &str) -> Value {
@@ -124,26 +115,18 @@ async fn swipe_up(x: &mut XAgent, ch: &str) -> Value {
 async fn field_bug_48_lock_screen_is_reported_and_acting_tools_refuse() {
     let mut b = adb_bench("SIMFB48000001", &[]).await;
     set_state(&b.sim, json!({"locked": true, "screen_on": true}));
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     let r = ok(&status);
     assert_eq!(r["locked"], true, "{r}");
     assert_eq!(r["lock_secure"], false, "a swipe lock: {r}");
     assert_eq!(r["screen_on"], true, "{r}");
 
     let from = log_len(&b.sim);
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 540, "y": 1200}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 540, 1200).await;
     assert_refused_locked(&b.sim, from, &tap);
     assert!(message(&tap).contains("swipe lock (no PIN)"), "{tap}");
     let from = log_len(&b.sim);
-    let launch =
-        b.x.tool(
-            &b.ch,
-            "android_app_launch",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let launch = launch_notes(&mut b.x, &b.ch).await;
     assert!(
         launch["payload"]["result"]["verified"].is_null(),
         "{launch}"
@@ -160,20 +143,12 @@ async fn field_bug_48_lock_screen_is_reported_and_acting_tools_refuse() {
     let swipe = swipe_up(&mut b.x, &b.ch).await;
     assert_eq!(ok(&swipe)["lock_screen"], true, "{swipe}");
     assert_eq!(b.sim.state()["locked"], false);
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_eq!(ok(&status)["locked"], false);
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 540, "y": 1200}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 540, 1200).await;
     ok(&tap);
     assert_eq!(b.sim.count_runs(&["input", "tap", "540", "1200"]), 1);
-    let launch =
-        b.x.tool(
-            &b.ch,
-            "android_app_launch",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let launch = launch_notes(&mut b.x, &b.ch).await;
     assert_eq!(ok(&launch)["verified"], true);
 }
 
@@ -220,7 +195,7 @@ async fn field_bug_48_variants_pin_lock_on_android15_and_the_descriptor() {
     // Android 15 prints no `secure=` in its policy dump: while unlocked the lock type is not
     // readable, and is not guessed.
     set_state(&b.sim, json!({"lock_secure": true}));
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     let r = ok(&status);
     assert_eq!(
         (r["locked"].clone(), r["lock_secure"].clone()),
@@ -233,7 +208,7 @@ async fn field_bug_48_variants_pin_lock_on_android15_and_the_descriptor() {
         .contains(&json!("lock_secure")));
 
     set_state(&b.sim, json!({"locked": true}));
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     let r = ok(&status);
     assert_eq!(r["locked"], true, "{r}");
     assert_eq!(r["lock_secure"], true, "dumpsys trust deviceLocked=1: {r}");
@@ -263,9 +238,7 @@ async fn field_bug_48_variants_pin_lock_on_android15_and_the_descriptor() {
     }
 
     let from = log_len(&b.sim);
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 100, "y": 100}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 100, 100).await;
     assert_refused_locked(&b.sim, from, &tap);
     assert!(message(&tap).contains("PIN, pattern or password"), "{tap}");
     // A swipe up only brings up the PIN pad: still locked.
@@ -283,10 +256,7 @@ async fn field_bug_48_variants_pin_lock_on_android15_and_the_descriptor() {
         push["payload"]["connection_descriptor"]["connection"]["status"],
         "connected"
     );
-    ok(&b
-        .x
-        .tool(&b.ch, "android_tap", json!({"x": 100, "y": 100}))
-        .await);
+    ok(&tap_at(&mut b.x, &b.ch, 100, 100).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -295,23 +265,18 @@ async fn field_bug_48_variants_android6_policy_dump_and_samsung_android13() {
     // policy section (`mShowingLockscreen`, `KeyguardServiceDelegate`), in the same round trip.
     let mut b = adb_bench("SIMFB48V00003", &persona("legacy-android6")).await;
     set_state(&b.sim, json!({"locked": true}));
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_eq!(ok(&status)["locked"], true, "{status}");
     let from = log_len(&b.sim);
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 100, "y": 100}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 100, 100).await;
     assert_refused_locked(&b.sim, from, &tap);
     set_state(&b.sim, json!({"locked": false}));
-    ok(&b
-        .x
-        .tool(&b.ch, "android_tap", json!({"x": 100, "y": 100}))
-        .await);
+    ok(&tap_at(&mut b.x, &b.ch, 100, 100).await);
     assert_eq!(b.sim.count_runs(&["input", "tap", "100", "100"]), 1);
 
     let mut s = claimed_sim("SIMFB48V00004", &persona("samsung-android13")).await;
     set_state(&s.sim, json!({"locked": true, "lock_secure": true}));
-    let status = s.x.tool(&s.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut s.x, &s.ch).await;
     let r = ok(&status);
     assert_eq!(
         (r["locked"].clone(), r["lock_secure"].clone()),
@@ -329,16 +294,14 @@ async fn field_bug_48_variants_android6_policy_dump_and_samsung_android13() {
 async fn field_bug_48_variants_screen_off_and_locked() {
     let mut b = claimed_sim("SIMFB48V00005", &[]).await;
     set_state(&b.sim, json!({"locked": true, "screen_on": false}));
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     let r = ok(&status);
     assert_eq!(
         (r["screen_on"].clone(), r["locked"].clone()),
         (json!(false), json!(true))
     );
     let from = log_len(&b.sim);
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 100, "y": 100}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 100, 100).await;
     assert_refused_locked(&b.sim, from, &tap);
     let m = message(&tap);
     assert!(
@@ -347,19 +310,14 @@ async fn field_bug_48_variants_screen_off_and_locked() {
     );
     // A dark screen without a lock is refused too, and says only to wake it.
     set_state(&b.sim, json!({"locked": false}));
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 100, "y": 100}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 100, 100).await;
     assert_eq!(code(&tap), "device_locked", "{tap}");
     assert!(message(&tap).starts_with("the screen is off"), "{tap}");
     ok(&b
         .x
         .tool(&b.ch, "android_press_key", json!({"key": "wake"}))
         .await);
-    ok(&b
-        .x
-        .tool(&b.ch, "android_tap", json!({"x": 100, "y": 100}))
-        .await);
+    ok(&tap_at(&mut b.x, &b.ch, 100, 100).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -368,15 +326,9 @@ async fn field_bug_48_variants_a_launch_is_never_verified_behind_the_lock_screen
     // A reading that found the phone unlocked, then the lock screen comes up: whether the
     // launch is refused before `am start` (reading too old) or seen behind the lock while
     // verifying, it is device_locked, never verified.
-    ok(&b.x.tool(&b.ch, "android_device_status", json!({})).await);
+    ok(&device_status(&mut b.x, &b.ch).await);
     set_state(&b.sim, json!({"locked": true}));
-    let launch =
-        b.x.tool(
-            &b.ch,
-            "android_app_launch",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let launch = launch_notes(&mut b.x, &b.ch).await;
     assert_eq!(code(&launch), "device_locked", "{launch}");
     assert!(launch["payload"]["result"].is_null(), "{launch}");
 }
@@ -399,11 +351,9 @@ fn assert_booting(ack: &Value, service: &str) {
 async fn field_bug_49_a_service_not_up_is_device_booting_naming_it() {
     let mut b = adb_bench("SIMFB49000001", &[]).await;
     services_down(&b.sim, &["window", "input"]);
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_booting(&status, "window");
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 540, "y": 1200}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 540, 1200).await;
     assert_booting(&tap, "window");
     for tool in ["android_screenshot", "android_ui_tree"] {
         let ack = b.x.tool(&b.ch, tool, json!({})).await;
@@ -411,16 +361,11 @@ async fn field_bug_49_a_service_not_up_is_device_booting_naming_it() {
     }
     // The window service came up, input not yet: the tap names input.
     services_down(&b.sim, &["input"]);
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 540, "y": 1200}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 540, 1200).await;
     assert_booting(&tap, "input");
     services_down(&b.sim, &[]);
-    ok(&b.x.tool(&b.ch, "android_device_status", json!({})).await);
-    ok(&b
-        .x
-        .tool(&b.ch, "android_tap", json!({"x": 540, "y": 1200}))
-        .await);
+    ok(&device_status(&mut b.x, &b.ch).await);
+    ok(&tap_at(&mut b.x, &b.ch, 540, 1200).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -458,7 +403,7 @@ async fn field_bug_49_variants_other_services_and_the_readiness_they_name() {
     }
     // A service the status only adds to (trust: lock_secure) is optional.
     services_down(&b.sim, &["trust"]);
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_eq!(ok(&status)["locked"], false);
 }
 
@@ -476,13 +421,11 @@ async fn field_bug_52_another_display_listed_before_display_0() {
         &b.sim,
         json!({"extra_displays": [{"id": 62, "width": 1080, "height": 1920, "listed_first": true}]}),
     );
-    let tap =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 540, "y": 2200}))
-            .await;
+    let tap = tap_at(&mut b.x, &b.ch, 540, 2200).await;
     let r = ok(&tap);
     assert_eq!(r["display"], json!({"width": 1080, "height": 2400}), "{r}");
     assert_eq!(b.sim.count_runs(&["input", "tap", "540", "2200"]), 1);
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_eq!(ok(&status)["display"]["height"], 2400);
     let shot = b.x.tool(&b.ch, "android_screenshot", json!({})).await;
     assert_eq!(ok(&shot)["display"]["height"], 2400);
@@ -500,13 +443,8 @@ async fn field_bug_52_variants_many_displays_rotation_and_old_layouts() {
         ], "rotation": 1}),
     );
     // Display 0 rotated: 2400x1080, whatever the others say.
-    ok(&b
-        .x
-        .tool(&b.ch, "android_tap", json!({"x": 2300, "y": 1000}))
-        .await);
-    let out =
-        b.x.tool(&b.ch, "android_tap", json!({"x": 100, "y": 1100}))
-            .await;
+    ok(&tap_at(&mut b.x, &b.ch, 2300, 1000).await);
+    let out = tap_at(&mut b.x, &b.ch, 100, 1100).await;
     assert_eq!(code(&out), "out_of_bounds", "{out}");
     assert!(message(&out).contains("y in 0..=1079"), "{out}");
     let swipe =
@@ -535,10 +473,7 @@ async fn field_bug_52_variants_many_displays_rotation_and_old_layouts() {
         ),
         200
     );
-    ok(&b
-        .x
-        .tool(&b.ch, "android_tap", json!({"x": 540, "y": 2200}))
-        .await);
+    ok(&tap_at(&mut b.x, &b.ch, 540, 2200).await);
     assert_eq!(b.sim.count_runs(&["input", "tap", "540", "2200"]), 1);
 
     // Android 6's blocks (no rootTasks, no policy) with a display before display 0.
@@ -547,10 +482,7 @@ async fn field_bug_52_variants_many_displays_rotation_and_old_layouts() {
         &old.sim,
         json!({"extra_displays": [{"id": 3, "width": 480, "height": 320, "listed_first": true}]}),
     );
-    let tap = old
-        .x
-        .tool(&old.ch, "android_tap", json!({"x": 10, "y": 900}))
-        .await;
+    let tap = tap_at(&mut old.x, &old.ch, 10, 900).await;
     assert!(
         ok(&tap)["display"]["height"].as_u64().unwrap() > 320,
         "{tap}"
@@ -581,7 +513,7 @@ async fn field_bug_53_the_default_displays_focus_whatever_block_comes_first() {
         ),
         200
     );
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     let r = ok(&status);
     assert_eq!(r["foreground_package"], "jp.naver.line.android", "{r}");
     assert_eq!(r["display"]["width"], 1840, "{r}");
@@ -590,7 +522,7 @@ async fn field_bug_53_the_default_displays_focus_whatever_block_comes_first() {
         &b.sim,
         json!({"foreground": "com.example.notes", "extra_displays": [{"id": 1, "width": 1080, "height": 2092, "focus": "com.android.systemui/.SubHomeActivity", "listed_first": true}]}),
     );
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_eq!(ok(&status)["foreground_package"], "com.example.notes");
 }
 
@@ -615,7 +547,7 @@ async fn field_bug_53_variants_top_focus_elsewhere_and_launch_verification() {
         "/v1/script",
         json!({"command_regex": "^dumpsys window$", "stdout": dump, "times": 1}),
     );
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_eq!(ok(&status)["foreground_package"], "com.android.settings");
     // Display 0 with a null focus: its focused app, not display 2's window.
     let dump = format!(
@@ -626,19 +558,13 @@ async fn field_bug_53_variants_top_focus_elsewhere_and_launch_verification() {
         "/v1/script",
         json!({"command_regex": "^dumpsys window$", "stdout": dump, "times": 1}),
     );
-    let status = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    let status = device_status(&mut b.x, &b.ch).await;
     assert_eq!(ok(&status)["foreground_package"], "com.example.notes");
     // A launch is verified on display 0 while another display's sub-home is listed first.
     set_state(
         &b.sim,
         json!({"extra_displays": [{"id": 1, "width": 1080, "height": 2092, "focus": "com.android.systemui/.SubHomeActivity", "listed_first": true}]}),
     );
-    let launch =
-        b.x.tool(
-            &b.ch,
-            "android_app_launch",
-            json!({"package": "com.example.notes"}),
-        )
-        .await;
+    let launch = launch_notes(&mut b.x, &b.ch).await;
     assert_eq!(ok(&launch)["foreground_package"], "com.example.notes");
 }
