@@ -12,7 +12,7 @@
 //! | 5 | `isKeyguardShowing=` | `DisplayPolicy.dump` (Android 11+, Samsung One UI too) | `dumpsys window displays` |
 //! | 6 | `mShowingLockscreen=` | `PhoneWindowManager.dump` (≤ Android 7.1) | `dumpsys window policy` |
 //! | 7 | `isStatusBarKeyguard=` | `PhoneWindowManager.dump` (Android 8–9) | `dumpsys window policy` |
-//! | 8 | `mDreamingLockscreen=` | `PhoneWindowManager`/`DisplayPolicy.dump` (keyguard up when the screen went to sleep; appium/appium#9228) | `dumpsys window` |
+//! | 8 | `mDreamingLockscreen=true` (`false` says nothing) | `PhoneWindowManager`/`DisplayPolicy.dump` (keyguard up when the screen went to sleep; appium/appium#9228) | `dumpsys window` |
 //! | — | `… (current): … deviceLocked=1 …` | `TrustManagerService` dump (Android 5.1+; `trusted=` ≤ 13, `trustState=` 14+) | `dumpsys trust` |
 //!
 //! `deviceLocked=1` means a secure keyguard is up for the current user; `0` with the keyguard
@@ -92,11 +92,15 @@ impl Ranked {
             (4, "isKeyguardShowing="),
             (5, "mShowingLockscreen="),
             (6, "isStatusBarKeyguard="),
-            (7, "mDreamingLockscreen="),
         ];
         for (rank, key) in keys {
             set(&mut self.showing[rank], flag(line, key));
         }
+        // Only as evidence that it shows: `false` also means "not dreaming when it went up".
+        set(
+            &mut self.showing[7],
+            flag(line, "mDreamingLockscreen=").filter(|d| *d),
+        );
         if line.starts_with("User ") && line.contains("(current)") {
             set(&mut self.device_locked, flag(line, "deviceLocked="));
         }
@@ -203,6 +207,10 @@ mod tests {
         assert_eq!(parse_keyguard(m).showing, Some(true));
         let o = "    mShowingDream=false mDreamingLockscreen=true mDreamingSleepToken=null\n";
         assert_eq!(parse_keyguard(o).showing, Some(true));
+        // An Android 10 display policy without `isKeyguardShowing`: unknown, so the policy
+        // section is read as well.
+        let q = o.replace("mDreamingLockscreen=true", "mDreamingLockscreen=false");
+        assert_eq!(parse_keyguard(&q).showing, None);
         let p = "    isStatusBarKeyguard=false mForceStatusBarFromKeyguard=false\n";
         assert_eq!(parse_keyguard(p).showing, Some(false));
         let old_trust = " User \"Owner\" (id=0, flags=0x13) (current): trusted=0, trustManaged=0, deviceLocked=1, strongAuthRequired=0x0\n";

@@ -171,7 +171,7 @@ pub struct Scroll;
 impl DeviceTool for Scroll {
     const ID: &'static str = "android_scroll";
     const TITLE: &'static str = "Scroll";
-    const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, or centred on x/y (display px, or screenshot_id's pixel space), else mid-screen.";
+    const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, or centred on x/y (display px, or screenshot_id's pixel space), else mid-screen. While the lock screen shows or the screen is off nothing is done: device_locked says how to unlock.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = ScrollArgs;
