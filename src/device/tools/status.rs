@@ -161,7 +161,7 @@ impl DeviceTool for DeviceStatus {
         let cmd = format!(
             "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window"
         );
-        let out = ctx.link.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
+        let out = ctx.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
         let text = text::decode_output(&out.stdout);
         let parts: Vec<&str> = text.split(&format!("{SEP}\n")).collect();
         let part = |i: usize| parts.get(i).copied().unwrap_or("");

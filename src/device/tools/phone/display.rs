@@ -85,14 +85,13 @@ pub fn check_on_display(
 /// exception. Errors: the link's, or `device_command_failed` when neither names a size.
 pub async fn display_geometry(ctx: &ToolCtx<'_>) -> Result<DisplayGeometry, DeviceError> {
     let out = ctx
-        .link
         .shell("dumpsys window displays", INPUT_DEADLINE, 4 << 20)
         .await?;
     let displays = text::decode_output(&out.stdout);
     let size = match window::parse_current_display_size(&displays) {
         Some(size) => Some(size),
         None => {
-            let out = ctx.link.shell("wm size", INPUT_DEADLINE, 64 << 10).await?;
+            let out = ctx.shell("wm size", INPUT_DEADLINE, 64 << 10).await?;
             wm::parse_wm_size(&text::decode_output(&out.stdout)).and_then(|s| s.effective())
         }
     }
