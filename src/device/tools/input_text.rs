@@ -288,8 +288,13 @@ enum FieldRead {
     NoFocus,
     /// Not read (a cleared field needs no "before").
     Skipped,
-    /// The dump failed or ran out of time; why.
-    Failed(String),
+    /// The dump failed or ran out of time.
+    Failed {
+        /// Why, for the warning.
+        why: String,
+        /// It ran out of time (the dump hangs: not tried again in this call).
+        timed_out: bool,
+    },
 }
 
 impl FieldRead {
@@ -305,14 +310,19 @@ impl FieldRead {
 /// Reads the focused field within `ctx`'s deadline. A dump that fails or times out is a
 /// [`FieldRead::Failed`] saying so (the call goes on); a phone that went away is an error.
 async fn read_field(ctx: &ToolCtx<'_>) -> Result<FieldRead, DeviceError> {
+    let failed = |why: String, timed_out| Ok(FieldRead::Failed { why, timed_out });
     match focused_node(ctx).await {
         Ok(Some(n)) => Ok(FieldRead::Focused(n)),
         Ok(None) => Ok(FieldRead::NoFocus),
-        Err(e @ (DeviceError::UiDumpFailed(_) | DeviceError::DeadlineSpent { .. })) => {
-            Ok(FieldRead::Failed(e.to_string()))
-        }
-        Err(DeviceError::Adb(crate::adb::AdbError::Timeout { step, after })) => Ok(
-            FieldRead::Failed(format!("{step} timed out after {} ms", after.as_millis())),
+        Err(e @ DeviceError::UiDumpFailed(_)) => failed(e.to_string(), false),
+        // The read's share of the call ran out.
+        Err(DeviceError::DeadlineSpent { step, .. }) => failed(
+            format!("{step} timed out: the UI dump did not answer within its share of the call"),
+            true,
+        ),
+        Err(DeviceError::Adb(crate::adb::AdbError::Timeout { step, after })) => failed(
+            format!("{step} timed out after {} ms", after.as_millis()),
+            true,
         ),
         Err(e) => Err(e),
     }
@@ -322,11 +332,13 @@ async fn read_field(ctx: &ToolCtx<'_>) -> Result<FieldRead, DeviceError> {
 /// hang again: the call says so instead of waiting for it twice).
 async fn read_back(ctx: &ToolCtx<'_>, before: &FieldRead) -> Result<FieldRead, DeviceError> {
     match before {
-        FieldRead::Failed(why) if why.contains("timed out") || why.contains("did not finish") => {
-            Ok(FieldRead::Failed(format!(
-                "not read back: the read before typing failed ({why})"
-            )))
-        }
+        FieldRead::Failed {
+            why,
+            timed_out: true,
+        } => Ok(FieldRead::Failed {
+            why: format!("not read back: the read before typing failed ({why})"),
+            timed_out: true,
+        }),
         _ => read_field(ctx).await,
     }
 }
@@ -402,7 +414,7 @@ fn outcome(
     let warning = match (&after, verified) {
         (_, Some(false)) => Some("the focused field does not hold the typed text; observe the screen before retrying".to_string()),
         (FieldRead::NoFocus, _) if !submit => Some("no focused field after typing; the text may have gone nowhere — tap a text field first".to_string()),
-        (FieldRead::Failed(why), _) => Some(format!("the text was sent but could not be verified: reading the field back failed ({why}); observe the screen before retrying")),
+        (FieldRead::Failed { why, .. }, _) => Some(format!("the text was sent but could not be verified: reading the field back failed ({why}); observe the screen before retrying")),
         _ => None,
     };
     Output {

@@ -91,10 +91,9 @@ pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump,
     let mut last = None;
     let mut attempts = 0;
     for attempt in 1..=UI_DUMP_ATTEMPTS {
-        let left = UI_TREE_DEADLINE
-            .saturating_sub(started.elapsed())
-            .min(ctx.deadline.left());
-        if left.is_zero() {
+        // Cut to the call's deadline by the step itself (which then names the call's budget).
+        let left = UI_TREE_DEADLINE.saturating_sub(started.elapsed());
+        if left.is_zero() || ctx.deadline.left().is_zero() {
             if attempts == 0 {
                 return Err(ctx.deadline.spent("uiautomator dump"));
             }
