@@ -59,7 +59,7 @@ pub fn ime(phone: &Phone, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     phone.with(|s| match args.as_slice() {
         ["list", flags @ ..] => {
-            let all = flags.iter().any(|f| *f == "-a");
+            let all = flags.contains(&"-a");
             let list = if all { s.imes() } else { s.enabled_imes() };
             Output::ok(list.iter().map(|i| format!("{i}\n")).collect::<String>())
         }
