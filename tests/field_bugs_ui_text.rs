@@ -243,6 +243,12 @@ async fn people_app(serial: &str) -> DirectSim {
     b
 }
 
+/// `android_tap` on the element with `resource_id`; the ack.
+async fn tap_id(b: &mut DirectSim, resource_id: &str) -> Value {
+    b.x.tool(&b.ch, "android_tap", json!({"resource_id": resource_id}))
+        .await
+}
+
 fn element_with_id(ack: &Value, id: &str) -> Value {
     elements(ack)
         .into_iter()
@@ -255,13 +261,7 @@ async fn field_bug_42_full_id_selects_a_bare_compose_test_tag() {
     let mut b = people_app("SIMFB42000001").await;
     let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     let fab = element_with_id(&tree, "personDetailsSpeedDial_Main");
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"resource_id": "com.example.people:id/personDetailsSpeedDial_Main"}),
-        )
-        .await;
+    let ack = tap_id(&mut b, "com.example.people:id/personDetailsSpeedDial_Main").await;
     assert!(ack.get("error").is_none(), "{ack}");
     let tapped = &result(&ack)["tapped"];
     assert_eq!(
@@ -277,9 +277,7 @@ async fn field_bug_42_variants_both_ways_in_every_selector_consumer() {
     let tree = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
     let toolbar = element_with_id(&tree, "com.example.people:id/toolbar");
     // A bare name selects a full View id.
-    let ack =
-        b.x.tool(&b.ch, "android_tap", json!({"resource_id": "toolbar"}))
-            .await;
+    let ack = tap_id(&mut b, "toolbar").await;
     assert_eq!(result(&ack)["tapped"]["y"], toolbar["center"][1], "{ack}");
     // The same matcher in wait_for, scroll and long press.
     let ack = b.x.tool(
@@ -315,9 +313,7 @@ async fn field_bug_42_variants_both_ways_in_every_selector_consumer() {
 async fn field_bug_42_variants_an_ambiguous_bare_name_lists_the_candidates() {
     let mut b = people_app("SIMFB42V00002").await;
     let from = log_len(&b.sim);
-    let ack =
-        b.x.tool(&b.ch, "android_tap", json!({"resource_id": "title"}))
-            .await;
+    let ack = tap_id(&mut b, "title").await;
     assert_eq!(ack["error"]["code"], "invalid_arguments", "{ack}");
     let m = message(&ack);
     assert!(
@@ -331,13 +327,7 @@ async fn field_bug_42_variants_an_ambiguous_bare_name_lists_the_candidates() {
         "nothing injected"
     );
     // The full id is never ambiguous.
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"resource_id": "android:id/title"}),
-        )
-        .await;
+    let ack = tap_id(&mut b, "android:id/title").await;
     assert!(ack.get("error").is_none(), "{ack}");
     // wait_for refuses it the same way.
     let ack =
@@ -353,25 +343,13 @@ async fn field_bug_42_variants_an_ambiguous_bare_name_lists_the_candidates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_42_variants_another_package_or_case_is_not_found_with_the_near_match_named() {
     let mut b = people_app("SIMFB42V00003").await;
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"resource_id": "org.other.app:id/toolbar"}),
-        )
-        .await;
+    let ack = tap_id(&mut b, "org.other.app:id/toolbar").await;
     assert_eq!(ack["error"]["code"], "element_not_found", "{ack}");
     assert!(
         message(&ack).contains("`com.example.people:id/toolbar`"),
         "another package's id differs; the near match is named: {ack}"
     );
-    let ack =
-        b.x.tool(
-            &b.ch,
-            "android_tap",
-            json!({"resource_id": "com.example.people:id/personname"}),
-        )
-        .await;
+    let ack = tap_id(&mut b, "com.example.people:id/personname").await;
     assert!(
         message(&ack).contains("`personName`"),
         "case differs: {ack}"

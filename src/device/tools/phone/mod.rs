@@ -7,6 +7,7 @@
 //! - [`ime`]: typing through ADBKeyboard (enable with a bounded retry, broadcasts, restore).
 //! - [`input`]: run `input …` with failures mapped.
 //! - [`display`]: the display's input size and its per-channel cache.
+//! - [`field`]: the focused field read before and after typing, and whether it holds the text.
 //! - [`ui`]: `uiautomator dump` with retries, snapshots, the focused node.
 //! - [`ui_dump`]: one `uiautomator dump` the way the phone takes it (`/dev/tty`, or a private
 //!   file read and removed).
@@ -20,6 +21,7 @@
 pub mod command;
 pub mod deadline;
 pub mod display;
+pub mod field;
 pub mod file_refs;
 pub mod hints;
 pub mod ime;

@@ -152,6 +152,18 @@ mod tests {
         format!("<node class=\"{class}\" bounds=\"{bounds}\" {extra}>{children}</node>")
     }
 
+    /// The opaque regions of a 1080x2400 screen holding `children`.
+    fn regions_of(children: &str) -> Vec<OpaqueRegion> {
+        let root = node(
+            "android.widget.FrameLayout",
+            "[0,0][1080,2400]",
+            "",
+            children,
+        );
+        let xml = format!("<hierarchy rotation=\"0\">{root}</hierarchy>");
+        opaque_regions(&parse_uiautomator_dump(&xml).unwrap())
+    }
+
     #[test]
     fn a_childless_web_view_over_most_of_the_screen_is_opaque() {
         let web = node(
@@ -166,16 +178,7 @@ mod tests {
             "text=\"Shop\"",
             "",
         );
-        let xml = format!(
-            "<hierarchy rotation=\"0\">{}</hierarchy>",
-            node(
-                "android.widget.FrameLayout",
-                "[0,0][1080,2400]",
-                "",
-                &(bar + &web)
-            )
-        );
-        let regions = opaque_regions(&parse_uiautomator_dump(&xml).unwrap());
+        let regions = regions_of(&(bar + &web));
         assert_eq!(regions.len(), 1, "{regions:?}");
         assert_eq!(regions[0].kind, OpaqueKind::WebView);
         assert!(
@@ -201,16 +204,7 @@ mod tests {
             .collect();
         let described = node("android.webkit.WebView", "[0,240][1080,2400]", "", &rows);
         let small = node("android.webkit.WebView", "[0,0][300,300]", "", "");
-        let xml = format!(
-            "<hierarchy rotation=\"0\">{}</hierarchy>",
-            node(
-                "android.widget.FrameLayout",
-                "[0,0][1080,2400]",
-                "",
-                &(described + &small)
-            )
-        );
-        assert!(opaque_regions(&parse_uiautomator_dump(&xml).unwrap()).is_empty());
+        assert!(regions_of(&(described + &small)).is_empty());
     }
 
     #[test]
@@ -222,16 +216,7 @@ mod tests {
             "",
         );
         let surface = node("android.view.SurfaceView", "[0,0][1080,1920]", "", &few);
-        let xml = format!(
-            "<hierarchy rotation=\"0\">{}</hierarchy>",
-            node(
-                "android.widget.FrameLayout",
-                "[0,0][1080,2400]",
-                "",
-                &surface
-            )
-        );
-        let regions = opaque_regions(&parse_uiautomator_dump(&xml).unwrap());
+        let regions = regions_of(&surface);
         assert_eq!(regions.len(), 1);
         assert_eq!(
             (regions[0].kind, regions[0].described_descendants),
