@@ -1,4 +1,5 @@
-//! Rows 1–20 of `/work/shared/cases/field-bugs.md`, replayed on the sim: each test shows the sim
+//! Rows 1–20 of `/work/shared/cases/field-bugs.md` (and rows 39, 40, 44 of `field-bugs-3.md`),
+//! replayed on the sim: each test shows the sim
 //! producing the *faulty* behaviour a real phone showed (through its faithful programs or the
 //! control API), driven by a private Google adb 34 server, so the connector's fixes can be
 //! tested against it. Named `field_bug_NN_<kind>`.
@@ -414,4 +415,69 @@ fn field_bug_20_hang() {
     assert_eq!(sh(&a, "echo usable").0, "usable\n");
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+// ---- round 3 (`field-bugs-3.md`): the sim's own behaviours, through Google adb 34 ----
+
+#[test]
+fn field_bug_39_ui_dump_to_tty_prints_only_the_status_line() {
+    let a = pixel();
+    a.sim
+        .post("/v1/state", json!({"ui_dump_tty": "status_only"}));
+    let (out, err, code) = sh(&a, "uiautomator dump /dev/tty");
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("UI hierchary dumped to: /dev/tty\n", "", Some(0))
+    );
+    // A dump into a file still writes the tree.
+    let (out, _, _) = sh(
+        &a,
+        "uiautomator dump /data/local/tmp/t.xml; cat /data/local/tmp/t.xml",
+    );
+    assert!(out.contains("<hierarchy rotation=\"0\">"), "{out}");
+}
+
+#[test]
+fn field_bug_40_keyboard_that_does_not_receive_completes_and_types_nothing() {
+    let a = pixel();
+    focus_notes(&a);
+    a.sim.post(
+        "/v1/state",
+        json!({"adb_keyboard": true, "adb_keyboard_receives": false}),
+    );
+    sh(&a, "ime enable com.android.adbkeyboard/.AdbIME");
+    sh(&a, "ime set com.android.adbkeyboard/.AdbIME");
+    let (out, _, code) = sh(&a, "am broadcast -a ADB_INPUT_B64 --es msg 44OQ44K544Kx");
+    assert!(out.contains("Broadcast completed: result=0"), "{out}");
+    assert_eq!(code, Some(0));
+    assert_eq!(note(&a), "");
+}
+
+#[test]
+fn field_bug_44_ime_enable_refused_once_while_listed() {
+    let a = pixel();
+    a.sim.post(
+        "/v1/state",
+        json!({"adb_keyboard": true, "ime_registration_pending": 1}),
+    );
+    let id = "com.android.adbkeyboard/.AdbIME";
+    assert!(sh(&a, "ime list -a -s").0.contains(id), "listed");
+    assert!(!sh(&a, "ime list -s").0.contains(id), "not enabled");
+    let (_, err, code) = sh(&a, &format!("ime enable {id}"));
+    assert_eq!(
+        (err.as_str(), code),
+        (
+            "Unknown input method com.android.adbkeyboard/.AdbIME cannot be enabled for user #0\n",
+            Some(255)
+        )
+    );
+    let (out, _, code) = sh(&a, &format!("ime enable {id}"));
+    assert_eq!(
+        (out.as_str(), code),
+        (
+            "Input method com.android.adbkeyboard/.AdbIME: now enabled for user #0\n",
+            Some(0)
+        )
+    );
+    assert!(sh(&a, "ime list -s").0.contains(id), "enabled now");
 }

@@ -10,7 +10,9 @@ use std::future::Future;
 use super::{lock, CallKey, Connector, InFlightCall, Ticket};
 use crate::device::error::state_refusal;
 use crate::device::policy::PhoneFacts;
-use crate::device::tools::{integral_floats_as_integers, registry, SideEffect, ToolCtx, ToolError};
+use crate::device::tools::{
+    integral_floats_as_integers, registry, CallDeadline, SideEffect, ToolCtx, ToolError,
+};
 use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{now_ms, ErrorCode};
 use crate::store::JournalEntry;
@@ -121,6 +123,7 @@ impl Connector {
                 sdk: phone.sdk,
             })
             .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
+        let hints = self.phone_hints(&binding.serial);
         let ctx = ToolCtx {
             policy: &policy,
             link: &phone.link,
@@ -130,7 +133,9 @@ impl Connector {
             display: &runtime.display,
             readiness: &runtime.readiness,
             last_seen: &runtime.last_seen,
+            hints: &hints,
             progress,
+            deadline: CallDeadline::not_started(),
         };
         if tool.side_effect() == SideEffect::None {
             return tool.run_json(&args, &ctx).await;

@@ -121,6 +121,9 @@ pub struct Connector {
     qr_attempts: qr_pairing::QrAttempts,
     /// The follower of each paired wireless phone, by serial: its stop token.
     followers: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
+    /// What tools learned about each phone, by serial (the way its UI dump works): hints
+    /// only, so two phones sharing a serial cost at most an extra step, never a wrong answer.
+    phone_hints: Mutex<HashMap<String, Arc<crate::device::tools::PhoneHints>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -165,6 +168,7 @@ impl Connector {
             qr_ttl: std::sync::RwLock::new(qr_pairing::QrPairingConfig::default().qr_ttl),
             qr_attempts: Mutex::default(),
             followers: Mutex::default(),
+            phone_hints: Mutex::default(),
         })
     }
 
@@ -210,6 +214,15 @@ impl Connector {
     /// Tools in this connector's card (implemented, and enabled by the default policy).
     pub fn card_tools(&self) -> &[&'static str] {
         &self.card_tools
+    }
+
+    /// The hints kept for the phone `serial` (made on first use, kept for the process).
+    pub fn phone_hints(&self, serial: &str) -> Arc<crate::device::tools::PhoneHints> {
+        Arc::clone(
+            lock(&self.phone_hints)
+                .entry(serial.to_string())
+                .or_default(),
+        )
     }
 
     /// The effective policy of a phone, resolved once per (manufacturer, model, SDK).

@@ -137,6 +137,15 @@ pub enum DeviceError {
     /// by an unplug); the message names what was cut and the fix. `device_offline`.
     #[error("{0}")]
     WentAway(String),
+    /// The tool call's one deadline ran out during `step` (issue 19 M1: every step of a call
+    /// shares the call's budget, [`crate::device::tools::phone::deadline`]). `device_timeout`.
+    #[error("{step} did not finish before the call's deadline of {budget_ms} ms ran out; the phone did not answer in time (retry, or check that the phone is responsive)")]
+    DeadlineSpent {
+        /// What was running (`shell: 'uiautomator'`, `the next step`), never user text.
+        step: String,
+        /// The call's whole budget, ms.
+        budget_ms: u64,
+    },
     /// The transport or the adb server failed (offline, unauthorized, timeout, …).
     #[error(transparent)]
     Adb(#[from] AdbError),
@@ -168,6 +177,7 @@ impl DeviceError {
             DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,
             DeviceError::FileNotFound { .. } => ErrorCode::FileNotFound,
             DeviceError::WentAway(_) => ErrorCode::DeviceOffline,
+            DeviceError::DeadlineSpent { .. } => ErrorCode::DeviceTimeout,
             DeviceError::Adb(e) => adb_code(e),
             DeviceError::Internal(_) => ErrorCode::InternalError,
         }

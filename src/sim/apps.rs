@@ -175,7 +175,7 @@ pub fn screen(pkg: &str, ui: &UiState, battery_level: u32, screen: Rect) -> Node
         )
         .text("10:30")
         .id("com.android.deskclock:id/digital_clock")],
-        _ => Vec::new(),
+        _ => crate::screens::content(pkg, ui, body).unwrap_or_default(),
     };
     let body = Node::new("android.widget.FrameLayout", pkg, body)
         .id("android:id/content")

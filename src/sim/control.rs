@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::apps;
 use crate::persona::ExtraDisplay;
-use crate::phone::{LogEntry, Phone, PhoneState, TransportMode};
+use crate::phone::{LogEntry, Phone, PhoneState, TransportMode, TtyDump};
 use crate::script::Script;
 use crate::wireless::{PairRequest, PairingPorts, Wireless, WirelessView};
 use xagent_adb_pairing::exchange::Stage;
@@ -91,6 +91,14 @@ pub struct StateView {
     pub adb_keyboard: bool,
     /// `settings get secure default_input_method`.
     pub input_method: String,
+    /// ADBKeyBoard enabled (`ime enable`).
+    pub adb_keyboard_enabled: bool,
+    /// ADBKeyBoard's receiver gets shell broadcasts (field bug 40).
+    pub adb_keyboard_receives: bool,
+    /// `ime enable|set` of ADBKeyBoard still to answer `Unknown input method` (field bug 44).
+    pub ime_registration_pending: u32,
+    /// What `uiautomator dump /dev/tty` prints: `xml` or `status_only` (field bug 39).
+    pub ui_dump_tty: TtyDump,
     /// Number of active scripts.
     pub scripts: usize,
     /// Every program run so far.
@@ -127,6 +135,13 @@ pub struct StatePatch {
     pub note_text: Option<String>,
     /// Installs (or removes) ADBKeyBoard; selecting it stays a shell step (`ime set`).
     pub adb_keyboard: Option<bool>,
+    /// `false`: ADBKeyBoard no longer receives the shell's broadcasts (an old build on Android
+    /// 16, field bug 40).
+    pub adb_keyboard_receives: Option<bool>,
+    /// The next N `ime enable|set` of ADBKeyBoard answer `Unknown input method` (field bug 44).
+    pub ime_registration_pending: Option<u32>,
+    /// `status_only`: `uiautomator dump /dev/tty` prints only its status line (field bug 39).
+    pub ui_dump_tty: Option<TtyDump>,
 }
 
 /// What `GET`/`POST /v1/auth` return.
@@ -265,6 +280,10 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             transport,
             adb_keyboard: s.adb_keyboard,
             input_method: s.current_ime(),
+            adb_keyboard_enabled: s.adb_keyboard_enabled,
+            adb_keyboard_receives: s.adb_keyboard_receives,
+            ime_registration_pending: s.ime_registration_pending,
+            ui_dump_tty: s.ui_dump_tty,
             scripts: s.scripts.len(),
             command_log: s.log.clone(),
             wireless,
@@ -369,6 +388,12 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     }
     s.secure_window = p.secure_window.unwrap_or(s.secure_window);
     s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);
+    s.adb_keyboard_enabled &= s.adb_keyboard;
+    s.adb_keyboard_receives = p.adb_keyboard_receives.unwrap_or(s.adb_keyboard_receives);
+    s.ime_registration_pending = p
+        .ime_registration_pending
+        .unwrap_or(s.ime_registration_pending);
+    s.ui_dump_tty = p.ui_dump_tty.unwrap_or(s.ui_dump_tty);
     if let Some(t) = p.note_text {
         s.ui.note_text = t;
     }

@@ -18,6 +18,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "script",
             "ui",
             "apps",
+            "screens",
             "font",
             "render",
             "timing",

@@ -16,6 +16,7 @@
 //! 1. **model**: the parts of a phone as plain data and pure functions of them: [`persona`]
 //!    (device data, the stock `/system/bin`), [`props`], [`vfs`], [`auth`] (adb keys),
 //!    [`script`] (scripted answers), [`ui`] (the view tree), [`apps`] (their screens),
+//!    [`screens`] (screens of Compose and web view apps),
 //!    [`render`] and its bitmap font (pixels of a view tree), [`timing`] (the cost model),
 //!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
@@ -45,6 +46,7 @@ pub mod phone;
 pub mod programs;
 pub mod props;
 pub mod render;
+pub mod screens;
 pub mod script;
 pub mod services;
 pub mod sh;

@@ -41,6 +41,20 @@ pub enum TransportMode {
     Frozen,
 }
 
+/// What `uiautomator dump /dev/tty` does (control API `ui_dump_tty`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TtyDump {
+    /// The XML, then the status line (a shell with a controlling terminal).
+    #[default]
+    Xml,
+    /// Only `UI hierchary dumped to: /dev/tty`, exit 0: the shell has no terminal to open, and
+    /// AOSP `AccessibilityNodeInfoDumper.dumpWindowToFile` only logs the failed open while
+    /// `DumpCommand` prints the line anyway (tytydraco/LADB#91, software-mansion/argent PR
+    /// #580; API 30 and 36). Dumps into a file still work.
+    StatusOnly,
+}
+
 /// Everything a phone knows.
 #[derive(Debug)]
 pub struct PhoneState {
@@ -84,6 +98,19 @@ pub struct PhoneState {
     pub secure_window: bool,
     /// ADBKeyBoard is installed (its IME can then be selected with `ime set`).
     pub adb_keyboard: bool,
+    /// ADBKeyBoard is enabled (`ime enable`): listed by `ime list` without `-a`.
+    pub adb_keyboard_enabled: bool,
+    /// ADBKeyBoard's broadcast receiver gets the shell's broadcasts. `false`: an old build on
+    /// Android 16, which registers it without `RECEIVER_EXPORTED` (senzhk/ADBKeyBoard PR #84,
+    /// field bug 40): `am broadcast` still answers `Broadcast completed: result=0`.
+    pub adb_keyboard_receives: bool,
+    /// The next this many `ime enable` / `ime set` of ADBKeyBoard answer `Unknown input method
+    /// … cannot be enabled|selected for user #0`, exit 255, while `ime list -a` lists it: the
+    /// input method service has not registered the keyboard yet (suyiiyii/AutoGLM-GUI#479,
+    /// field bug 44).
+    pub ime_registration_pending: u32,
+    /// What `uiautomator dump /dev/tty` prints (field bug 39).
+    pub ui_dump_tty: TtyDump,
     /// Every program executed, in order.
     pub log: Vec<LogEntry>,
     /// Scripted answers (control API).
@@ -147,6 +174,10 @@ impl Phone {
             battery_level: 80,
             secure_window: false,
             adb_keyboard: false,
+            adb_keyboard_enabled: false,
+            adb_keyboard_receives: true,
+            ime_registration_pending: 0,
+            ui_dump_tty: TtyDump::Xml,
             log: Vec::new(),
             scripts: Vec::new(),
             auth: KeyStore::default(),

@@ -9,7 +9,8 @@
 //! pixels of the current rotation. Text uses entities (`&#10;`, `&#128308;`, and on old builds
 //! UTF-16 surrogate pairs such as `&#55357;&#56832;`). Failures print instead of XML:
 //! `ERROR: could not get idle state.`, `ERROR: null root node returned by UiTestAutomationBridge.`,
-//! or a `java.lang.IllegalStateException: UiAutomationService … already registered!` trace.
+//! or a `java.lang.IllegalStateException: UiAutomationService … already registered!` trace;
+//! the status line alone means the tree went nowhere (`/dev/tty` without a terminal, field bug 39).
 //! Captures: `tests/fixtures/uiautomator/*.xml` (compact, pretty-printed, minidom re-serialised
 //! with `NAF`, multi-window with `display-id`, API 17 without `resource-id`) and an Appium page
 //! source (`other/appium-pagesource-…xml`, element names are class names) which also parses.
@@ -145,6 +146,16 @@ pub enum UiDumpError {
     /// Error while connecting UiAutomation@…` — another UiAutomation client holds the service.
     #[error("another UiAutomation client is registered (uiautomator busy)")]
     AutomationBusy,
+    /// Only the status line `UI hierchary dumped to: PATH` (sic; or spelled right), perhaps with
+    /// the failed open of `/dev/tty`, and no XML: the dump claims success but the tree went
+    /// nowhere (AOSP `AccessibilityNodeInfoDumper.dumpWindowToFile` only logs the
+    /// `IOException`; field bug 39: `/dev/tty` without a controlling terminal).
+    #[error("uiautomator printed only `UI hierchary dumped to: {path}` and no XML")]
+    StatusOnly {
+        /// The path the status line names (`/dev/tty`), or `/dev/tty` when only its failed
+        /// open was printed.
+        path: String,
+    },
     /// No XML and no known error; `output` holds the (trimmed, ≤ 2000 bytes) text printed.
     #[error("uiautomator printed no XML: {output}")]
     NoXml {
@@ -185,6 +196,8 @@ fn classify_failure(output: &str) -> UiDumpError {
         || output.contains("Error while connecting UiAutomation")
     {
         UiDumpError::AutomationBusy
+    } else if let Some(path) = status_only(output) {
+        UiDumpError::StatusOnly { path }
     } else {
         let trimmed = output.trim();
         let mut cut = trimmed.len().min(2000);
@@ -195,6 +208,44 @@ fn classify_failure(output: &str) -> UiDumpError {
             output: trimmed[..cut].to_string(),
         }
     }
+}
+
+/// The path of a dump's status line when that line (and the failed open of the tty, with its
+/// stack frames) is all it printed.
+fn status_only(output: &str) -> Option<String> {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let status = |l: &str| {
+        let lower = l.to_ascii_lowercase();
+        lower.starts_with("ui hier") && lower.contains("dumped to:")
+    };
+    let tty_failed = |l: &str| {
+        l.contains("/dev/tty")
+            && [
+                "ENXIO",
+                "No such device",
+                "FileNotFoundException",
+                "open failed",
+            ]
+            .iter()
+            .any(|m| l.contains(m))
+    };
+    let frame = |l: &str| l.starts_with("at ") || l.starts_with("... ");
+    if lines.is_empty()
+        || !lines.iter().any(|l| status(l) || tty_failed(l))
+        || !lines.iter().all(|l| status(l) || tty_failed(l) || frame(l))
+    {
+        return None;
+    }
+    let path = lines
+        .iter()
+        .find(|l| status(l))
+        .and_then(|l| l.split_once("dumped to:"))
+        .map_or("/dev/tty", |(_, p)| p.trim());
+    Some(path.chars().take(200).collect())
 }
 
 fn parse_xml(xml: &str) -> Result<UiDump, UiDumpError> {

@@ -274,6 +274,27 @@ fn field_bugs_9_and_10_errors_are_never_empty_trees() {
             output: String::new()
         })
     );
+    // Field bug 39: the status line alone (AOSP's typo, or spelled right; an OEM build that
+    // also prints the failed open of the tty) is its own kind, not a parse error.
+    for only in [
+        "UI hierchary dumped to: /dev/tty\n",
+        "UI hierarchy dumped to: /dev/tty\r\n",
+        "java.io.FileNotFoundException: /dev/tty: open failed: ENXIO (No such device or address)\n\tat libcore.io.IoBridge.open(IoBridge.java:574)\nUI hierchary dumped to: /dev/tty\n",
+    ] {
+        assert_eq!(
+            parse_uiautomator_dump(only),
+            Err(UiDumpError::StatusOnly {
+                path: "/dev/tty".into()
+            }),
+            "{only:?}"
+        );
+    }
+    assert!(matches!(
+        parse_uiautomator_dump(
+            "ERROR: could not get idle state.\nUI hierchary dumped to: /dev/tty\n"
+        ),
+        Err(UiDumpError::NotIdle)
+    ));
     let empty =
         "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\"/>";
     assert_eq!(parse_uiautomator_dump(empty), Err(UiDumpError::NullRoot));

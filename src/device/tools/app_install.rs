@@ -31,6 +31,8 @@ pub const INSTALL_DEADLINE: Duration = Duration::from_secs(120);
 pub const PUSH_DEADLINE: Duration = Duration::from_secs(120);
 /// Deadline of the small calls (package lists, `rm`, `pm uninstall`).
 pub const SMALL_DEADLINE: Duration = Duration::from_secs(30);
+/// The part of the call kept for removing the pushed copy after the install.
+const CLEANUP_RESERVE: Duration = Duration::from_secs(5);
 /// Output cap (bytes).
 const OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
@@ -104,6 +106,11 @@ impl DeviceTool for AppInstall {
         }})
     }
 
+    /// The lists before and after, the push, the install and the removal of the copy.
+    fn deadline(_: &InstallArgs) -> Duration {
+        PUSH_DEADLINE + INSTALL_DEADLINE + SMALL_DEADLINE * 2
+    }
+
     async fn run(args: InstallArgs, ctx: &ToolCtx<'_>) -> Result<InstallOutput, DeviceError> {
         if !ctx.policy.gates.allow_install {
             return Err(DeviceError::Policy {
@@ -116,9 +123,11 @@ impl DeviceTool for AppInstall {
         let before = installed(ctx).await?;
         let id: String = upload.file_id.chars().take(16).collect();
         let remote = format!("/data/local/tmp/xagent-{id}.apk");
-        ctx.link.push(&remote, 0o644, &bytes, PUSH_DEADLINE).await?;
+        ctx.push(&remote, 0o644, &bytes, PUSH_DEADLINE).await?;
+        // Time is kept for removing the copy, whatever the install does.
+        let installing = ctx.with_deadline(ctx.deadline.reserving(CLEANUP_RESERVE));
         let result = command::run(
-            ctx,
+            &installing,
             &command_line(&["pm", "install", "-r", "-t", &remote]),
             INSTALL_DEADLINE,
             OUTPUT_LIMIT,
@@ -199,6 +208,11 @@ impl DeviceTool for AppUninstall {
         json!({"type": "object", "required": ["package", "uninstalled"], "properties": {
             "package": {"type": "string"}, "uninstalled": {"const": true}
         }})
+    }
+
+    /// `pm path`, then `pm uninstall`.
+    fn deadline(_: &UninstallArgs) -> Duration {
+        SMALL_DEADLINE * 2
     }
 
     async fn run(args: UninstallArgs, ctx: &ToolCtx<'_>) -> Result<UninstallOutput, DeviceError> {

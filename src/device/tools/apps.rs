@@ -139,6 +139,11 @@ impl DeviceTool for AppList {
         }})
     }
 
+    /// The package lists, the launcher queries and the version batches together.
+    fn deadline(_: &ListArgs) -> Duration {
+        LIST_DEADLINE * 2
+    }
+
     async fn run(args: ListArgs, ctx: &ToolCtx<'_>) -> Result<ListOutput, DeviceError> {
         let include_system = args.include_system;
         let user: BTreeSet<String> = list_packages(ctx, Which::ThirdParty, LIST_DEADLINE)
@@ -250,6 +255,11 @@ impl DeviceTool for AppStop {
         json!({"type": "object", "required": ["package", "stopped"], "properties": {
             "package": {"type": "string"}, "stopped": {"const": true}
         }})
+    }
+
+    /// `pm path`, then `am force-stop`.
+    fn deadline(_: &StopArgs) -> Duration {
+        STOP_DEADLINE * 2
     }
 
     async fn run(args: StopArgs, ctx: &ToolCtx<'_>) -> Result<StopOutput, DeviceError> {

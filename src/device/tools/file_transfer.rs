@@ -22,6 +22,8 @@ use crate::file_cache::IssuedFile;
 
 /// Deadline of one pull or push (50 MiB over USB 2 takes ~3 s; slow Wi-Fi adb ~1 MB/s).
 pub const FILE_DEADLINE: Duration = Duration::from_secs(120);
+/// The call's time beyond the transfer (checks and queries around it).
+const FILE_EXTRA: Duration = Duration::from_secs(30);
 /// Longest device path (bytes; the sync protocol's limit is 1024).
 pub const MAX_PATH_BYTES: usize = 1024;
 
@@ -146,13 +148,17 @@ impl DeviceTool for FilePull {
         }})
     }
 
+    fn deadline(_: &PullArgs) -> Duration {
+        FILE_DEADLINE + FILE_EXTRA
+    }
+
     async fn run(args: PullArgs, ctx: &ToolCtx<'_>) -> Result<PullOutput, DeviceError> {
         let path = check_path(&args.path, &ctx.policy.files.roots)?;
         let max = ctx.policy.files.max_pull_bytes;
         let limit = usize::try_from(max).unwrap_or(usize::MAX);
         let bytes = ctx
             .link
-            .pull(&path, FILE_DEADLINE, limit)
+            .pull(&path, ctx.deadline.clip(FILE_DEADLINE)?, limit)
             .await
             .map_err(|e| match e {
                 AdbError::OutputTooLarge { .. } => DeviceError::FileTooLarge(format!(
@@ -214,6 +220,10 @@ impl DeviceTool for FilePush {
         }})
     }
 
+    fn deadline(_: &PushArgs) -> Duration {
+        FILE_DEADLINE + FILE_EXTRA
+    }
+
     async fn run(args: PushArgs, ctx: &ToolCtx<'_>) -> Result<PushOutput, DeviceError> {
         let path = check_path(&args.path, &ctx.policy.files.roots)?;
         let upload = resolve_upload(ctx, &args.file_ref).await?;
@@ -231,7 +241,7 @@ impl DeviceTool for FilePush {
             )));
         }
         ctx.link
-            .push(&path, 0o660, &bytes, FILE_DEADLINE)
+            .push(&path, 0o660, &bytes, ctx.deadline.clip(FILE_DEADLINE)?)
             .await
             .map_err(|e| match e {
                 AdbError::Refused(m) => {

@@ -8,15 +8,21 @@
 //!   previous IME is restored afterwards. Without such an IME the call fails with
 //!   `unsupported_text` naming the fix.
 //! - Afterwards the focused field is read back from a UI dump and the result says whether it
-//!   holds the text (`verified`), never claiming success for nothing typed.
+//!   holds the text (`verified`), never claiming success for nothing typed; on the IME path a
+//!   field the selected keyboard left untouched is `unsupported_text` naming the cause (field
+//!   bug 40, [`ime::did_not_type`]).
+//! - The whole call has one deadline (30 s, issue 19 M1): the read before typing takes at most
+//!   [`READ_BEFORE_SLICE`], typing leaves time for the read back and the IME restore, and a
+//!   read that failed or timed out says so in `warning` (never "no focused field").
 
 use std::time::Duration;
 
-use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::command;
+use super::phone::field::{read_back, read_back_holds, read_field, FieldRead};
+use super::phone::ime;
 use super::phone::input::{run_input, TEXT_DEADLINE};
 use super::phone::readiness::require_unlocked;
 use super::phone::ui::focused_node;
@@ -24,10 +30,11 @@ use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
 
-/// The ADBKeyboard IME id.
-pub const ADB_KEYBOARD_IME: &str = "com.android.adbkeyboard/.AdbIME";
-/// Deadline of IME queries and switches.
-const IME_DEADLINE: Duration = Duration::from_secs(10);
+/// The most of the call a field read before typing may take (a dump is 1.5–3 s on a real
+/// phone): the rest is the typing's and the read back's.
+const READ_BEFORE_SLICE: Duration = Duration::from_secs(8);
+/// The part of the call kept for reading the field back after typing.
+const READ_BACK_RESERVE: Duration = Duration::from_secs(5);
 
 fn is_input_text_safe(text: &str) -> bool {
     text.chars()
@@ -69,10 +76,6 @@ pub fn check_control_characters(text: &str) -> Result<(), DeviceError> {
         "the text contains control character U+{:04X}{name}, which cannot be typed as text (only printable characters and \\n line breaks can).{key}",
         c as u32
     )))
-}
-
-async fn shell_text(ctx: &ToolCtx<'_>, cmd: &str) -> Result<String, DeviceError> {
-    Ok(command::run(ctx, cmd, IME_DEADLINE, 1 << 20).await?.stdout)
 }
 
 /// Splits one line so that no piece contains `%s` (which `input text` turns into a space:
@@ -149,93 +152,6 @@ pub fn text_commands(text: &str, submit: bool, max: usize) -> Result<Vec<String>
     Ok(command::batched(&steps, max))
 }
 
-/// Types through ADBKeyboard; restores the previous IME whatever happens.
-async fn type_with_ime(
-    ctx: &ToolCtx<'_>,
-    text: &str,
-    clear: bool,
-    submit: bool,
-) -> Result<(), DeviceError> {
-    let imes = shell_text(ctx, "ime list -a -s").await?;
-    if !imes.lines().any(|l| l.trim() == ADB_KEYBOARD_IME) {
-        let why = match text.chars().find(|c| !c.is_ascii()) {
-            Some(c) => format!(
-                "the text contains non-ASCII character U+{:04X}: `input text` types printable ASCII only (non-ASCII crashes it with a NullPointerException), so it needs an IME",
-                c as u32
-            ),
-            None => "the device policy types all text through ADBKeyboard (quirks.text_input = \"adbkeyboard\")".to_string(),
-        };
-        return Err(DeviceError::UnsupportedText(format!(
-            "{why}, and the phone has no {ADB_KEYBOARD_IME}. Install ADBKeyboard (com.android.adbkeyboard) on the phone{}",
-            if text.is_ascii() { "" } else { ", or type ASCII" }
-        )));
-    }
-    let previous = shell_text(ctx, "settings get secure default_input_method")
-        .await?
-        .trim()
-        .to_string();
-    let max = ctx.link.max_shell_command().await?;
-    let mut steps = vec![
-        command_line(&["ime", "enable", ADB_KEYBOARD_IME]),
-        command_line(&["ime", "set", ADB_KEYBOARD_IME]),
-    ];
-    if clear {
-        steps.push(command_line(&["am", "broadcast", "-a", "ADB_CLEAR_TEXT"]));
-    }
-    steps.extend(ime_broadcasts(text, max));
-    if submit {
-        steps.push(command_line(&["input", "keyevent", "66"]));
-    }
-    let mut typed = Ok(());
-    for line in command::batched(&steps, max) {
-        typed = run_input(ctx, &line, TEXT_DEADLINE).await;
-        if typed.is_err() {
-            break;
-        }
-    }
-    if !previous.is_empty() && previous != "null" && previous != ADB_KEYBOARD_IME {
-        let restore = command_line(&["ime", "set", &previous]);
-        if let Err(e) = run_input(ctx, &restore, IME_DEADLINE).await {
-            tracing::warn!(code = %e.code(), "could not restore the previous IME");
-        }
-    }
-    typed
-}
-
-/// The `ADB_INPUT_B64` broadcast typing `chunk` (base64 needs no quoting beyond the quotes).
-fn ime_broadcast_step(chunk: &str) -> String {
-    let b64 = base64::engine::general_purpose::STANDARD.encode(chunk.as_bytes());
-    command_line(&[
-        "am",
-        "broadcast",
-        "-a",
-        "ADB_INPUT_B64",
-        "--es",
-        "msg",
-        &b64,
-    ])
-}
-
-/// The `ADB_INPUT_B64` broadcasts typing `text`, each at most `max` bytes: the text split on
-/// character boundaries so that each chunk's base64 (4 bytes per 3) fits; ADBKeyboard types
-/// each payload as it comes (`AdbIME.java`).
-fn ime_broadcasts(text: &str, max: usize) -> Vec<String> {
-    let overhead = ime_broadcast_step("").len();
-    let budget = (max.saturating_sub(overhead) / 4 * 3).max(4); // UTF-8 bytes per chunk
-    let mut steps = Vec::new();
-    let mut current = String::new();
-    for c in text.chars() {
-        if current.len() + c.len_utf8() > budget && !current.is_empty() {
-            steps.push(ime_broadcast_step(&std::mem::take(&mut current)));
-        }
-        current.push(c);
-    }
-    if !current.is_empty() {
-        steps.push(ime_broadcast_step(&current));
-    }
-    steps
-}
-
 /// Clears the focused field with `input`: move to its end, then one DEL per character.
 async fn clear_with_input(ctx: &ToolCtx<'_>) -> Result<(), DeviceError> {
     let len = focused_node(ctx)
@@ -297,9 +213,9 @@ pub struct Output {
     pub verified: Option<bool>,
     /// The focused field's text read back (`null` when unreadable).
     pub field_text: Option<String>,
-    /// What to check when the text may not have landed.
+    /// What to check when the text may not have landed (or could not be read back, and why).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub warning: Option<&'static str>,
+    pub warning: Option<String>,
 }
 
 /// `android_input_text`.
@@ -343,75 +259,114 @@ impl DeviceTool for InputText {
         let method = ctx.policy.quirks.text_input.as_str();
         let via_ime = method == "adbkeyboard" || !is_input_text_safe(text);
         // What the field held before, so the read-back compares before and after (field bug
-        // 21: a field that already ends with the text proves nothing). Not needed when the
-        // field is cleared first.
-        let before = if clear {
-            None
+        // 21: a field that already ends with the text proves nothing); on the IME path also
+        // whether the keyboard took anything (field bug 40). At most a slice of the call.
+        let before = if clear && !via_ime {
+            FieldRead::Skipped
         } else {
-            focused_node(ctx).await.ok().flatten().map(|n| n.text)
+            read_field(&ctx.with_deadline(ctx.deadline.within(READ_BEFORE_SLICE))).await?
         };
-        if via_ime {
-            type_with_ime(ctx, text, clear, submit).await?;
+        let after = if via_ime {
+            type_via_ime(ctx, text, clear, submit, &before).await?
         } else {
+            let typing = ctx.with_deadline(ctx.deadline.reserving(READ_BACK_RESERVE));
             if clear {
-                clear_with_input(ctx).await?;
+                clear_with_input(&typing).await?;
             }
             let max = ctx.link.max_shell_command().await?;
             for line in text_commands(text, submit, max)? {
-                run_input(ctx, &line, TEXT_DEADLINE).await?;
+                run_input(&typing, &line, TEXT_DEADLINE).await?;
             }
-        }
-        let field = focused_node(ctx).await.ok().flatten();
-        let (verified, field_text) = match &field {
-            Some(n) if n.password => (None, None),
-            Some(n) => (
-                Some(read_back_holds(before.as_deref(), &n.text, text, clear)),
-                Some(n.text.clone()),
-            ),
-            None => (None, None),
+            read_back(ctx, &before).await?
         };
-        let warning = if verified == Some(false) {
-            Some("the focused field does not hold the typed text; observe the screen before retrying")
-        } else if field.is_none() && !submit {
-            Some("no focused field after typing; the text may have gone nowhere — tap a text field first")
-        } else {
-            None
-        };
-        Ok(Output {
-            typed_chars: text.chars().count(),
-            method: if via_ime {
-                Method::ImeBroadcast
-            } else {
-                Method::InputText
-            },
-            verified,
-            field_text,
-            warning,
-        })
+        Ok(outcome(text, via_ime, clear, submit, &before, after))
     }
 }
 
-/// Whether the field's text after typing shows that `text` went in: `text` exactly after a
-/// clear; else the field changed and holds exactly `text` (it was empty, showing its hint), or
-/// grew by exactly `text`'s characters and holds `text` (typed at the end, or at the cursor
-/// inside). When the text before is unknown, the field must end with `text` (the best evidence
-/// left).
-pub fn read_back_holds(before: Option<&str>, after: &str, text: &str, cleared: bool) -> bool {
-    if cleared {
-        return after == text;
-    }
-    match before {
-        // An empty field showing its hint reads back as the hint (Android 8+ puts the hint in
-        // the node's text while `isShowingHintText`, AOSP `TextView.java`
-        // `onInitializeAccessibilityNodeInfoInternal`), so "before" may be a hint: a field that
-        // changed and now holds exactly the typed text holds it.
-        Some(before) => {
-            after != before
-                && (after == text
-                    || (after.chars().count() == before.chars().count() + text.chars().count()
-                        && (after == format!("{before}{text}") || after.contains(text))))
+/// Types through ADBKeyboard and reads the field back while it is still the selected IME;
+/// the previous IME is put back whatever happened. A keyboard that typed nothing into a
+/// readable field is a typed error decided from that read and the bound IME (field bug 40).
+async fn type_via_ime(
+    ctx: &ToolCtx<'_>,
+    text: &str,
+    clear: bool,
+    submit: bool,
+    before: &FieldRead,
+) -> Result<FieldRead, DeviceError> {
+    let previous = ime::prepare(ctx, text).await?;
+    let typing = ctx.with_deadline(
+        ctx.deadline
+            .reserving(READ_BACK_RESERVE + ime::RESTORE_RESERVE),
+    );
+    let keeping = ctx.with_deadline(ctx.deadline.reserving(ime::RESTORE_RESERVE));
+    let typed = match ime::select(&typing).await {
+        Ok(()) => ime::type_text(&typing, text, clear, submit).await,
+        Err(e) => Err(e),
+    };
+    let after = match &typed {
+        Ok(()) => read_back(&keeping, before).await,
+        Err(_) => Ok(FieldRead::Skipped),
+    };
+    let untouched = match (before.text(), after.as_ref().ok().and_then(FieldRead::text)) {
+        (Some(b), Some(a)) => a == b && !(clear && a == text),
+        _ => false,
+    };
+    let bound = match untouched {
+        true => Some(ime::bound_ime(&keeping).await),
+        false => None,
+    };
+    if let Some(previous) = previous {
+        if let Err(e) = ime::restore(ctx, &previous).await {
+            tracing::warn!(code = %e.code(), "could not restore the previous IME");
+            typed?;
+            return Err(e.reword(|m| {
+                format!(
+                    "the text was typed, but putting the previous input method back failed: {m}"
+                )
+            }));
         }
-        None => after.ends_with(text),
+    }
+    typed?;
+    match bound {
+        Some(Ok(bound)) => Err(ime::did_not_type(&bound)),
+        Some(Err(e)) => Err(e),
+        None => after,
+    }
+}
+
+/// The result from the reads before and after typing.
+fn outcome(
+    text: &str,
+    via_ime: bool,
+    clear: bool,
+    submit: bool,
+    before: &FieldRead,
+    after: FieldRead,
+) -> Output {
+    let (verified, field_text) = match &after {
+        FieldRead::Focused(n) if n.password => (None, None),
+        FieldRead::Focused(n) => (
+            Some(read_back_holds(before.text(), &n.text, text, clear)),
+            Some(n.text.clone()),
+        ),
+        _ => (None, None),
+    };
+    let warning = match (&after, verified) {
+        (_, Some(false)) => Some("the focused field does not hold the typed text; observe the screen before retrying".to_string()),
+        (FieldRead::NoFocus, _) if !submit => Some("no focused field after typing; the text may have gone nowhere — tap a text field first".to_string()),
+        (FieldRead::Failed { why, .. }, _) => Some(format!("the text was sent but could not be verified: reading the field back failed ({why}); observe the screen before retrying")),
+        _ => None,
+    };
+    Output {
+        typed_chars: text.chars().count(),
+        method: if via_ime {
+            Method::ImeBroadcast
+        } else {
+            Method::InputText
+        },
+        verified,
+        field_text,
+        warning,
     }
 }
 
@@ -419,31 +374,6 @@ pub fn read_back_holds(before: Option<&str>, after: &str, text: &str, cleared: b
 mod tests {
     use super::*;
 
-    #[test]
-    fn read_back_compares_before_and_after() {
-        // Field bug 21: the field already held `abc` and the IME dropped the new `abc`.
-        assert!(!read_back_holds(Some("abc"), "abc", "abc", false));
-        assert!(read_back_holds(Some("abc"), "abcabc", "abc", false));
-        assert!(read_back_holds(Some(""), "abc", "abc", false));
-        // An empty field whose node text was its hint.
-        assert!(read_back_holds(
-            Some("Write a note"),
-            "hello",
-            "hello",
-            false
-        ));
-        assert!(!read_back_holds(
-            Some("Write a note"),
-            "Write a note",
-            "hello",
-            false
-        ));
-        assert!(read_back_holds(Some("hello"), "helXlo", "X", false));
-        assert!(!read_back_holds(Some("hello"), "hello!!", "!", false));
-        assert!(read_back_holds(None, "xabc", "abc", false));
-        assert!(read_back_holds(None, "abc", "abc", true));
-        assert!(!read_back_holds(None, "abcd", "abc", true));
-    }
     use crate::device::tools::registry::assert_output;
     use crate::protocol::ErrorCode;
 
@@ -491,24 +421,6 @@ mod tests {
     }
 
     #[test]
-    fn ime_payloads_are_split_on_character_boundaries() {
-        let text = "中文'输入\"".repeat(300);
-        let steps = ime_broadcasts(&text, 4096 - 32);
-        assert!(steps.len() > 1);
-        let mut joined = Vec::new();
-        for s in &steps {
-            assert!(s.len() <= 4096 - 32, "{}", s.len());
-            let b64 = s.rsplit(' ').next().unwrap().trim_matches('\'');
-            joined.extend(
-                base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .unwrap(),
-            );
-        }
-        assert_eq!(String::from_utf8(joined).unwrap(), text);
-    }
-
-    #[test]
     fn outputs_match_the_schema() {
         let mut out = Output {
             typed_chars: 3,
@@ -521,7 +433,7 @@ mod tests {
         out.verified = None;
         out.field_text = None;
         out.method = Method::ImeBroadcast;
-        out.warning = Some("no focused field");
+        out.warning = Some("no focused field".into());
         assert_output::<InputText>(&out);
     }
 }

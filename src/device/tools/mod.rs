@@ -7,8 +7,9 @@
 //! once to protocol codes and handed to the connector as a [`ToolError`].
 //!
 //! Each tool works only on the [`DeviceLink`] of the phone bound to the calling channel (the
-//! connector resolves it; tools never take a serial). Every device call has a deadline
-//! (per-tool, documented in `docs/tools.md`).
+//! connector resolves it; tools never take a serial). Every call has one deadline covering all
+//! its steps ([`DeviceTool::deadline`], documented in `docs/tools.md`): each phone step is cut to
+//! what is left of it ([`phone::deadline`]).
 //!
 //! The connector's surface: [`registry()`] → [`Registry::get`] / [`Registry::card_tools`] /
 //! [`Registry::card_decls`]; per tool [`RegisteredTool::decl`], [`RegisteredTool::side_effect`],
@@ -45,7 +46,9 @@ use crate::file_cache::FileCache;
 use crate::protocol::ErrorCode;
 
 pub use crate::protocol::card::SideEffect;
+pub use phone::deadline::CallDeadline;
 pub use phone::display::DisplayCache;
+pub use phone::hints::PhoneHints;
 pub use phone::last_seen::LastSeen;
 pub use phone::readiness::ReadinessCache;
 pub use registry::{
@@ -126,6 +129,12 @@ pub struct ToolCtx<'a> {
     pub readiness: &'a ReadinessCache,
     /// What the agent last saw on this channel (UI snapshot, screenshots).
     pub last_seen: &'a LastSeen,
+    /// What the connector learned about the bound phone (the way its UI dump works).
+    pub hints: &'a PhoneHints,
     /// Reports progress of a long tool (`fraction` 0..1, message) as `tool.progress.push`.
     pub progress: &'a (dyn Fn(f64, &str) + Send + Sync),
+    /// The call's one deadline: every phone step is cut to it
+    /// ([`phone::deadline`]). The registry starts it with the tool's budget
+    /// ([`DeviceTool::deadline`]); the connector passes [`CallDeadline::not_started`].
+    pub deadline: CallDeadline,
 }

@@ -125,11 +125,15 @@ impl DeviceTool for PressKey {
         }})
     }
 
+    /// The SDK read (for keys that need one) and the key press.
+    fn deadline(_: &Args) -> std::time::Duration {
+        INPUT_DEADLINE * 2
+    }
+
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let (key, code) = resolve_key(&args.key).ok_or_else(unknown_key)?;
         if let Some(min) = min_sdk(key) {
             let out = ctx
-                .link
                 .shell("getprop ro.build.version.sdk", INPUT_DEADLINE, 64)
                 .await?;
             let sdk = String::from_utf8_lossy(&out.stdout)

@@ -10,12 +10,13 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ToolCtx, ToolError};
+use super::{CallDeadline, ToolCtx, ToolError};
 use crate::device::error::DeviceError;
 use crate::device::policy::Policy;
 use crate::protocol::card::{tool_input_schema, SideEffect, ToolDecl};
@@ -50,6 +51,14 @@ pub trait DeviceTool: 'static {
         let _ = policy;
         true
     }
+    /// The call's one deadline, covering every step (default [`DEFAULT_CALL_DEADLINE`]): the
+    /// registry starts it when the run begins, every phone step is cut to what is left
+    /// ([`super::phone::deadline`]), and a run still going at its end is stopped with
+    /// `device_timeout`. Documented per tool in `docs/tools.md`.
+    fn deadline(args: &Self::Args) -> Duration {
+        let _ = args;
+        DEFAULT_CALL_DEADLINE
+    }
     /// Runs the tool with schema-checked arguments.
     fn run(
         args: Self::Args,
@@ -68,6 +77,13 @@ pub enum LockRule {
     /// of the app (taps, scrolls, typing, launching, opening links).
     Refused,
 }
+
+/// The deadline of a tool call that declares none of its own.
+pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(30);
+/// How long after its deadline a run is stopped from outside: its steps are cut to the
+/// deadline and end first with a typed error naming the step; this only catches a wait that
+/// is not a phone step.
+const OUTER_GRACE: Duration = Duration::from_millis(100);
 
 /// A boxed tool run.
 type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
@@ -104,7 +120,12 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
         let args = T::Args::deserialize(args).map_err(|_| {
             DeviceError::InvalidArguments(format!("invalid arguments: they do not fit {}", T::ID))
         })?;
-        let out = T::run(args, ctx).await?;
+        let budget = T::deadline(&args);
+        let deadline = CallDeadline::start(budget);
+        let ctx = ctx.with_deadline(deadline);
+        let out = tokio::time::timeout(budget + OUTER_GRACE, T::run(args, &ctx))
+            .await
+            .map_err(|_| deadline.spent(T::ID))??;
         serde_json::to_value(out)
             .map_err(|e| DeviceError::Internal(format!("result not serializable: {e}")).into())
     })

@@ -63,6 +63,11 @@ impl DeviceTool for ScreenRecord {
         }})
     }
 
+    /// The recording (its length + 20 s), the pull (60 s) and the removals.
+    fn deadline(args: &Args) -> Duration {
+        Duration::from_secs(args.duration_s.unwrap_or(10).clamp(1, MAX_SECONDS) + 90)
+    }
+
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let secs = args.duration_s.unwrap_or(10).clamp(1, MAX_SECONDS);
         let path = format!(
@@ -72,7 +77,7 @@ impl DeviceTool for ScreenRecord {
         let cmd = command_line(&["screenrecord", "--time-limit", &secs.to_string(), &path]);
         let deadline = Duration::from_secs(secs + 20);
         let started = Instant::now();
-        let record = ctx.link.shell(&cmd, deadline, 1 << 16);
+        let record = ctx.shell(&cmd, deadline, 1 << 16);
         tokio::pin!(record);
         let out = loop {
             tokio::select! {
@@ -95,21 +100,12 @@ impl DeviceTool for ScreenRecord {
             })
         });
         if let Some(e) = failure {
-            let _ = ctx
-                .link
-                .shell(&cleanup, Duration::from_secs(5), 1 << 12)
-                .await;
+            let _ = ctx.shell(&cleanup, Duration::from_secs(5), 1 << 12).await;
             return Err(e);
         }
         (ctx.progress)(0.97, "downloading");
-        let bytes = ctx
-            .link
-            .pull(&path, Duration::from_secs(60), MAX_BYTES)
-            .await;
-        let _ = ctx
-            .link
-            .shell(&cleanup, Duration::from_secs(5), 1 << 12)
-            .await;
+        let bytes = ctx.pull(&path, Duration::from_secs(60), MAX_BYTES).await;
+        let _ = ctx.shell(&cleanup, Duration::from_secs(5), 1 << 12).await;
         let file = file_refs::store(ctx, bytes?, "video/mp4", "mp4").await?;
         Ok(Output {
             file,

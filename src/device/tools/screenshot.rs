@@ -218,7 +218,6 @@ async fn pick_display(
 ) -> Result<(String, &'static str, Option<(u32, u32)>), DeviceError> {
     let deadline = Duration::from_secs(10);
     let ids_out = ctx
-        .link
         .shell("dumpsys SurfaceFlinger --display-id", deadline, 1 << 20)
         .await?;
     let ids = parse_display_ids(&text::decode_output(&ids_out.stdout));
@@ -227,7 +226,7 @@ async fn pick_display(
             "the phone reports several displays but `dumpsys SurfaceFlinger --display-id` lists none; pass display_id".into(),
         )
     })?;
-    let display = ctx.link.shell("dumpsys display", deadline, 8 << 20).await?;
+    let display = ctx.shell("dumpsys display", deadline, 8 << 20).await?;
     let blocks = parse_display_blocks(&text::decode_output(&display.stdout));
     let size_of = |id: &str| blocks.iter().find(|b| b.id == id).and_then(|b| b.size);
     for id in &ids {
@@ -247,7 +246,6 @@ async fn pick_display(
 /// `None` when it is one, or the list cannot be read (the capture's own error then stands).
 async fn unknown_display(ctx: &ToolCtx<'_>, id: &str) -> Option<DeviceError> {
     let out = ctx
-        .link
         .shell(
             "dumpsys SurfaceFlinger --display-id",
             Duration::from_secs(10),
@@ -346,12 +344,12 @@ async fn capture(
     }
     let command = command_line(&argv);
     let mut bytes = match source {
-        Source::Png => ctx.link.exec(&command, SCREENSHOT_DEADLINE, limit).await?,
+        Source::Png => ctx.exec(&command, SCREENSHOT_DEADLINE, limit).await?,
         Source::Raw => match ctx
             .link
             .exec_announced(
                 &command,
-                SCREENSHOT_DEADLINE,
+                ctx.deadline.clip(SCREENSHOT_DEADLINE)?,
                 limit,
                 raw::ANNOUNCE_HEAD,
                 raw::announced_len,
@@ -407,7 +405,6 @@ fn frame_too_large(ctx: &ToolCtx<'_>) -> DeviceError {
 
 async fn focused_secure(ctx: &ToolCtx<'_>) -> Option<bool> {
     let out = ctx
-        .link
         .shell(
             "dumpsys window windows",
             Duration::from_secs(10),

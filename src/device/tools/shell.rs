@@ -149,7 +149,6 @@ impl DeviceTool for Shell {
         let rule = check(&args.argv, policy)?;
         let cap = policy.max_output_bytes as usize;
         let out = ctx
-            .link
             .shell(&command_line(&args.argv), SHELL_DEADLINE, cap.max(1) * 4)
             .await?;
         let clip = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(cap)]).into_owned();

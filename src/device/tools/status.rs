@@ -180,7 +180,7 @@ impl DeviceTool for DeviceStatus {
         let cmd = format!(
             "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window; echo {SEP}; dumpsys trust"
         );
-        let out = ctx.link.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
+        let out = ctx.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
         let decoded = Text::decode(&out);
         if let Some(e) = services_down(&decoded) {
             return Err(e);

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::display::{acting_geometry, check_on_display, read_display};
-use super::phone::input::{duration_schema, gesture_deadline, run_input};
+use super::phone::input::{duration_schema, gesture_deadline, run_input, INPUT_DEADLINE};
 use super::phone::target::{
     check_bounds, resolve, resolve_xy, target_args, with_target_properties,
 };
@@ -102,6 +102,10 @@ impl DeviceTool for Swipe {
         }})
     }
 
+    fn deadline(args: &SwipeArgs) -> std::time::Duration {
+        INPUT_DEADLINE + gesture_deadline(args.duration_ms.unwrap_or(SWIPE_MS))
+    }
+
     async fn run(args: SwipeArgs, ctx: &ToolCtx<'_>) -> Result<SwipeOutput, DeviceError> {
         let shot = args.screenshot_id.as_deref();
         // Read for this call: a rotation or size change since must not map or check the
@@ -190,6 +194,11 @@ impl DeviceTool for Scroll {
             "direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
             "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1}
         }})
+    }
+
+    fn deadline(args: &ScrollArgs) -> std::time::Duration {
+        args.target()
+            .call_deadline(gesture_deadline(args.duration_ms.unwrap_or(SWIPE_MS)))
     }
 
     async fn run(args: ScrollArgs, ctx: &ToolCtx<'_>) -> Result<ScrollOutput, DeviceError> {

@@ -4,6 +4,8 @@
 //! X Y MS` is Android's long press (AOSP `InputShellCommand.java`: a swipe with equal ends held
 //! for MS).
 
+use std::time::Duration;
+
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -126,6 +128,10 @@ impl DeviceTool for Tap {
         }})
     }
 
+    fn deadline(args: &TargetArgs) -> Duration {
+        args.target().call_deadline(INPUT_DEADLINE)
+    }
+
     async fn run(args: TargetArgs, ctx: &ToolCtx<'_>) -> Result<TapOutput, DeviceError> {
         let (size, at) = locate(args.target(), ctx).await?;
         let cmd = command_line(&["input", "tap", &at.x.to_string(), &at.y.to_string()]);
@@ -163,6 +169,11 @@ impl DeviceTool for LongPress {
         }})
     }
 
+    fn deadline(args: &LongPressArgs) -> Duration {
+        args.target()
+            .call_deadline(gesture_deadline(args.duration_ms.unwrap_or(LONG_PRESS_MS)))
+    }
+
     async fn run(args: LongPressArgs, ctx: &ToolCtx<'_>) -> Result<LongPressOutput, DeviceError> {
         let (_, at) = locate(args.target(), ctx).await?;
         let ms = args.duration_ms.unwrap_or(LONG_PRESS_MS);
@@ -195,6 +206,10 @@ impl DeviceTool for DoubleTap {
 
     fn output_schema() -> Value {
         json!({"type": "object", "required": ["double_tapped"], "properties": {"double_tapped": point_schema()}})
+    }
+
+    fn deadline(args: &TargetArgs) -> Duration {
+        args.target().call_deadline(INPUT_DEADLINE)
     }
 
     async fn run(args: TargetArgs, ctx: &ToolCtx<'_>) -> Result<DoubleTapOutput, DeviceError> {

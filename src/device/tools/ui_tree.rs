@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 
 use super::phone::command;
 use super::phone::display::display_geometry;
-use super::phone::ui::{dump_with_retries, meaningful, snapshot_of, TEXT_LIMIT};
+use super::phone::last_seen::UiSnapshot;
+use super::phone::opaque;
+use super::phone::ui::{dump_with_retries, meaningful, snapshot_of, TEXT_LIMIT, UI_TREE_DEADLINE};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::parse::{power, uiautomator};
@@ -102,6 +104,46 @@ pub struct Output {
     pub truncated: bool,
     /// The elements.
     pub elements: Vec<Element>,
+    /// Large regions the tree does not see into (a web view whose page exposes nothing, a
+    /// surface): where, and to use a screenshot and coordinates there (field bug 43). Absent
+    /// when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub opaque_regions: Vec<Opaque>,
+}
+
+/// A region of the screen the tree does not describe.
+#[derive(Debug, Serialize)]
+pub struct Opaque {
+    /// `web_view` or `surface`.
+    pub kind: &'static str,
+    /// The view's class.
+    pub class: String,
+    /// `[left, top, right, bottom]`, display px.
+    pub bounds: [i32; 4],
+    /// The element of the view itself in `elements`, when it is listed.
+    pub element_id: Option<String>,
+    /// How many described elements lie inside it.
+    pub described_descendants: usize,
+    /// What it is and what to do there (screenshot, coordinates).
+    pub hint: String,
+}
+
+impl Opaque {
+    fn of(r: opaque::OpaqueRegion, snap: &UiSnapshot) -> Opaque {
+        let b = r.bounds;
+        Opaque {
+            kind: r.kind.as_str(),
+            element_id: snap
+                .elements
+                .iter()
+                .find(|e| e.bounds == b && e.class == r.class)
+                .map(|e| e.element_id.clone()),
+            class: r.class,
+            bounds: [b.left, b.top, b.right, b.bottom],
+            described_descendants: r.described_descendants,
+            hint: r.hint,
+        }
+    }
 }
 
 /// An empty tree while the screen is off is not a screen: fail with the reason instead.
@@ -120,7 +162,7 @@ async fn refuse_dark_screen(ctx: &ToolCtx<'_>) -> Result<(), DeviceError> {
 impl DeviceTool for UiTree {
     const ID: &'static str = "android_ui_tree";
     const TITLE: &'static str = "Read the UI tree";
-    const DESCRIPTION: &'static str = "Dump the on-screen accessibility tree (uiautomator) as a flat list of meaningful elements: element_id (stable within this snapshot_id; pass it to tap/long_press/double_tap/scroll), class, text, content_desc, resource_id, bounds [left, top, right, bottom] and center [x, y] in display px, clickable, focusable, focused, enabled. No side effects. Transient failures are retried (bounded); a persistent one fails with ui_dump_failed and its reason (not_idle, null_root, automation_busy, parse_error) rather than returning an empty screen.";
+    const DESCRIPTION: &'static str = "Dump the on-screen accessibility tree (uiautomator) as a flat list of meaningful elements: element_id (stable within this snapshot_id; pass it to tap/long_press/double_tap/scroll), class, text, content_desc, resource_id, bounds [left, top, right, bottom] and center [x, y] in display px, clickable, focusable, focused, enabled. opaque_regions (when present) lists large areas the tree cannot see into (a web view exposing no content, a game or video surface): use android_screenshot and coordinates there. No side effects. Transient failures are retried (bounded); a persistent one fails with ui_dump_failed and its reason (not_idle, null_root, automation_busy, parse_error) rather than returning an empty screen.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
     type Args = Args;
     type Output = Output;
@@ -138,6 +180,13 @@ impl DeviceTool for UiTree {
         json!({"type": "object", "required": ["snapshot_id", "rotation", "element_count", "truncated", "elements"], "properties": {
             "snapshot_id": string, "rotation": {"type": "integer", "minimum": 0, "maximum": 3},
             "element_count": {"type": "integer", "minimum": 0}, "truncated": boolean,
+            "opaque_regions": {"type": "array", "items": {"type": "object",
+                "required": ["kind", "class", "bounds", "element_id", "described_descendants", "hint"],
+                "properties": {
+                    "kind": {"type": "string", "enum": ["web_view", "surface"]}, "class": string,
+                    "bounds": pair(4), "element_id": {"type": ["string", "null"]},
+                    "described_descendants": {"type": "integer", "minimum": 0}, "hint": string
+                }}},
             "elements": {"type": "array", "items": {"type": "object",
                 "required": ["element_id", "class", "text", "content_desc", "resource_id", "bounds", "center", "clickable", "focusable", "focused", "enabled"],
                 "properties": {
@@ -147,6 +196,10 @@ impl DeviceTool for UiTree {
                     "scrollable": {"const": true}, "checked": boolean, "password": {"const": true}
                 }}}
         }})
+    }
+
+    fn deadline(_: &Args) -> std::time::Duration {
+        UI_TREE_DEADLINE
     }
 
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
@@ -178,12 +231,17 @@ impl DeviceTool for UiTree {
             .take(max_nodes)
             .map(|(n, e)| Element::of(n, &e.element_id))
             .collect();
+        let opaque_regions = opaque::opaque_regions(&dump)
+            .into_iter()
+            .map(|r| Opaque::of(r, &snap))
+            .collect();
         let out = Output {
             snapshot_id: snap.snapshot_id.clone(),
             rotation: dump.rotation,
             element_count: total,
             truncated: total > elements.len(),
             elements,
+            opaque_regions,
         };
         ctx.last_seen.set_ui(snap);
         Ok(out)
@@ -211,6 +269,14 @@ mod tests {
             element_count: 1,
             truncated: false,
             elements: vec![el],
+            opaque_regions: vec![Opaque {
+                kind: "web_view",
+                class: "android.webkit.WebView".into(),
+                bounds: [0, 0, 100, 50],
+                element_id: None,
+                described_descendants: 0,
+                hint: "take android_screenshot".into(),
+            }],
         };
         assert_output::<UiTree>(&out);
     }

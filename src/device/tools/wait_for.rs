@@ -17,6 +17,17 @@ use crate::device::error::DeviceError;
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// Default pause between polls (ms).
 pub const DEFAULT_INTERVAL_MS: u64 = 500;
+/// The least a wait allows its last poll beyond `timeout_ms`: one UI dump of a real phone
+/// (1.5 s on a Pixel 8, 3 s on Android 6: `docs/sim.md`, timing model).
+pub const LAST_POLL_ALLOWANCE: Duration = Duration::from_secs(3);
+
+/// The wait's timeout and the allowance of its last poll (its interval, at least
+/// [`LAST_POLL_ALLOWANCE`]) from the arguments.
+fn timings(args: &Args) -> (Duration, Duration) {
+    let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+    let interval = Duration::from_millis(args.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS));
+    (timeout, interval)
+}
 
 /// What ends the wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,6 +135,28 @@ pub struct Output {
     pub element_count: usize,
 }
 
+/// The answer of a wait whose time ran out with `seen` the last screen read.
+fn timed_out(
+    args: &Args,
+    selector: Option<Selector<'_>>,
+    seen: UiSnapshot,
+    started: Instant,
+    polls: u32,
+) -> Output {
+    let element = selector
+        .and_then(|s| s.find(&seen.elements).ok().flatten().cloned())
+        .map(Found::from);
+    Output {
+        condition: args.condition,
+        // Had the previous poll satisfied the condition, the wait would have ended there.
+        satisfied: false,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        polls: polls.max(1),
+        element,
+        element_count: seen.elements.len(),
+    }
+}
+
 /// `android_wait_for`.
 pub struct WaitFor;
 
@@ -159,19 +192,35 @@ impl DeviceTool for WaitFor {
         }})
     }
 
+    /// `timeout_ms` plus one poll (L4: a hung dump made a 1 s wait take 20 s): every dump is
+    /// cut to it, so the wait ends by then whatever the phone does.
+    fn deadline(args: &Args) -> Duration {
+        let (timeout, interval) = timings(args);
+        timeout + interval.max(LAST_POLL_ALLOWANCE)
+    }
+
     async fn run(args: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
-        let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
-        let interval = Duration::from_millis(args.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS));
+        let (timeout, interval) = timings(&args);
         let selector = args.selector()?;
         let started = Instant::now();
         let mut previous: Option<UiSnapshot> = None;
         let mut polls = 0u32;
         loop {
             polls += 1;
-            let snap = take_snapshot(ctx, None).await?;
-            let found = selector
-                .and_then(|s| snap.elements.iter().find(|e| s.matches(e)))
-                .cloned();
+            let snap = match take_snapshot(ctx, None).await {
+                Ok(snap) => snap,
+                // The last poll ran out of the wait's time: the wait timed out on what the
+                // previous poll saw (the first poll's failure is the answer itself).
+                Err(e @ DeviceError::DeadlineSpent { .. }) => match previous {
+                    Some(seen) => return Ok(timed_out(&args, selector, seen, started, polls - 1)),
+                    None => return Err(e),
+                },
+                Err(e) => return Err(e),
+            };
+            let found = match selector {
+                Some(s) => s.find(&snap.elements)?.cloned(),
+                None => None,
+            };
             let done = match args.condition {
                 Condition::Disappears => found.is_none(),
                 Condition::Stable => previous.as_ref().is_some_and(|p| same_screen(p, &snap)),

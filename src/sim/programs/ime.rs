@@ -1,8 +1,10 @@
 //! Input methods: `ime list|enable|set` (AOSP `InputMethodManagerService` shell command) and
 //! ADBKeyBoard's broadcasts (`senzhk/ADBKeyBoard` `AdbIME.java`): `ADB_INPUT_TEXT --es msg T`,
 //! `ADB_INPUT_B64 --es msg BASE64`, `ADB_CLEAR_TEXT`. They type
-//! only while ADBKeyBoard is installed and the selected IME; otherwise the broadcast still
-//! "completes" with nobody listening, as on a real phone.
+//! only while ADBKeyBoard is installed, receiving (state `adb_keyboard_receives`, field bug 40)
+//! and the selected IME; otherwise the broadcast still "completes" with nobody listening, as
+//! on a real phone. State `ime_registration_pending: N` makes the next N `ime enable|set` of
+//! ADBKeyBoard answer `Unknown input method` while `ime list -a` lists it (field bug 44).
 
 use base64::Engine;
 
@@ -20,6 +22,7 @@ impl PhoneState {
             .unwrap_or_else(|| LATIN_IME.into())
     }
 
+    /// The installed input methods (`ime list -a`).
     fn imes(&self) -> Vec<&'static str> {
         let mut v = vec![LATIN_IME];
         if self.adb_keyboard {
@@ -27,19 +30,53 @@ impl PhoneState {
         }
         v
     }
+
+    /// The enabled ones (`ime list` without `-a`): the stock keyboard, and ADBKeyBoard once
+    /// `ime enable` took.
+    fn enabled_imes(&self) -> Vec<&'static str> {
+        let mut v = self.imes();
+        v.retain(|i| *i != ADB_KEYBOARD_IME || self.adb_keyboard_enabled);
+        v
+    }
+
+    /// Whether the input method service does not know `id` for this command: not installed,
+    /// or ADBKeyBoard while its registration is still pending (one pending answer used).
+    fn unknown(&mut self, id: &str) -> bool {
+        if !self.imes().contains(&id) {
+            return true;
+        }
+        if id == ADB_KEYBOARD_IME && self.ime_registration_pending > 0 {
+            self.ime_registration_pending -= 1;
+            return true;
+        }
+        false
+    }
 }
 
-/// Runs `ime`.
+/// Runs `ime` (AOSP `InputMethodManagerService` shell command: `Unknown input method ID cannot
+/// be enabled|selected for user #0` on stderr, exit 255, for an id it does not know).
 pub fn ime(phone: &Phone, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     phone.with(|s| match args.as_slice() {
-        ["list", ..] => Output::ok(s.imes().iter().map(|i| format!("{i}\n")).collect::<String>()),
-        ["enable", id] if s.imes().contains(id) => Output::ok(format!("Input method {id}: now enabled for user #0\n")),
-        ["set", id] if s.imes().contains(id) => {
+        ["list", flags @ ..] => {
+            let all = flags.contains(&"-a");
+            let list = if all { s.imes() } else { s.enabled_imes() };
+            Output::ok(list.iter().map(|i| format!("{i}\n")).collect::<String>())
+        }
+        ["enable", id] if !s.unknown(id) => {
+            let was = s.enabled_imes().contains(id);
+            if *id == ADB_KEYBOARD_IME {
+                s.adb_keyboard_enabled = true;
+            }
+            let now = if was { "already enabled" } else { "now enabled" };
+            Output::ok(format!("Input method {id}: {now} for user #0\n"))
+        }
+        ["set", id] if !s.unknown(id) => {
             s.settings.insert(("secure".into(), "default_input_method".into()), id.to_string());
             Output::ok(format!("Input method {id} selected for user #0\n"))
         }
-        ["enable" | "set", id] => Output::err(255, format!("Unknown input method {id} cannot be selected for user #0\n")),
+        ["enable", id] => Output::err(255, format!("Unknown input method {id} cannot be enabled for user #0\n")),
+        ["set", id] => Output::err(255, format!("Unknown input method {id} cannot be selected for user #0\n")),
         _ => Output::err(255, "ime <command>:\n  list [-a] [-s]\n  enable [--user <USER_ID>] <ID>\n  set [--user <USER_ID>] <ID>\n"),
     })
 }
@@ -66,6 +103,7 @@ pub fn broadcast(phone: &Phone, args: &[&str]) -> Output {
     let msg = extras.iter().find(|(k, _)| *k == "msg").map(|(_, v)| *v);
     phone.with(|s| {
         let listening = s.adb_keyboard
+            && s.adb_keyboard_receives
             && s.current_ime() == ADB_KEYBOARD_IME
             && s.ui.focused.as_deref() == Some(NOTE_FIELD);
         if listening {

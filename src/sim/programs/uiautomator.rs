@@ -1,12 +1,13 @@
 //! `uiautomator dump [--compressed] [FILE]` (AOSP `cmds/uiautomator/.../DumpCommand.java`,
 //! `AccessibilityNodeInfoDumper.java`): writes the XML (default `/sdcard/window_dump.xml`) and
-//! prints `UI hierchary dumped to: FILE` (sic). `FILE` = `/dev/tty` prints the XML first.
+//! prints `UI hierchary dumped to: FILE` (sic). `FILE` = `/dev/tty` prints the XML first — or,
+//! with state `ui_dump_tty: "status_only"`, only the status line (field bug 39: no terminal).
 //! XML shape: `fixtures/uiautomator/emulator-gmail-alert-dialog.xml` and
 //! `bluestacks-rotation1-portrait-bounds-1080x1920.xml` (the 17 attributes in this order, a leading
 //! `NAF="true"` on clickable nodes nothing describes; pinned by `tests/sim_fixture_conformance.rs`).
 
 use super::Output;
-use crate::phone::{now_secs, Phone};
+use crate::phone::{now_secs, Phone, TtyDump};
 use crate::ui::Node;
 use crate::vfs::normalize;
 
@@ -26,7 +27,11 @@ pub fn run(phone: &Phone, cwd: &str, args: &[String]) -> Output {
     let xml = phone.with(|s| dump_xml(&s.ui_tree(), s.rotation));
     let done = format!("UI hierchary dumped to: {file}\n");
     if file == "/dev/tty" {
-        return Output::ok(format!("{xml}{done}"));
+        return match phone.with(|s| s.ui_dump_tty) {
+            TtyDump::Xml => Output::ok(format!("{xml}{done}")),
+            // The write's IOException is only logged (`dumpWindowToFile`); the line is printed.
+            TtyDump::StatusOnly => Output::ok(done),
+        };
     }
     let path = normalize(cwd, &file);
     match phone.with(|s| s.vfs.write(&path, xml.as_bytes(), false, now_secs())) {

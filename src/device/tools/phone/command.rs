@@ -52,15 +52,15 @@ impl Text {
     }
 }
 
-/// Runs an already quoted command line within `deadline`, reading at most `limit` bytes per
-/// stream, and decodes its output.
+/// Runs an already quoted command line within `deadline` (cut to the call's,
+/// [`super::deadline`]), reading at most `limit` bytes per stream, and decodes its output.
 pub async fn run(
     ctx: &ToolCtx<'_>,
     cmd: &str,
     deadline: Duration,
     limit: usize,
 ) -> Result<Text, DeviceError> {
-    let out = ctx.link.shell(cmd, deadline, limit).await?;
+    let out = ctx.shell(cmd, deadline, limit).await?;
     Ok(Text::decode(&out))
 }
 

@@ -2,10 +2,17 @@
 //! `device::parse`, `device::shell_quote`, the registry types), never each other.
 //!
 //! - [`command`]: run a quoted command line, decode its text, split compound output, judge `am`.
+//! - [`deadline`]: the call's one deadline, which every phone step is cut to.
+//! - [`hints`]: what the connector learned about the phone (the way its UI dump works).
+//! - [`ime`]: typing through ADBKeyboard (enable with a bounded retry, broadcasts, restore).
 //! - [`input`]: run `input …` with failures mapped.
 //! - [`display`]: the display's input size and its per-channel cache.
 //! - [`readiness`]: booting, screen off, lock screen: one reading per bound phone.
+//! - [`field`]: the focused field read before and after typing, and whether it holds the text.
 //! - [`ui`]: `uiautomator dump` with retries, snapshots, the focused node.
+//! - [`ui_dump`]: one `uiautomator dump` the way the phone takes it (`/dev/tty`, or a private
+//!   file read and removed).
+//! - [`opaque`]: the large regions of a dump the tree does not see into (web views, surfaces).
 //! - [`target`]: where a gesture lands (coordinates, screenshot space, element, selector).
 //! - [`selector`]: the `text`/`resource_id`/`content_desc` selector; empty fields select nothing.
 //! - [`packages`]: package names, `pm path`, launcher categories.
@@ -13,12 +20,18 @@
 //! - [`last_seen`]: what the agent last saw on the channel (UI snapshot, screenshot geometry).
 
 pub mod command;
+pub mod deadline;
 pub mod display;
+pub mod field;
 pub mod file_refs;
+pub mod hints;
+pub mod ime;
 pub mod input;
 pub mod last_seen;
+pub mod opaque;
 pub mod packages;
 pub mod readiness;
 pub mod selector;
 pub mod target;
 pub mod ui;
+pub mod ui_dump;

@@ -6,11 +6,13 @@
 use serde_json::{json, Value};
 
 use super::display::DisplayGeometry;
+use super::input::INPUT_DEADLINE;
 use super::last_seen::SnapshotElement;
 use super::selector::{given, Selector, SELECTOR_FIELDS};
-use super::ui::take_snapshot;
+use super::ui::{take_snapshot, UI_TREE_DEADLINE};
 use crate::device::error::DeviceError;
 use crate::device::tools::ToolCtx;
+use std::time::Duration;
 
 /// JSON Schema properties shared by every targeted gesture (the fields of `target_args!`).
 pub fn target_properties() -> Value {
@@ -105,6 +107,18 @@ impl TargetSpec<'_> {
     /// The selector part, `None` when every selector field is absent or empty.
     fn selector(&self) -> Option<Selector<'_>> {
         Selector::from_fields(self.text, self.resource_id, self.content_desc)
+    }
+
+    /// The one deadline of a gesture call at this target whose injection takes `gesture`: the
+    /// display read ([`INPUT_DEADLINE`]), a UI dump when a selector picks the element
+    /// ([`UI_TREE_DEADLINE`]), then the gesture.
+    pub fn call_deadline(&self, gesture: Duration) -> Duration {
+        let dump = if self.selector().is_some() {
+            UI_TREE_DEADLINE
+        } else {
+            Duration::ZERO
+        };
+        INPUT_DEADLINE + dump + gesture
     }
 }
 
@@ -208,13 +222,17 @@ pub async fn resolve(
         )));
     };
     let snap = take_snapshot(ctx, Some(*now)).await?;
-    let el = snap
-        .elements
-        .into_iter()
-        .find(|e| selector.matches(e))
-        .ok_or_else(|| {
-            DeviceError::ElementNotFound("no on-screen element matches the selector".into())
-        })?;
+    let el = selector.find(&snap.elements)?.cloned().ok_or_else(|| {
+        let near = selector.near_matches(&snap.elements);
+        DeviceError::ElementNotFound(if near.is_empty() {
+            "no on-screen element matches the selector".into()
+        } else {
+            format!(
+                "no on-screen element matches the selector; near matches: {}",
+                near.join(", ")
+            )
+        })
+    })?;
     Ok(at_element(el))
 }
 

@@ -1,5 +1,6 @@
 //! Reading the UI: `uiautomator dump` with bounded, time-boxed retries (field bugs 9, 10), the
-//! meaningful elements of a dump as a snapshot with stable `element_id`s, and the focused node.
+//! way the phone takes it (field bug 39), within the call's deadline; the meaningful elements
+//! of a dump as a snapshot with stable `element_id`s, and the focused node.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use crate::device::parse::uiautomator;
 use crate::device::tools::ToolCtx;
 
 /// Deadline of one UI read over all attempts (`uiautomator dump` can take seconds on busy
-/// screens).
+/// screens); never more than what is left of the call's deadline.
 pub const UI_TREE_DEADLINE: Duration = Duration::from_secs(20);
 /// Cap of text output of observation commands (bytes).
 pub const TEXT_LIMIT: usize = 8 * 1024 * 1024;
@@ -20,26 +21,68 @@ pub const UI_DUMP_ATTEMPTS: u32 = 4;
 /// Pause between attempts (ms): lets an animation settle.
 pub const UI_DUMP_BACKOFF: Duration = Duration::from_millis(250);
 
-/// The typed reason of a failed dump (field bugs 9, 10, 23, 24).
+/// The typed reason of a failed dump (field bugs 9, 10, 23, 24, 39).
 fn dump_reason(e: &uiautomator::UiDumpError) -> &'static str {
     match e {
         uiautomator::UiDumpError::NotIdle => "not_idle",
         uiautomator::UiDumpError::NullRoot => "null_root",
         uiautomator::UiDumpError::AutomationBusy => "automation_busy",
+        uiautomator::UiDumpError::StatusOnly { .. } => "no_output",
         _ => "parse_error",
     }
 }
 
 /// Whether another attempt can help: the screen settling (not idle, no window yet) or a
 /// truncated answer. Another automation client holding the service does not let go within a
-/// dump's retries (uiautomator2#1013), so busy is not retried.
+/// dump's retries (uiautomator2#1013), and a dump that wrote its tree nowhere does the same
+/// again (field bug 39), so neither is retried.
 fn worth_retrying(e: &uiautomator::UiDumpError) -> bool {
-    !matches!(e, uiautomator::UiDumpError::AutomationBusy)
+    !matches!(
+        e,
+        uiautomator::UiDumpError::AutomationBusy | uiautomator::UiDumpError::StatusOnly { .. }
+    )
 }
 
-/// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen).
-/// The outcome is read from stdout, stderr and the exit status together: a missing system
-/// service is `device_booting`; `already registered!` on either stream is
+/// Parses a dump's output: stdout first; what stdout lacked may be on stderr (legacy shell
+/// merges them anyway).
+fn parse(out: &command::Text) -> Result<uiautomator::UiDump, uiautomator::UiDumpError> {
+    match uiautomator::parse_uiautomator_dump(&out.stdout) {
+        Ok(dump) => Ok(dump),
+        Err(e) => match uiautomator::parse_uiautomator_dump(&out.all()) {
+            Err(uiautomator::UiDumpError::NoXml { .. }) | Ok(_) => Err(e),
+            Err(from_both) => Err(from_both),
+        },
+    }
+}
+
+/// The error of a dump that no retry can help, or `None` when retrying may.
+fn final_failure(out: &command::Text, e: &uiautomator::UiDumpError) -> Option<DeviceError> {
+    let killed = out.exit_code.and_then(command::killed_by);
+    let line = match out.telling_line() {
+        l if l.is_empty() => String::new(),
+        l => format!(": {l}"),
+    };
+    Some(DeviceError::UiDumpFailed(match (killed, e) {
+        (Some(k), uiautomator::UiDumpError::NoXml { .. }) => format!(
+            "ui_dump_failed (reason: killed): `uiautomator dump` was killed ({}){line}; not retried — free memory or stop the other tool, then retry, or use android_screenshot",
+            k.explain()
+        ),
+        (_, uiautomator::UiDumpError::AutomationBusy) => format!(
+            "ui_dump_failed (reason: automation_busy): another UiAutomation client holds the phone's accessibility automation ({}) — usually a uiautomator2 or Appium server, or another test runner; stop that client (end its session, or `am force-stop` its package) and retry; nothing was killed",
+            out.telling_line()
+        ),
+        (_, uiautomator::UiDumpError::StatusOnly { path }) => format!(
+            "ui_dump_failed (reason: no_output): `uiautomator dump` said `dumped to: {path}` but gave no tree, to /dev/tty nor to a private file under /data/local/tmp (the phone's dumper could not write it: storage full or locked down?); not retried — use android_screenshot and coordinates"
+        ),
+        _ => return None,
+    }))
+}
+
+/// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen),
+/// the way the phone takes it ([`super::ui_dump::dump`]: `/dev/tty`, or a private file where
+/// `/dev/tty` gives only the status line, field bug 39), within [`UI_TREE_DEADLINE`] and the
+/// call's deadline. The outcome is read from stdout, stderr and the exit status together: a
+/// missing system service is `device_booting`; `already registered!` on either stream is
 /// `automation_busy` (field bug 23: the trace goes to stderr, exit 1 or 0), not retried and
 /// nothing killed; a death by signal (exit 128 + N: 137 SIGKILL, 143 SIGTERM, 139 SIGSEGV, …)
 /// with no XML is `killed` naming the status and signal (field bug 24), not retried.
@@ -48,44 +91,32 @@ pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump,
     let mut last = None;
     let mut attempts = 0;
     for attempt in 1..=UI_DUMP_ATTEMPTS {
+        // Cut to the call's deadline by the step itself (which then names the call's budget).
         let left = UI_TREE_DEADLINE.saturating_sub(started.elapsed());
-        if left.is_zero() {
+        if left.is_zero() || ctx.deadline.left().is_zero() {
+            if attempts == 0 {
+                return Err(ctx.deadline.spent("uiautomator dump"));
+            }
             break;
         }
         attempts = attempt;
-        let out = command::run(ctx, "uiautomator dump /dev/tty", left, TEXT_LIMIT).await?;
+        let out = super::ui_dump::dump(ctx, left).await?;
         if let Some(e) = out.service_missing() {
             return Err(e);
         }
-        let e = match uiautomator::parse_uiautomator_dump(&out.stdout) {
+        let e = match parse(&out) {
             Ok(dump) => return Ok(dump),
-            // What stdout lacked may be on stderr (legacy shell merges them anyway).
-            Err(e) => match uiautomator::parse_uiautomator_dump(&out.all()) {
-                Err(uiautomator::UiDumpError::NoXml { .. }) | Ok(_) => e,
-                Err(from_both) => from_both,
-            },
+            Err(e) => e,
         };
-        let killed = out.exit_code.and_then(command::killed_by);
-        if let (Some(k), uiautomator::UiDumpError::NoXml { .. }) = (killed, &e) {
-            return Err(DeviceError::UiDumpFailed(format!(
-                "ui_dump_failed (reason: killed): `uiautomator dump` was killed ({}){}; not retried — free memory or stop the other tool, then retry, or use android_screenshot",
-                k.explain(),
-                match out.telling_line() {
-                    l if l.is_empty() => String::new(),
-                    l => format!(": {l}"),
-                }
-            )));
-        }
-        if !worth_retrying(&e) {
-            return Err(DeviceError::UiDumpFailed(format!(
-                "ui_dump_failed (reason: automation_busy): another UiAutomation client holds the phone's accessibility automation ({}) — usually a uiautomator2 or Appium server, or another test runner; stop that client (end its session, or `am force-stop` its package) and retry; nothing was killed",
-                out.telling_line()
-            )));
+        if !worth_retrying(&e) || out.exit_code.and_then(command::killed_by).is_some() {
+            if let Some(fail) = final_failure(&out, &e) {
+                return Err(fail);
+            }
         }
         tracing::debug!(attempt, reason = dump_reason(&e), exit = ?out.exit_code, "uiautomator dump failed");
         last = Some(e);
         if attempt < UI_DUMP_ATTEMPTS {
-            tokio::time::sleep(UI_DUMP_BACKOFF).await;
+            tokio::time::sleep(UI_DUMP_BACKOFF.min(ctx.deadline.left())).await;
         }
     }
     let reason = last.as_ref().map(dump_reason).unwrap_or("timeout");
