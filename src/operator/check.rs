@@ -53,6 +53,7 @@ pub fn fix_for(state: &DeviceState, route: RouteKind) -> Option<String> {
             "the phone is not running Android: reboot it into the system".into()
         }
         DeviceState::ServerUnavailable => "its adb server stopped answering: restart it".into(),
+        DeviceState::ServerForgot { .. } => state.remedy(route)?.to_string(),
         DeviceState::Host | DeviceState::Unknown(_) => {
             "not a phone state the connector can use: reboot the phone".into()
         }
