@@ -113,6 +113,10 @@ impl Phone {
         for (ns, k, v) in props::DEFAULT_SETTINGS {
             settings.insert((ns.to_string(), k.to_string()), v.to_string());
         }
+        settings.insert(
+            ("secure".into(), "android_id".into()),
+            props::fresh_android_id(),
+        );
         let state = PhoneState {
             vfs: Vfs::with_defaults(now_secs(), &persona.system_bin()),
             persona,
