@@ -82,7 +82,14 @@ async fn descriptor(x: &mut XAgent, ch: &str) -> Value {
 /// `devices --json` of the connector's data dir against `adb_server`: its rows.
 fn devices(dir: &TempDir, adb_server: &str) -> Vec<Value> {
     let data = dir.path().to_str().unwrap();
-    let (code, out, err) = run_cli(&["devices", "--json", "--data-dir", data, "--adb-server", adb_server]);
+    let (code, out, err) = run_cli(&[
+        "devices",
+        "--json",
+        "--data-dir",
+        data,
+        "--adb-server",
+        adb_server,
+    ]);
     assert_eq!(code, Some(0), "{out}{err}");
     serde_json::from_str(&out).expect("devices --json")
 }
@@ -134,9 +141,15 @@ async fn field_bug_50_two_tablets_with_one_usb_serial_are_two_claimable_phones()
     let (ch1, _) = claim_new(&mut x, SHARED).await;
     let (ch2, second) = claim_new(&mut x, SHARED).await;
     let warning = ack_message(&second);
-    assert!(warning.contains("not unique") && warning.contains("2 phones"), "{warning}");
+    assert!(
+        warning.contains("not unique") && warning.contains("2 phones"),
+        "{warning}"
+    );
     assert!(warning.contains("followed by `#2`"), "{warning}");
-    assert!(!warning.contains(SHARED), "never the whole serial: {warning}");
+    assert!(
+        !warning.contains(SHARED),
+        "never the whole serial: {warning}"
+    );
     // Each channel reaches its own tablet (services by transport id: the stand-in, as adb,
     // refuses `host:transport:0123456789ABCDEF`).
     let sims_ref: Vec<&SimPhone> = sims.iter().collect();
@@ -158,14 +171,32 @@ async fn field_bug_50_two_tablets_with_one_usb_serial_are_two_claimable_phones()
     assert!(error_message(&third).contains("all 2 phones"), "{third}");
     // `devices` lists both, each with its transport id and the warning.
     let rows = devices(&dir, &usb);
-    assert_eq!(names_of(&rows, SHARED), [SHARED.to_string(), format!("{SHARED}#2")], "{rows:?}");
+    assert_eq!(
+        names_of(&rows, SHARED),
+        [SHARED.to_string(), format!("{SHARED}#2")],
+        "{rows:?}"
+    );
     let ids: Vec<&Value> = rows.iter().map(|r| &r["transport_id"]).collect();
-    assert!(ids.iter().all(|id| id.is_u64()) && ids[0] != ids[1], "{rows:?}");
-    assert!(rows.iter().all(|r| r["warning"].as_str().is_some_and(|w| w.contains("not unique"))), "{rows:?}");
-    assert!(rows.iter().all(|r| r["connector_channel_id"].is_string()), "{rows:?}");
+    assert!(
+        ids.iter().all(|id| id.is_u64()) && ids[0] != ids[1],
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter().all(|r| r["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("not unique"))),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter().all(|r| r["connector_channel_id"].is_string()),
+        "{rows:?}"
+    );
     let logs = conn.logs();
     assert!(logs.contains("the serial is not unique"), "{logs}");
-    assert!(!logs.contains(SHARED), "the log never carries the whole serial");
+    assert!(
+        !logs.contains(SHARED),
+        "the log never carries the whole serial"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -195,7 +226,9 @@ async fn field_bug_50_variants_three_phones_with_one_serial_behind_adb34() {
     assert!(error_message(&named).contains("already bound"), "{named}");
     // Released, the bare serial binds the freed phone on another channel.
     let freed = tapped(&mut x, &channels[1], 40, &sims_ref).await;
-    let out = x.request("auth.logout", Some(&channels[1]), json!({})).await;
+    let out = x
+        .request("auth.logout", Some(&channels[1]), json!({}))
+        .await;
     assert!(out.get("error").is_none(), "{out}");
     let again = x.claim(&ch4, serial).await;
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
@@ -203,7 +236,11 @@ async fn field_bug_50_variants_three_phones_with_one_serial_behind_adb34() {
     let rows = devices(&dir, &adb.addr());
     assert_eq!(
         names_of(&rows, serial),
-        [serial.to_string(), format!("{serial}#2"), format!("{serial}#3")],
+        [
+            serial.to_string(),
+            format!("{serial}#2"),
+            format!("{serial}#3")
+        ],
         "{rows:?}"
     );
 }
@@ -261,7 +298,10 @@ async fn field_bug_50_variants_an_unplugged_tablet_comes_back_under_its_name() {
             if ack.get("error").is_none() {
                 break;
             }
-            assert!(Instant::now() < deadline, "not back after the restart: {ack}");
+            assert!(
+                Instant::now() < deadline,
+                "not back after the restart: {ack}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         assert_eq!(tapped(&mut y, ch, n, &sims_ref).await, sim);
@@ -286,7 +326,10 @@ async fn field_bug_50_variants_two_emulators_of_one_image() {
     let b = tapped(&mut x, &ch2, 22, &sims_ref).await;
     assert_ne!(a, b);
     let rows = devices(&dir, &listing);
-    let mut transports: Vec<&str> = rows.iter().filter_map(|r| r["transport"].as_str()).collect();
+    let mut transports: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["transport"].as_str())
+        .collect();
     transports.sort();
     assert_eq!(transports, ["emulator-5554", "emulator-5556"], "{rows:?}");
     assert_eq!(names_of(&rows, serial).len(), 2, "{rows:?}");
@@ -319,7 +362,11 @@ async fn field_bug_50_variants_one_phone_on_two_transports_stays_one_phone() {
     assert!(error_message(&second).contains("already bound"), "{second}");
     assert!(!conn.logs().contains("the serial is not unique"));
     let rows = devices(&dir, &adb.addr());
-    assert!(rows.iter().all(|r| r["serial"] == sim.serial && r["warning"].is_null()), "{rows:?}");
+    assert!(
+        rows.iter()
+            .all(|r| r["serial"] == sim.serial && r["warning"].is_null()),
+        "{rows:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -411,7 +458,11 @@ impl RestartBench {
     fn restart_server(&self) {
         let _ = self.adb.run(&["kill-server"]);
         let out = self.adb.run(&["start-server"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// `android_device_status` on channel `i` until it succeeds (≤ 40 s); every error code seen.
@@ -425,7 +476,10 @@ impl RestartBench {
                 None => return codes,
                 Some(code) => codes.push(code.to_string()),
             }
-            assert!(Instant::now() < deadline, "the channel never came back: {ack}");
+            assert!(
+                Instant::now() < deadline,
+                "the channel never came back: {ack}"
+            );
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
     }
@@ -434,7 +488,9 @@ impl RestartBench {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_51_an_adb_connect_phone_comes_back_after_the_server_restarts() {
     let mut b = restart_bench(&["SIMFB51000001"]).await;
-    let ack = b.x.tool(&b.channels[0], "android_device_status", json!({})).await;
+    let ack =
+        b.x.tool(&b.channels[0], "android_device_status", json!({}))
+            .await;
     assert!(ack.get("error").is_none(), "{ack}");
     b.restart_server();
     b.until_back(0).await;
@@ -443,7 +499,10 @@ async fn field_bug_51_an_adb_connect_phone_comes_back_after_the_server_restarts(
     assert!(ack.get("error").is_none(), "{ack}");
     assert_eq!(b.sims[0].count_runs(&["input", "tap", "7", "8"]), 1);
     let logs = b.conn.logs();
-    assert!(logs.contains("connecting them again") && logs.contains(&b.sims[0].addr), "{logs}");
+    assert!(
+        logs.contains("connecting them again") && logs.contains(&b.sims[0].addr),
+        "{logs}"
+    );
     assert!(logs.contains("connected the phone again"), "{logs}");
 }
 
@@ -455,11 +514,20 @@ async fn field_bug_51_variants_the_server_restarted_twice() {
         b.until_back(0).await;
         let n = (60 + round).to_string();
         let ch = b.channels[0].clone();
-        let ack = b.x.tool(&ch, "android_tap", json!({"x": 60 + round, "y": 60 + round})).await;
+        let ack =
+            b.x.tool(
+                &ch,
+                "android_tap",
+                json!({"x": 60 + round, "y": 60 + round}),
+            )
+            .await;
         assert!(ack.get("error").is_none(), "round {round}: {ack}");
         assert_eq!(b.sims[0].count_runs(&["input", "tap", &n, &n]), 1);
     }
-    assert_eq!(b.conn.logs().matches("connected the phone again").count(), 2);
+    assert_eq!(
+        b.conn.logs().matches("connected the phone again").count(),
+        2
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -483,7 +551,10 @@ async fn field_bug_51_variants_a_phone_gone_for_good_is_offline_with_the_fix() {
     };
     assert_eq!(last["error"]["code"], "device_offline", "{last}");
     let m = error_message(&last);
-    assert!(m.contains(&addr) && m.contains("adb connect"), "names the address and the fix: {m}");
+    assert!(
+        m.contains(&addr) && m.contains("adb connect"),
+        "names the address and the fix: {m}"
+    );
     assert!(b.conn.logs().contains("does not answer `adb connect`"));
 }
 
@@ -511,7 +582,10 @@ async fn field_bug_51_variants_an_operator_disconnect_is_not_undone() {
         .lines()
         .find(|l| l.contains("connecting them again"))
         .unwrap_or_else(|| panic!("{logs}"));
-    assert!(line.contains(&b.sims[0].addr) && !line.contains(&dropped), "{line}");
+    assert!(
+        line.contains(&b.sims[0].addr) && !line.contains(&dropped),
+        "{line}"
+    );
     let listed = String::from_utf8_lossy(&b.adb.run(&["devices"]).stdout).to_string();
     assert!(!listed.contains(&dropped), "{listed}");
 }

@@ -26,14 +26,17 @@ impl Connector {
         let (own, bound) = {
             let state = self.state();
             let own = state.binding(channel_id).map(|b| b.serial.clone());
-            let bound: HashSet<String> = state.binding_pairs().into_iter().map(|(_, s)| s).collect();
+            let bound: HashSet<String> =
+                state.binding_pairs().into_iter().map(|(_, s)| s).collect();
             (own, bound)
         };
         if let Some(own) = own.filter(|o| sharing.iter().any(|p| &p.serial == o)) {
             return vec![own];
         }
-        let mut free: Vec<&AttachedPhone> =
-            sharing.iter().filter(|p| !bound.contains(&p.serial)).collect();
+        let mut free: Vec<&AttachedPhone> = sharing
+            .iter()
+            .filter(|p| !bound.contains(&p.serial))
+            .collect();
         // Stable: usable phones first, each group in name order.
         free.sort_by_key(|p| p.state != DeviceState::Device);
         if free.is_empty() {

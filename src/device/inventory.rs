@@ -361,7 +361,11 @@ impl Inventory {
 
     /// The route `key`, under whichever name holds it.
     fn route(&self, key: &RouteKey) -> Option<AttachedPhone> {
-        self.read().values().flatten().find(|p| &p.key() == key).cloned()
+        self.read()
+            .values()
+            .flatten()
+            .find(|p| &p.key() == key)
+            .cloned()
     }
 
     /// Inserts or replaces a route of a phone; ticks when anything visible changed. A
@@ -433,7 +437,12 @@ impl Inventory {
     /// Gives the route `old` adb's new transport id for it (and a link by that id): the same
     /// transport renumbered by its server.
     fn rekey(&self, old: &RouteKey, transport_id: Option<u64>, link: DeviceLink) {
-        for r in self.write().values_mut().flatten().filter(|r| &r.key() == old) {
+        for r in self
+            .write()
+            .values_mut()
+            .flatten()
+            .filter(|r| &r.key() == old)
+        {
             r.transport_id = transport_id;
             r.link = link.clone();
         }

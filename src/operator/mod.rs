@@ -145,8 +145,7 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
             Err(e) => Err(e.to_string()),
         };
         if version.is_ok() {
-            match tokio::time::timeout(SURVEY_DEADLINE, server_phones(&inv, &client, &source))
-                .await
+            match tokio::time::timeout(SURVEY_DEADLINE, server_phones(&inv, &client, &source)).await
             {
                 Ok(Ok(rows)) => out.phones.extend(rows),
                 Ok(Err(e)) => tracing::warn!(server = %spec.name, error = %e, "device list failed"),

@@ -23,8 +23,11 @@ impl Store {
     /// (the name then holds until the connector restarts). Errors: the storage thread is gone.
     pub fn phone_name_record(&self, r: NameRecord) -> Result<(), StoreError> {
         self.submit("phone name", move |c| {
-            c.execute(sql::PHONE_NAME_INSERT, params![r.serialno, r.second, r.name])
-                .map(|_| ())
+            c.execute(
+                sql::PHONE_NAME_INSERT,
+                params![r.serialno, r.second, r.name],
+            )
+            .map(|_| ())
         })
     }
 

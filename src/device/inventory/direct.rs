@@ -6,7 +6,10 @@ use std::collections::HashSet;
 use tokio_util::sync::CancellationToken;
 
 use super::identity::{place, probe, Identity};
-use super::{AttachedPhone, Inventory, RouteKey, DIRECT_PROBE_PERIOD, DIRECT_RANK, LIVENESS_DEADLINE, LIVENESS_IDLE, REDIAL_GRACE};
+use super::{
+    AttachedPhone, Inventory, RouteKey, DIRECT_PROBE_PERIOD, DIRECT_RANK, LIVENESS_DEADLINE,
+    LIVENESS_IDLE, REDIAL_GRACE,
+};
 use crate::adb::{AdbError, DeviceLink, HostKeyFile};
 use crate::device::parse::devices::DeviceState;
 #[cfg(doc)]

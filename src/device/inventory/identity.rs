@@ -156,7 +156,10 @@ pub(super) async fn place(
     link: &DeviceLink,
     listed: &HashSet<RouteKey>,
 ) -> Placed {
-    if let Some(p) = inv.route(key).filter(|p| p.identified && p.serialno == serialno) {
+    if let Some(p) = inv
+        .route(key)
+        .filter(|p| p.identified && p.serialno == serialno)
+    {
         return Placed {
             name: p.serial,
             second: p.second,

@@ -85,7 +85,9 @@ impl NameBook {
                 name: name.clone(),
             })
             .collect();
-        all.sort_by(|a, b| (&a.serialno, a.name.len(), &a.name).cmp(&(&b.serialno, b.name.len(), &b.name)));
+        all.sort_by(|a, b| {
+            (&a.serialno, a.name.len(), &a.name).cmp(&(&b.serialno, b.name.len(), &b.name))
+        });
         all
     }
 
@@ -187,10 +189,19 @@ mod tests {
         let s = "0123456789ABCDEF";
         assert!(!book.knows(s));
         assert_eq!(book.record(s, "aa", s), s);
-        assert_eq!(book.assign(s, Some("bb"), &HashSet::new()), "0123456789ABCDEF#2");
-        assert_eq!(book.assign(s, Some("cc"), &HashSet::new()), "0123456789ABCDEF#3");
+        assert_eq!(
+            book.assign(s, Some("bb"), &HashSet::new()),
+            "0123456789ABCDEF#2"
+        );
+        assert_eq!(
+            book.assign(s, Some("cc"), &HashSet::new()),
+            "0123456789ABCDEF#3"
+        );
         // The same phone again (re-plugged: a new transport, the same Android ID).
-        assert_eq!(book.assign(s, Some("bb"), &HashSet::new()), "0123456789ABCDEF#2");
+        assert_eq!(
+            book.assign(s, Some("bb"), &HashSet::new()),
+            "0123456789ABCDEF#2"
+        );
         assert_eq!(book.lookup(s, "cc").as_deref(), Some("0123456789ABCDEF#3"));
         assert!(book.knows(s));
         assert_eq!(stored.lock().unwrap().len(), 3);
@@ -224,7 +235,10 @@ mod tests {
         // A phone recorded under a name another phone holds is given the next free one.
         assert_eq!(book.record(s, "cc", s), "SERIAL#3");
         assert_eq!(
-            book.all().iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            book.all()
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>(),
             ["SERIAL", "SERIAL#2", "SERIAL#3"]
         );
         assert_eq!(digest("9774d56d682e549c").len(), 16);

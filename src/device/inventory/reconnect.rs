@@ -105,8 +105,12 @@ pub(super) fn start(
     }
     tracing::info!(server = %label, phones = %forgotten.join(", "), "adb server restarted and no longer lists these `adb connect` phones: connecting them again");
     for addr in forgotten {
-        let (inv, client, label, session) =
-            (inv.clone(), client.clone(), label.to_string(), session.clone());
+        let (inv, client, label, session) = (
+            inv.clone(),
+            client.clone(),
+            label.to_string(),
+            session.clone(),
+        );
         tokio::spawn(async move {
             tokio::select! {
                 _ = session.cancelled() => {}
@@ -188,7 +192,9 @@ mod tests {
             .new_session(&list("127.0.0.1:5555\tdevice\n10.0.0.9:5555\tdevice\nemulator-5554\tdevice\nR58N1\tdevice\n"))
             .is_empty());
         // The operator disconnects 10.0.0.9:5555 while the server runs.
-        m.same_session(&list("127.0.0.1:5555\tdevice\nemulator-5554\tdevice\nR58N1\tdevice\n"));
+        m.same_session(&list(
+            "127.0.0.1:5555\tdevice\nemulator-5554\tdevice\nR58N1\tdevice\n",
+        ));
         // Restart: only the emulator and the USB phone come back by themselves.
         let missing = m.new_session(&list("emulator-5554\tdevice\nR58N1\tdevice\n"));
         assert_eq!(missing, ["127.0.0.1:5555"]);

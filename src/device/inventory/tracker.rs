@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::identity::{place, probe, Identity};
 use super::reconnect::WifiMemory;
 use super::{
-    AttachedPhone, Inventory, RouteKey, Source, FROZEN_RECHECK, LIVENESS_DEADLINE, SERVER_LIVENESS_PERIOD,
-    SERVER_RETRY,
+    AttachedPhone, Inventory, RouteKey, Source, FROZEN_RECHECK, LIVENESS_DEADLINE,
+    SERVER_LIVENESS_PERIOD, SERVER_RETRY,
 };
 use crate::adb::{AdbServerClient, DeviceLink};
 use crate::device::parse::devices::{parse_devices_l, DeviceEntry, DeviceState, RouteKind};
@@ -91,8 +91,7 @@ async fn run_server_liveness(inv: Inventory, label: String, shutdown: Cancellati
             .into_iter()
             .filter(|p| {
                 p.adb_server.as_deref() == Some(label.as_str())
-                    && ((full && p.state == DeviceState::Device)
-                        || inv.is_frozen(&p.key()))
+                    && ((full && p.state == DeviceState::Device) || inv.is_frozen(&p.key()))
             })
             .collect();
         let checked = futures_util::future::join_all(routes.into_iter().map(|p| async move {
@@ -278,13 +277,12 @@ async fn reconcile(
         }
     }
     inv.forget_unlisted_unidentified(label, &listed);
-    let probed = futures_util::future::join_all(to_probe.into_iter().map(
-        |(id, key, link)| async move {
+    let probed =
+        futures_util::future::join_all(to_probe.into_iter().map(|(id, key, link)| async move {
             let identity = probe(&link).await;
             (id, key, link, identity)
-        },
-    ))
-    .await;
+        }))
+        .await;
     for (id, key, link, identity) in probed {
         match identity {
             Ok(Identity {
@@ -329,13 +327,14 @@ fn renumbered(
     listed: &HashSet<RouteKey>,
     e: &DeviceEntry,
 ) -> Option<(String, Option<u64>)> {
-    if e.transport_id.is_none()
-        || RouteKind::of(Some(label), &e.serial) == RouteKind::UsbAdbServer
+    if e.transport_id.is_none() || RouteKind::of(Some(label), &e.serial) == RouteKind::UsbAdbServer
     {
         return None;
     }
     let mut old = known.keys().filter(|(serial, id)| {
-        serial == &e.serial && *id != e.transport_id && !listed.contains(&key_of(label, serial, *id))
+        serial == &e.serial
+            && *id != e.transport_id
+            && !listed.contains(&key_of(label, serial, *id))
     });
     match (old.next(), old.next()) {
         (Some(one), None) => Some(one.clone()),
