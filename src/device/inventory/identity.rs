@@ -183,6 +183,12 @@ pub(super) async fn place(
         }
     }
     let mine = read_second(link).await;
+    read_known(inv, &mut known).await;
+    decide(book, serialno, mine, &known)
+}
+
+/// Reads the Android ID of every phone of `known` not read yet, through its online route.
+async fn read_known(inv: &Inventory, known: &mut [Known]) {
     for k in known.iter_mut().filter(|k| k.second.is_none()) {
         if let Some(online) = &k.online {
             if let Some(second) = read_second(online).await {
@@ -191,6 +197,12 @@ pub(super) async fn place(
             }
         }
     }
+}
+
+/// Step 4 of [`place`]: the name of the phone whose Android ID digest is `mine` (`None`:
+/// unreadable) among the `known` phones of `serialno`.
+fn decide(book: &NameBook, serialno: &str, mine: Option<String>, known: &[Known]) -> Placed {
+    let recorded = book.knows(serialno);
     if let Some(name) = mine.as_deref().and_then(|m| book.lookup(serialno, m)) {
         return Placed { name, second: mine };
     }
@@ -208,7 +220,7 @@ pub(super) async fn place(
             second: mine.or(k.second.clone()),
         };
     }
-    for k in &known {
+    for k in known {
         if let Some(s) = &k.second {
             book.record(serialno, s, &k.name);
         }

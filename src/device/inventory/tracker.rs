@@ -178,18 +178,22 @@ async fn track(
             }
             Err(e) => tracing::debug!(error = %e, "adb server still not reachable"),
         }
-        // Server gone: everything it carried is unreachable until it returns — told apart from
-        // a phone's own absence (`adb_server_unavailable`, field bug 34).
-        inv.set_server_down(&source.label, true);
-        for (adb_serial, id) in known.keys() {
-            let key = key_of(&source.label, adb_serial, *id);
-            inv.unmark(&key);
-            inv.set_state(&key, DeviceState::ServerUnavailable);
-        }
+        server_gone(&inv, &source.label, &known);
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(SERVER_RETRY) => {}
         }
+    }
+}
+
+/// The server `label` does not answer: everything it carried is unreachable until it
+/// returns — told apart from a phone's own absence (`adb_server_unavailable`, field bug 34).
+fn server_gone(inv: &Inventory, label: &str, known: &Known) {
+    inv.set_server_down(label, true);
+    for (adb_serial, id) in known.keys() {
+        let key = key_of(label, adb_serial, *id);
+        inv.unmark(&key);
+        inv.set_state(&key, DeviceState::ServerUnavailable);
     }
 }
 
@@ -248,23 +252,7 @@ async fn reconcile(
             inv.set_state(&key, e.state.clone());
             known.insert(id, name);
         } else {
-            // Never online: its adb serial is the best name we have (USB serials equal ro.serialno).
-            inv.upsert(AttachedPhone {
-                serial: e.serial.clone(),
-                serialno: e.serial.clone(),
-                second: None,
-                model: e.model.clone().unwrap_or_default(),
-                manufacturer: String::new(),
-                sdk: None,
-                state: e.state.clone(),
-                link,
-                transport: e.serial.clone(),
-                transport_id: e.transport_id,
-                adb_server: Some(label.clone()),
-                rank: source.rank,
-                wifi_paired: false,
-                identified: false,
-            });
+            inv.upsert(never_online(source, e, link));
         }
     }
     // A transport adb no longer lists was unplugged (or its network transport dropped): `Gone`,
@@ -277,6 +265,43 @@ async fn reconcile(
         }
     }
     inv.forget_unlisted_unidentified(label, &listed);
+    identify(inv, source, known, to_probe, &listed).await;
+    // Transports whose route was replaced (re-plugged under a new id, or the id taken by
+    // another phone) are no longer this server's to mark.
+    known.retain(|(adb_serial, id), _| inv.has_route(&key_of(label, adb_serial, *id)));
+}
+
+/// The record of a transport never online: its adb serial is the best name there is (USB
+/// serials equal `ro.serialno`).
+fn never_online(source: &Source, e: &DeviceEntry, link: DeviceLink) -> AttachedPhone {
+    AttachedPhone {
+        serial: e.serial.clone(),
+        serialno: e.serial.clone(),
+        second: None,
+        model: e.model.clone().unwrap_or_default(),
+        manufacturer: String::new(),
+        sdk: None,
+        state: e.state.clone(),
+        link,
+        transport: e.serial.clone(),
+        transport_id: e.transport_id,
+        adb_server: Some(source.label.clone()),
+        rank: source.rank,
+        wifi_paired: false,
+        identified: false,
+    }
+}
+
+/// Probes the transports of `to_probe` concurrently, then names ([`place`]) and records each
+/// phone that answered, one after the other (so two phones of one serial met in one list
+/// are told apart).
+async fn identify(
+    inv: &Inventory,
+    source: &Source,
+    known: &mut Known,
+    to_probe: Vec<((String, Option<u64>), RouteKey, DeviceLink)>,
+    listed: &HashSet<RouteKey>,
+) {
     let probed =
         futures_util::future::join_all(to_probe.into_iter().map(|(id, key, link)| async move {
             let identity = probe(&link).await;
@@ -284,38 +309,37 @@ async fn reconcile(
         }))
         .await;
     for (id, key, link, identity) in probed {
-        match identity {
-            Ok(Identity {
-                serialno,
-                model,
-                manufacturer,
-                sdk,
-            }) => {
-                let placed = place(inv, &serialno, &key, &link, &listed).await;
-                known.insert(id.clone(), placed.name.clone());
-                inv.upsert(AttachedPhone {
-                    serial: placed.name,
-                    serialno,
-                    second: placed.second,
-                    model,
-                    manufacturer,
-                    sdk,
-                    state: DeviceState::Device,
-                    link,
-                    transport: id.0,
-                    transport_id: id.1,
-                    adb_server: Some(label.clone()),
-                    rank: source.rank,
-                    wifi_paired: false,
-                    identified: true,
-                });
+        let Identity {
+            serialno,
+            model,
+            manufacturer,
+            sdk,
+        } = match identity {
+            Ok(identity) => identity,
+            Err(err) => {
+                tracing::debug!(error = %err, "probe of a tracked phone failed");
+                continue;
             }
-            Err(err) => tracing::debug!(error = %err, "probe of a tracked phone failed"),
-        }
+        };
+        let placed = place(inv, &serialno, &key, &link, listed).await;
+        known.insert(id.clone(), placed.name.clone());
+        inv.upsert(AttachedPhone {
+            serial: placed.name,
+            serialno,
+            second: placed.second,
+            model,
+            manufacturer,
+            sdk,
+            state: DeviceState::Device,
+            link,
+            transport: id.0,
+            transport_id: id.1,
+            adb_server: Some(source.label.clone()),
+            rank: source.rank,
+            wifi_paired: false,
+            identified: true,
+        });
     }
-    // Transports whose route was replaced (re-plugged under a new id, or the id taken by
-    // another phone) are no longer this server's to mark.
-    known.retain(|(adb_serial, id), _| inv.has_route(&key_of(label, adb_serial, *id)));
 }
 
 /// The one identified transport of `known` that `e` renumbers: the same adb serial, another
