@@ -15,14 +15,17 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
-use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claim_when_visible;
+use common::procs::{devices_json, ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::{claim_when_visible, connector_behind, sims_behind_adb34};
 use common::usb_listing::{self, Renames};
 use common::xagent::{connect, XAgent};
 
 /// The serial cheap tablets report when the vendor left it unset (pbreault/adb-idea#100,
 /// Swind/pure-python-adb#61).
 const SHARED: &str = "0123456789ABCDEF";
+
+/// Claim policy `open`, as `ConnectorProc::start` runs it.
+const OPEN: &[&str] = &["--claim-policy", "open"];
 
 fn error_message(ack: &Value) -> String {
     ack["error"]["message"].as_str().unwrap_or("").to_string()
@@ -81,17 +84,7 @@ async fn descriptor(x: &mut XAgent, ch: &str) -> Value {
 
 /// `devices --json` of the connector's data dir against `adb_server`: its rows.
 fn devices(dir: &TempDir, adb_server: &str) -> Vec<Value> {
-    let data = dir.path().to_str().unwrap();
-    let (code, out, err) = run_cli(&[
-        "devices",
-        "--json",
-        "--data-dir",
-        data,
-        "--adb-server",
-        adb_server,
-    ]);
-    assert_eq!(code, Some(0), "{out}{err}");
-    serde_json::from_str(&out).expect("devices --json")
+    devices_json(dir.path().to_str().unwrap(), &["--adb-server", adb_server])
 }
 
 /// The rows of `rows` reporting `serialno`, their names sorted.
@@ -105,17 +98,10 @@ fn names_of(rows: &[Value], serialno: &str) -> Vec<String> {
     names
 }
 
-/// Simulated phones all reporting `serial`, connected to one Google adb 34 (each listed there
-/// as `127.0.0.1:PORT`).
+/// `n` simulated phones all reporting `serial`, connected to one Google adb 34 (each listed
+/// there as `127.0.0.1:PORT`).
 fn phones_on_adb(serial: &str, n: usize) -> (Vec<SimPhone>, AdbServer) {
-    let sims: Vec<SimPhone> = (0..n)
-        .map(|_| SimPhone::start_with_control(serial, &[]))
-        .collect();
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    for s in &sims {
-        adb.connect(&s.addr);
-    }
-    (sims, adb)
+    sims_behind_adb34(&vec![serial; n])
 }
 
 /// The stand-in in front of `adb` listing every sim of `sims` as `shown[i]`.
@@ -133,10 +119,7 @@ async fn renamed(adb: &AdbServer, sims: &[SimPhone], shown: &[&str]) -> String {
 async fn field_bug_50_two_tablets_with_one_usb_serial_are_two_claimable_phones() {
     let (sims, adb) = phones_on_adb(SHARED, 2);
     let usb = renamed(&adb, &sims, &[SHARED, SHARED]).await;
-    let dir = TempDir::new("fb50");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(usb.clone()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
+    let (dir, conn, mut x) = connector_behind("fb50", &usb, OPEN).await;
     // Claiming the serial twice binds the two tablets.
     let (ch1, _) = claim_new(&mut x, SHARED).await;
     let (ch2, second) = claim_new(&mut x, SHARED).await;
@@ -203,10 +186,7 @@ async fn field_bug_50_two_tablets_with_one_usb_serial_are_two_claimable_phones()
 async fn field_bug_50_variants_three_phones_with_one_serial_behind_adb34() {
     let serial = "SIMFB50SHARED";
     let (sims, adb) = phones_on_adb(serial, 3);
-    let dir = TempDir::new("fb50v3");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
+    let (dir, _conn, mut x) = connector_behind("fb50v3", &adb.addr(), OPEN).await;
     let sims_ref: Vec<&SimPhone> = sims.iter().collect();
     let mut channels = Vec::new();
     let mut reached = Vec::new();
@@ -315,10 +295,7 @@ async fn field_bug_50_variants_two_emulators_of_one_image() {
     let serial = "EMULATOR34X1X1X0";
     let (sims, adb) = phones_on_adb(serial, 2);
     let listing = renamed(&adb, &sims, &["emulator-5554", "emulator-5556"]).await;
-    let dir = TempDir::new("fb50emu");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(listing.clone()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
+    let (dir, conn, mut x) = connector_behind("fb50emu", &listing, OPEN).await;
     let sims_ref: Vec<&SimPhone> = sims.iter().collect();
     let (ch1, _) = claim_new(&mut x, serial).await;
     let (ch2, _) = claim_new(&mut x, serial).await;
@@ -345,10 +322,7 @@ async fn field_bug_50_variants_one_phone_on_two_transports_stays_one_phone() {
     let port = sim.addr.rsplit_once(':').unwrap().1.to_string();
     adb.connect(&format!("127.0.0.1:{port}"));
     adb.connect(&format!("localhost:{port}"));
-    let dir = TempDir::new("fb50one");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
+    let (dir, conn, mut x) = connector_behind("fb50one", &adb.addr(), OPEN).await;
     let deadline = Instant::now() + Duration::from_secs(15);
     while !conn.logs().contains("reachable through two routes") {
         assert!(Instant::now() < deadline, "both routes never seen");
@@ -373,22 +347,20 @@ async fn field_bug_50_variants_one_phone_on_two_transports_stays_one_phone() {
 async fn field_bug_50_variants_claim_codes_of_a_shared_serial() {
     let serial = "SIMFB50CODES";
     let (sims, adb) = phones_on_adb(serial, 2);
-    let dir = TempDir::new("fb50codes");
-    let codes = dir.path().join("codes.toml");
     // One code for the serial, and the second phone its own.
+    let codes = std::env::temp_dir().join(format!("xagent-fb50-codes-{}.toml", std::process::id()));
     std::fs::write(
         &codes,
         format!("[claim_codes]\n{serial} = \"code-one\"\n\"{serial}#2\" = \"code-two\"\n"),
     )
     .unwrap();
-    let codes = codes.to_str().unwrap().to_string();
-    let conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::AdbServer(adb.addr()),
-        &["--claim-policy", "code", "--config", &codes],
-    );
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
+    let codes_flag = codes.to_str().unwrap().to_string();
+    let (dir, _conn, mut x) = connector_behind(
+        "fb50codes",
+        &adb.addr(),
+        &["--claim-policy", "code", "--config", &codes_flag],
+    )
+    .await;
     let sims_ref: Vec<&SimPhone> = sims.iter().collect();
     // Wait for both phones (the second name).
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -411,6 +383,7 @@ async fn field_bug_50_variants_claim_codes_of_a_shared_serial() {
     let ack = claim_with_code(&mut x, &ch2, serial, "code-one").await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
     assert_ne!(tapped(&mut x, &ch2, 52, &sims_ref).await, second);
+    let _ = std::fs::remove_file(&codes);
 }
 
 // ---- row 51: the adb server restarted and forgot the `adb connect` phones ----
@@ -427,18 +400,8 @@ struct RestartBench {
 }
 
 async fn restart_bench(serials: &[&str]) -> RestartBench {
-    let sims: Vec<SimPhone> = serials
-        .iter()
-        .map(|s| SimPhone::start_with_control(s, &[]))
-        .collect();
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    for s in &sims {
-        adb.connect(&s.addr);
-    }
-    let dir = TempDir::new("fb51");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let mut x = connect(&conn.addr).await;
-    x.hello("").await;
+    let (sims, adb) = sims_behind_adb34(serials);
+    let (dir, conn, mut x) = connector_behind("fb51", &adb.addr(), OPEN).await;
     let mut channels = Vec::new();
     for s in serials {
         channels.push(claim_new(&mut x, s).await.0);

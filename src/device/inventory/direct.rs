@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use tokio_util::sync::CancellationToken;
 
-use super::identity::{place, probe, Identity};
+use super::identity::{place, probe};
 use super::{
     AttachedPhone, Inventory, RouteKey, DIRECT_PROBE_PERIOD, DIRECT_RANK, LIVENESS_DEADLINE,
     LIVENESS_IDLE, REDIAL_GRACE,
@@ -66,30 +66,10 @@ async fn attach(
     transport: &str,
     wifi_paired: bool,
 ) -> Result<AttachedPhone, AdbError> {
-    let Identity {
-        serialno,
-        model,
-        manufacturer,
-        sdk,
-    } = probe(link).await?;
+    let identity = probe(link).await?;
     let key = RouteKey::direct(transport);
-    let placed = place(inv, &serialno, &key, link, &HashSet::new()).await;
-    let phone = AttachedPhone {
-        serial: placed.name,
-        serialno,
-        second: placed.second,
-        model,
-        manufacturer,
-        sdk,
-        state: DeviceState::Device,
-        link: link.clone(),
-        transport: transport.to_string(),
-        transport_id: None,
-        adb_server: None,
-        rank: DIRECT_RANK,
-        wifi_paired,
-        identified: true,
-    };
+    let placed = place(inv, &identity.serialno, &key, link, &HashSet::new()).await;
+    let phone = identity.route(placed, key, link.clone(), DIRECT_RANK, wifi_paired);
     inv.upsert(phone.clone());
     // After the upsert: a claim in between finds the phone under one name or the other.
     if inv.forget_unidentified(transport) {

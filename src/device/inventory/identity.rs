@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use super::names::{self, NameBook};
-use super::{Inventory, RouteKey, PROBE_DEADLINE};
+use super::{AttachedPhone, Inventory, RouteKey, PROBE_DEADLINE};
 use crate::adb::{AdbError, DeviceLink};
 use crate::device::parse::devices::DeviceState;
 use crate::device::parse::text::decode_output;
@@ -75,6 +75,35 @@ async fn read_second(link: &DeviceLink) -> Option<String> {
     let id = text.trim();
     let hex = !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_hexdigit());
     (hex && out.exit_code.unwrap_or(0) == 0).then(|| names::digest(&id.to_ascii_lowercase()))
+}
+
+impl Identity {
+    /// The online route `key` (`link`) to the phone `placed` names.
+    pub(super) fn route(
+        self,
+        placed: Placed,
+        key: RouteKey,
+        link: DeviceLink,
+        rank: usize,
+        wifi_paired: bool,
+    ) -> AttachedPhone {
+        AttachedPhone {
+            serial: placed.name,
+            serialno: self.serialno,
+            second: placed.second,
+            model: self.model,
+            manufacturer: self.manufacturer,
+            sdk: self.sdk,
+            state: DeviceState::Device,
+            link,
+            transport: key.transport,
+            transport_id: key.transport_id,
+            adb_server: key.server,
+            rank,
+            wifi_paired,
+            identified: true,
+        }
+    }
 }
 
 /// Where an identified route goes: the name of its phone and the phone's Android ID digest

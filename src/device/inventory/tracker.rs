@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use tokio_util::sync::CancellationToken;
 
-use super::identity::{place, probe, Identity};
+use super::identity::{place, probe};
 use super::reconnect::WifiMemory;
 use super::{
     AttachedPhone, Inventory, RouteKey, Source, FROZEN_RECHECK, LIVENESS_DEADLINE,
@@ -309,36 +309,16 @@ async fn identify(
         }))
         .await;
     for (id, key, link, identity) in probed {
-        let Identity {
-            serialno,
-            model,
-            manufacturer,
-            sdk,
-        } = match identity {
+        let identity = match identity {
             Ok(identity) => identity,
             Err(err) => {
                 tracing::debug!(error = %err, "probe of a tracked phone failed");
                 continue;
             }
         };
-        let placed = place(inv, &serialno, &key, &link, listed).await;
-        known.insert(id.clone(), placed.name.clone());
-        inv.upsert(AttachedPhone {
-            serial: placed.name,
-            serialno,
-            second: placed.second,
-            model,
-            manufacturer,
-            sdk,
-            state: DeviceState::Device,
-            link,
-            transport: id.0,
-            transport_id: id.1,
-            adb_server: Some(source.label.clone()),
-            rank: source.rank,
-            wifi_paired: false,
-            identified: true,
-        });
+        let placed = place(inv, &identity.serialno, &key, &link, listed).await;
+        known.insert(id, placed.name.clone());
+        inv.upsert(identity.route(placed, key, link, source.rank, false));
     }
 }
 
