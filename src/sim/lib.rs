@@ -232,3 +232,24 @@ pub async fn start_with_phone(
         phone,
     ))
 }
+
+#[cfg(test)]
+mod android_id_tests {
+    use super::*;
+
+    /// Two phones have two Android IDs (16 hex digits); one kept in a state dir is read back.
+    #[test]
+    fn each_phone_has_its_own_android_id_kept_in_its_state_dir() {
+        let (a, b) = (props::fresh_android_id(), props::fresh_android_id());
+        assert_ne!(a, b);
+        assert!(
+            a.len() == 16 && a.chars().all(|c| c.is_ascii_hexdigit()),
+            "{a}"
+        );
+        let dir = std::env::temp_dir().join(format!("xagent-sim-aid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = android_id_in(&dir).unwrap();
+        assert_eq!(android_id_in(&dir).unwrap(), first, "a reboot keeps it");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
