@@ -174,7 +174,17 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         config.file_cache_max_bytes,
     )
     .await?;
-    let inventory = Inventory::default();
+    // Names of phones that share a serial, as recorded (field bug 50): a phone keeps its name.
+    let names = store.phone_name_all().await?;
+    let recorder = store.clone();
+    let inventory = Inventory::with_names(inventory::NameBook::new(
+        names,
+        Some(Arc::new(move |record| {
+            if recorder.phone_name_record(record).is_err() {
+                tracing::warn!("cannot store a phone name: the store is closed");
+            }
+        })),
+    ));
     // The connector's adb key, read (or made) on first use by a direct link or a pairing.
     let host_key = HostKeyFile::new(config.data_dir.join(ADB_KEY_FILE));
     // One adb server under two names is followed once (each phone one route through it).

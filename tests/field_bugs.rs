@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::{
-    adb_bench, claim_when_visible, claimed_sim, elements, find_text, DirectSim,
+    adb_bench, claim_when_visible, claimed_channel, claimed_sim, elements, find_text,
+    sims_behind_adb34, DirectSim,
 };
 use common::xagent::{connect, XAgent};
 
@@ -2667,14 +2668,7 @@ async fn field_bug_33_variants_other_serial_oddities() {
         "GS 0000000004",
         "gs-05.local_x",
     ];
-    let sims: Vec<SimPhone> = serials
-        .iter()
-        .map(|s| SimPhone::start_with_control(s, &[]))
-        .collect();
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    for sim in &sims {
-        adb.connect(&sim.addr);
-    }
+    let (sims, adb) = sims_behind_adb34(&serials);
     let dir = TempDir::new("fb33v");
     let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
     let mut x = connect(&conn.addr).await;

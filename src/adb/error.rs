@@ -85,7 +85,12 @@ impl AdbError {
             AdbError::DeviceOffline
         } else if m.contains("insufficient permissions") || m.contains("no permissions") {
             AdbError::NoPermissions
-        } else if m.contains("not found") || m.contains("no devices") {
+        } else if m.contains("not found")
+            || m.contains("no devices")
+            // adb 34 for `host:transport-id:N` of a transport that went away (AOSP
+            // `transport.cpp` `acquire_one_transport`: "no device with transport id 'N'").
+            || m.contains("no device with transport id")
+        {
             AdbError::DeviceNotFound
         } else {
             AdbError::Refused(message.trim().to_string())

@@ -43,6 +43,10 @@ pub enum LinkKind {
         client: AdbServerClient,
         /// adb's serial of the transport (`R58N…`, `127.0.0.1:5555`).
         adb_serial: String,
+        /// adb's id of the transport (`transport_id:N` of `devices -l`), when the server gave
+        /// it: services are then opened on exactly this transport (`host:transport-id:N`),
+        /// never on another phone listed under the same serial.
+        transport_id: Option<u64>,
     },
     /// Direct adbd transport to `host:port`.
     Direct {
@@ -69,11 +73,22 @@ impl std::fmt::Debug for DeviceLink {
 }
 
 impl DeviceLink {
-    /// A link through an adb server.
+    /// A link through an adb server to the transport listed as `adb_serial`.
     pub fn via_server(client: AdbServerClient, adb_serial: impl Into<String>) -> Self {
+        Self::via_transport(client, adb_serial, None)
+    }
+
+    /// A link through an adb server to one transport: by its `transport_id` when known
+    /// (`host:transport-id:N`), else by `adb_serial`.
+    pub fn via_transport(
+        client: AdbServerClient,
+        adb_serial: impl Into<String>,
+        transport_id: Option<u64>,
+    ) -> Self {
         Self::new(LinkKind::Server {
             client,
             adb_serial: adb_serial.into(),
+            transport_id,
         })
     }
 
@@ -155,7 +170,11 @@ impl DeviceLink {
             return Ok(f.clone());
         }
         let list = match &self.kind {
-            LinkKind::Server { client, adb_serial } => client.features(adb_serial).await?,
+            LinkKind::Server {
+                client,
+                adb_serial,
+                transport_id,
+            } => client.features(adb_serial, *transport_id).await?,
             LinkKind::Direct { addr } => self.direct_conn(addr).await?.features(),
         };
         let _ = self.features.set(list.clone());
@@ -168,12 +187,18 @@ impl DeviceLink {
     pub async fn open(&self, service: &str) -> Result<ServiceStream, AdbError> {
         let bytes = service.len() + 1; // sent NUL-terminated
         match &self.kind {
-            LinkKind::Server { client, adb_serial } => {
+            LinkKind::Server {
+                client,
+                adb_serial,
+                transport_id,
+            } => {
                 let max = self.max_request().await?;
                 if bytes > max {
                     return Err(AdbError::RequestTooLong { bytes, max });
                 }
-                client.open_service(adb_serial, service).await
+                client
+                    .open_service(adb_serial, *transport_id, service)
+                    .await
             }
             LinkKind::Direct { addr } => {
                 let conn = self.direct_conn(addr).await?;

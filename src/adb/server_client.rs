@@ -118,11 +118,18 @@ impl AdbServerClient {
         Ok(String::from_utf8_lossy(&self.query("host:mdns:services").await?).into_owned())
     }
 
-    /// `host-serial:<serial>:features` → the device's feature list.
-    pub async fn features(&self, serial: &str) -> Result<Vec<String>, AdbError> {
-        let payload = self
-            .query(&format!("host-serial:{serial}:features"))
-            .await?;
+    /// The device's feature list: `host-transport-id:<id>:features` when the transport id is
+    /// known, else `host-serial:<serial>:features`.
+    pub async fn features(
+        &self,
+        serial: &str,
+        transport_id: Option<u64>,
+    ) -> Result<Vec<String>, AdbError> {
+        let request = match transport_id {
+            Some(id) => format!("host-transport-id:{id}:features"),
+            None => format!("host-serial:{serial}:features"),
+        };
+        let payload = self.query(&request).await?;
         Ok(String::from_utf8_lossy(&payload)
             .split(',')
             .map(|s| s.trim().to_string())
@@ -130,14 +137,24 @@ impl AdbServerClient {
             .collect())
     }
 
-    /// `host:track-devices`: a stream of device lists, one per change (first one immediately).
+    /// A stream of device lists, one per change (the first at once): `host:track-devices-l`,
+    /// whose long lines end in `transport_id:N` (adb ≥ 1.0.41; Google adb 34 and Debian's
+    /// adb 29 both have it), else `host:track-devices` (`serial\tstate` lines, no transport
+    /// ids) from a server that refuses the long form.
     pub async fn track_devices(&self) -> Result<DeviceTracker, AdbError> {
+        match self.track("host:track-devices-l").await {
+            Err(AdbError::Refused(_)) => self.track("host:track-devices").await,
+            other => other,
+        }
+    }
+
+    async fn track(&self, service: &'static str) -> Result<DeviceTracker, AdbError> {
         let tcp = with_deadline(
             || "adb server track-devices".into(),
             HOST_QUERY_DEADLINE,
             async {
                 let mut tcp = self.dial().await?;
-                Self::request(&mut tcp, "host:track-devices").await?;
+                Self::request(&mut tcp, service).await?;
                 Ok(tcp)
             },
         )
@@ -146,15 +163,24 @@ impl AdbServerClient {
         Ok(DeviceTracker { tcp })
     }
 
-    /// Opens a device service on `serial` (`host:transport:<serial>` then `service`).
-    /// The caller bounds the whole exchange with its deadline.
+    /// Opens a device service (`service`) on one transport: `host:transport-id:<id>` when its
+    /// transport id is known — the one way to reach one of two transports adb lists under the
+    /// same serial (two cheap tablets both `0123456789ABCDEF`: `host:transport:<serial>`
+    /// answers "more than one device with serial …", AOSP `transport.cpp`
+    /// `acquire_one_transport`; field bug 50) — else `host:transport:<serial>`. The caller
+    /// bounds the whole exchange with its deadline.
     pub async fn open_service(
         &self,
         serial: &str,
+        transport_id: Option<u64>,
         service: &str,
     ) -> Result<ServiceStream, AdbError> {
         let mut tcp = self.dial().await?;
-        Self::request(&mut tcp, &format!("host:transport:{serial}")).await?;
+        let select = match transport_id {
+            Some(id) => format!("host:transport-id:{id}"),
+            None => format!("host:transport:{serial}"),
+        };
+        Self::request(&mut tcp, &select).await?;
         Self::request(&mut tcp, service).await?;
         Ok(ServiceStream::Server(tcp))
     }

@@ -181,6 +181,7 @@ impl Connector {
             model: b.model.clone(),
             serial_hint: mask_serial(&b.serial),
             location: self.inventory.get(&b.serial).and_then(|p| p.adb_server),
+            warning: self.serial_warning(channel_id),
         });
         let ids: &[&str] = &self.card_tools;
         let status = status_of(self, binding.as_ref());

@@ -1,5 +1,6 @@
 //! Auth flow `adb_device_claim` (type `form`, fields `serial`, `claim_code`): binds a channel to
-//! one attached phone by its `ro.serialno`. Policy `open`: any attached phone; policy `code`: only
+//! one attached phone by its `ro.serialno` (or `ro.serialno#N` when several phones report one
+//! serial: [`super::claim_handle`]). Policy `open`: any attached phone; policy `code`: only
 //! with the admin-issued code for that serial (compared as SHA-256, constant time). A phone is
 //! bound to at most one channel (SQLite UNIQUE). The claim code is never logged or echoed.
 
@@ -121,7 +122,10 @@ impl Connector {
         let raw = super::form::string_field(&p.input, "serial", SERIAL)?.unwrap_or("");
         // Serials are byte-exact (one may begin with a space, field bug 33): the exact serial
         // wins; surrounding whitespace is dropped only when no phone has the exact one.
-        let serial = if raw.trim().is_empty() || self.inventory.get(raw).is_some() {
+        let serial = if raw.trim().is_empty()
+            || self.inventory.get(raw).is_some()
+            || !self.inventory.sharing(raw).is_empty()
+        {
             raw
         } else {
             raw.trim()
@@ -142,7 +146,10 @@ impl Connector {
             "claim_code",
             "the admin-issued claim code, in quotes",
         )?;
-        match self.state().check_bind(channel_id, serial) {
+        // A serial several phones report names one of them (`claim_handle`).
+        let mut names = self.claim_candidates(channel_id, serial);
+        let guard = self.claim_guard_key(&names[0]);
+        match self.state().check_bind(channel_id, &names[0]) {
             Ok(true) => return Ok(()),
             Err(BindRefusal::ChannelBound) => {
                 return Err(refuse(
@@ -154,7 +161,7 @@ impl Connector {
             Ok(false) | Err(BindRefusal::PhoneBound) | Err(BindRefusal::UnknownChannel) => {}
         }
         if self.claim_policy() == ClaimPolicy::Code {
-            if let Some(wait) = self.claim_guard.blocked_for(serial) {
+            if let Some(wait) = self.claim_guard.blocked_for(&guard) {
                 return Err(refuse(
                     ErrorCode::RateLimited,
                     &format!(
@@ -171,29 +178,35 @@ impl Connector {
                     "this connector requires an admin-issued claim code for this phone (claim policy `code`): field `claim_code` is required; ask the administrator for the phone's code",
                 ));
             }
-            let ok = self.claim_code_matches(serial, code);
-            if !ok {
+            names.retain(|name| self.claim_code_opens(name, code));
+            if names.is_empty() {
                 // Never the code: the masked serial and the channel say which claim it was.
                 tracing::warn!(
                     channel = channel_id,
                     serial_hint = %crate::protocol::descriptor::mask_serial(serial),
                     "claim refused: wrong claim code"
                 );
-                self.claim_guard.failed(serial);
+                self.claim_guard.failed(&guard);
                 return Err(refuse(
                     ErrorCode::AuthFailed,
                     "the claim code does not match this phone (ask the administrator for its code)",
                 ));
             }
         }
+        let serial = names.swap_remove(0);
         let phone = self
             .inventory
-            .get(serial)
+            .get(&serial)
             .ok_or_else(|| self.unknown_serial())?;
         if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
             return Err(ClaimError { code, message });
         }
-        self.bind_phone(channel_id, serial, &phone.model).await
+        if self.state().check_bind(channel_id, &serial) == Err(BindRefusal::PhoneBound) {
+            if let Some(message) = self.all_taken(&serial) {
+                return Err(refuse(ErrorCode::AuthFailed, &message));
+            }
+        }
+        self.bind_phone(channel_id, &serial, &phone.model).await
     }
 
     /// The refusal of a claim whose serial no phone has. When a direct phone refuses the

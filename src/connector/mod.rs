@@ -18,6 +18,7 @@
 pub mod arrival_order;
 pub mod channels;
 pub mod claim;
+mod claim_handle;
 pub mod claim_policy;
 pub mod dispatch_stats;
 pub mod form;

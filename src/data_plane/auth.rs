@@ -82,7 +82,7 @@ pub async fn start(
             &p.flow_id,
             &session_id,
             AuthStatus::Authenticated,
-            "phone bound to this channel",
+            &bound_message(connector, channel),
         ))),
         Err(e) => {
             let ack = auth_ack(
@@ -99,6 +99,15 @@ pub async fn start(
                 to_payload(&ack),
             ))
         }
+    }
+}
+
+/// The message of a successful `auth.start`: "phone bound to this channel", and the warning
+/// when its serial is not unique (field bug 50, [`Connector::serial_warning`]).
+fn bound_message(connector: &Connector, channel: &str) -> String {
+    match connector.serial_warning(channel) {
+        Some(warning) => format!("phone bound to this channel; warning: {warning}"),
+        None => "phone bound to this channel".to_string(),
     }
 }
 

@@ -20,6 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::connector::Connector;
+use crate::store::phone_names::NameRecord;
 
 /// The socket's file name in the data dir.
 pub const SOCKET_FILE: &str = "operator.sock";
@@ -52,6 +53,9 @@ struct Answer {
     bindings: Vec<Binding>,
     #[serde(default)]
     paired: Vec<PairedPhone>,
+    /// The names of phones sharing a serial (absent from older connectors' answers).
+    #[serde(default)]
+    names: Vec<NameRecord>,
 }
 
 /// What [`read`] found.
@@ -61,6 +65,9 @@ pub struct Remembered {
     pub bound: HashMap<String, String>,
     /// Phones paired over Wi-Fi, sorted by serial.
     pub paired: Vec<PairedPhone>,
+    /// The recorded names of phones sharing a serial (field bug 50), so the survey names
+    /// them as the connector does.
+    pub names: Vec<NameRecord>,
 }
 
 fn paired_of(records: Vec<crate::store::WirelessPhoneRecord>) -> Vec<PairedPhone> {
@@ -119,6 +126,7 @@ pub fn spawn(
                 })
                 .collect();
             bindings.sort_by(|a, b| a.serial.cmp(&b.serial));
+            let names = connector.inventory().names().all();
             let store = connector.store().clone();
             tasks.spawn(async move {
                 // The store's queue answers in order; a failed read lists no paired phone.
@@ -127,7 +135,12 @@ pub fn spawn(
                         Ok(Ok(records)) => paired_of(records),
                         _ => Vec::new(),
                     };
-                let body = serde_json::to_vec(&Answer { bindings, paired }).unwrap_or_default();
+                let body = serde_json::to_vec(&Answer {
+                    bindings,
+                    paired,
+                    names,
+                })
+                .unwrap_or_default();
                 let _ = tokio::time::timeout(SOCKET_DEADLINE, stream.write_all(&body)).await;
             });
         }
@@ -161,6 +174,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
                 .map(|b| (b.serial, b.connector_channel_id))
                 .collect(),
             paired: answer.paired,
+            names: answer.names,
         });
     }
     let db = data_dir.join(crate::daemon::DB_FILE);
@@ -200,8 +214,25 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
         Ok(Remembered {
             bound,
             paired: paired_of(records),
+            names: stored_names(&conn),
         })
     })
     .await
     .map_err(|e| err(&e))?
+}
+
+/// The recorded phone names of a store; none from a data dir older than the table.
+fn stored_names(conn: &rusqlite::Connection) -> Vec<NameRecord> {
+    let Ok(mut st) = conn.prepare(crate::store::sql::PHONE_NAME_ALL) else {
+        return Vec::new();
+    };
+    st.query_map([], |r| {
+        Ok(NameRecord {
+            serialno: r.get(0)?,
+            second: r.get(1)?,
+            name: r.get(2)?,
+        })
+    })
+    .map(|rows| rows.flatten().collect())
+    .unwrap_or_default()
 }

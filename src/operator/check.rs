@@ -53,6 +53,7 @@ pub fn fix_for(state: &DeviceState, route: RouteKind) -> Option<String> {
             "the phone is not running Android: reboot it into the system".into()
         }
         DeviceState::ServerUnavailable => "its adb server stopped answering: restart it".into(),
+        DeviceState::ServerForgot { .. } => state.remedy(route)?.to_string(),
         DeviceState::Host | DeviceState::Unknown(_) => {
             "not a phone state the connector can use: reboot the phone".into()
         }
@@ -195,6 +196,17 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             }
         }
     }
+    // Not a problem (both phones work), but claim codes and bindings name phones by serial.
+    let mut noted = std::collections::HashSet::new();
+    for p in &seen.phones {
+        if let Some(warning) = p.warning.as_ref().filter(|_| noted.insert(&p.serialno)) {
+            let _ = writeln!(
+                out,
+                "note     {warning}; a `[claim_codes]` entry for the serial opens each of them \
+                 unless a name has its own"
+            );
+        }
+    }
     if ok && seen.phones.is_empty() {
         let _ = writeln!(out, "note     no phone attached yet");
     }
@@ -234,11 +246,11 @@ pub async fn run(stacked: Settings) -> (String, bool) {
             return (text, false);
         }
     };
-    let (paired, read_problem) = match super::bindings::read(&phones_at.data_dir).await {
-        Ok(r) => (r.paired, None),
-        Err(e) => (Vec::new(), Some(e)),
+    let (remembered, read_problem) = match super::bindings::read(&phones_at.data_dir).await {
+        Ok(r) => (r, None),
+        Err(e) => (Default::default(), Some(e)),
     };
-    let seen = survey(&phones_at, &paired).await;
+    let seen = survey(&phones_at, &remembered).await;
     let (mut text, ok) = report(&config, Some(&seen));
     if let Some(e) = read_problem {
         // Not the box's problem: this user may not read the data dir (0700, service user).

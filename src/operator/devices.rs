@@ -6,8 +6,11 @@ use serde_json::{json, Value};
 
 use super::PhoneRow;
 
-/// The JSON form: an array of `{"serial", "model", "state", "transport", "adb_server",
-/// "connector_channel_id", "paired_over_wifi"}` (`model`, `adb_server` and
+/// The JSON form: an array of `{"serial", "serialno", "transport_id", "warning", "model",
+/// "state", "transport", "adb_server", "connector_channel_id", "paired_over_wifi"}` (`serial`
+/// is the phone's name a claim takes: its `ro.serialno`, or `ro.serialno#N` when several
+/// phones report one serial, which `serialno` gives and `warning` says; `transport_id` is
+/// adb's, null for direct phones; `model`, `adb_server`, `warning` and
 /// `connector_channel_id` null when unknown or none: a phone that has not authorized the key
 /// has no model; `paired_over_wifi` true for a phone paired with flow `adb_pair_code` or
 /// `adb_qr_pair`, probed at its last address).
@@ -18,6 +21,9 @@ pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
             .map(|p| {
                 json!({
                     "serial": p.serial,
+                    "serialno": p.serialno,
+                    "transport_id": p.transport_id,
+                    "warning": p.warning,
                     "model": (!p.model.is_empty()).then_some(p.model.as_str()),
                     "state": p.state.as_str(),
                     "transport": p.transport,

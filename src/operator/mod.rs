@@ -20,7 +20,7 @@ use std::time::Duration;
 use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
 use crate::config::same_server::{self, SameServer};
 use crate::config::SurveyConfig;
-use crate::device::inventory::{self, Inventory};
+use crate::device::inventory::{self, Inventory, NameBook};
 use crate::device::parse::devices::{parse_devices_l, DeviceState};
 
 /// Deadline of one adb server's answers in a survey (version, device list, probes).
@@ -38,8 +38,15 @@ pub struct ServerReport {
 /// One phone as the operator sees it.
 #[derive(Debug, Clone)]
 pub struct PhoneRow {
-    /// `ro.serialno` when the phone answered, else the adb serial.
+    /// The phone's name — its `ro.serialno` (`ro.serialno#N` for each further phone
+    /// reporting the same serial) — when it answered, else the adb serial.
     pub serial: String,
+    /// `ro.serialno` when the phone answered, else the adb serial.
+    pub serialno: String,
+    /// adb's transport id (`transport_id:N`), when the server gave one.
+    pub transport_id: Option<u64>,
+    /// Set when other phones report the same serial: how many, and their names.
+    pub warning: Option<String>,
     /// `ro.product.model` (from the probe or adb's `model:` field; may be empty).
     pub model: String,
     /// Transport state.
@@ -114,10 +121,16 @@ pub struct Survey {
     pub same_servers: Vec<SameServer>,
 }
 
-/// Asks every adb server of `config` (once each, however many names it is given under) and probes every direct phone and every phone in
-/// `paired` (at its last address; one a `--device` already names is probed once), each under
-/// [`SURVEY_DEADLINE`]. Never fails: an unreachable server is a [`ServerReport`] with an error.
-pub async fn survey(config: &SurveyConfig, paired: &[bindings::PairedPhone]) -> Survey {
+/// Asks every adb server of `config` (once each, however many names it is given under) and
+/// probes every direct phone and every phone paired over Wi-Fi (`remembered.paired`, at its
+/// last address; one a `--device` already names is probed once), each under
+/// [`SURVEY_DEADLINE`]; phones reporting one serial are named as the connector names them
+/// (`remembered.names`) and carry a warning. Never fails: an unreachable server is a [`ServerReport`] with an error.
+pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) -> Survey {
+    let paired = &remembered.paired;
+    // One inventory for the whole survey, naming phones that share a serial as the connector
+    // does (its recorded names first).
+    let inv = Inventory::with_names(NameBook::new(remembered.names.clone(), None));
     let mut out = Survey::default();
     let (servers, same_servers) = same_server::distinct(&config.adb_servers).await;
     out.same_servers = same_servers;
@@ -132,7 +145,8 @@ pub async fn survey(config: &SurveyConfig, paired: &[bindings::PairedPhone]) -> 
             Err(e) => Err(e.to_string()),
         };
         if version.is_ok() {
-            match tokio::time::timeout(SURVEY_DEADLINE, server_phones(&client, &source)).await {
+            match tokio::time::timeout(SURVEY_DEADLINE, server_phones(&inv, &client, &source)).await
+            {
                 Ok(Ok(rows)) => out.phones.extend(rows),
                 Ok(Err(e)) => tracing::warn!(server = %spec.name, error = %e, "device list failed"),
                 Err(_) => tracing::warn!(server = %spec.name, "device list timed out"),
@@ -145,13 +159,13 @@ pub async fn survey(config: &SurveyConfig, paired: &[bindings::PairedPhone]) -> 
     }
     let key = HostKeyFile::new(config.data_dir.join(crate::daemon::ADB_KEY_FILE));
     for addr in &config.direct_devices {
-        out.phones.push(direct_phone(addr, &key).await);
+        out.phones.push(direct_phone(&inv, addr, &key).await);
     }
     for phone in paired
         .iter()
         .filter(|p| !config.direct_devices.contains(&p.addr))
     {
-        let mut row = direct_phone(&phone.addr, &key).await;
+        let mut row = direct_phone(&inv, &phone.addr, &key).await;
         if row.state != DeviceState::Device {
             // Not answering: the name remembered at pairing beats the address.
             row.serial = phone.serial.clone();
@@ -161,44 +175,75 @@ pub async fn survey(config: &SurveyConfig, paired: &[bindings::PairedPhone]) -> 
     }
     out.phones
         .sort_by(|a, b| (&a.serial, &a.adb_server).cmp(&(&b.serial, &b.adb_server)));
+    warn_shared_serials(&mut out.phones);
     out
 }
 
-/// The phones of one server: online ones probed for `ro.serialno`/model (as the connector's
-/// tracker does), the others as adb lists them.
+/// Gives every row whose serial other phones report too its warning (the names are the
+/// operator's own listing: whole).
+fn warn_shared_serials(rows: &mut [PhoneRow]) {
+    let mut names: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for r in rows.iter() {
+        let of = names.entry(r.serialno.clone()).or_default();
+        if !of.contains(&r.serial) {
+            of.push(r.serial.clone());
+        }
+    }
+    for r in rows.iter_mut() {
+        let Some(of) = names.get(&r.serialno).filter(|n| n.len() > 1) else {
+            continue;
+        };
+        let mut of = of.clone();
+        of.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+        r.warning = Some(format!(
+            "the serial is not unique: {} phones report {} (told apart by their Android ID; \
+             claim each by its name: {})",
+            of.len(),
+            r.serialno,
+            of.join(", ")
+        ));
+    }
+}
+
+/// The phones of one server: online ones probed for `ro.serialno`/model and named (as the
+/// connector's tracker does, into `inv`), the others as adb lists them.
 async fn server_phones(
+    inv: &Inventory,
     client: &AdbServerClient,
     source: &inventory::Source,
 ) -> Result<Vec<PhoneRow>, AdbError> {
     let list = client.devices_l().await?;
-    let inv = Inventory::default();
-    inventory::refresh_once(&inv, client, source, &list).await;
+    inventory::refresh_once(inv, client, source, &list).await;
     let probed = inv.routes();
     Ok(parse_devices_l(&list)
         .into_iter()
         .map(|e| {
-            match probed
-                .iter()
-                .find(|p| p.transport == e.serial && p.state == DeviceState::Device)
-            {
-                Some(p) => PhoneRow {
-                    serial: p.serial.clone(),
-                    model: p.model.clone(),
-                    state: e.state,
-                    transport: e.serial,
-                    adb_server: Some(source.label.clone()),
-                    paired: false,
-                    dialled: None,
-                },
-                None => PhoneRow {
-                    serial: e.serial.clone(),
-                    model: e.model.unwrap_or_default(),
-                    state: e.state,
-                    transport: e.serial,
-                    adb_server: Some(source.label.clone()),
-                    paired: false,
-                    dialled: None,
-                },
+            let found = probed.iter().find(|p| {
+                p.adb_server.as_deref() == Some(source.label.as_str())
+                    && p.transport == e.serial
+                    && p.transport_id == e.transport_id
+                    && p.identified
+                    && p.state == DeviceState::Device
+            });
+            let (serial, serialno, model) = match found {
+                Some(p) => (p.serial.clone(), p.serialno.clone(), p.model.clone()),
+                None => (
+                    e.serial.clone(),
+                    e.serial.clone(),
+                    e.model.clone().unwrap_or_default(),
+                ),
+            };
+            PhoneRow {
+                serial,
+                serialno,
+                transport_id: e.transport_id,
+                warning: None,
+                model,
+                state: e.state,
+                transport: e.serial,
+                adb_server: Some(source.label.clone()),
+                paired: false,
+                dialled: None,
             }
         })
         .collect())
@@ -207,23 +252,25 @@ async fn server_phones(
 /// A direct-transport phone: identity when it answers; `unauthorized` when it refuses the
 /// connector's key; `offline` otherwise, with what its address does when [`dial`]led again.
 /// The connector's adb key is used only if it exists (a survey never creates it).
-async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
+async fn direct_phone(inv: &Inventory, addr: &str, key: &HostKeyFile) -> PhoneRow {
     let transport = format!("tcp:{addr}");
     let link = if key.exists() {
         DeviceLink::direct_with_key(addr, key.clone())
     } else {
         DeviceLink::direct(addr)
     };
-    let inv = Inventory::default();
     let state = match tokio::time::timeout(
         SURVEY_DEADLINE,
-        inventory::attach_direct(&inv, &link, &transport),
+        inventory::attach_direct(inv, &link, &transport),
     )
     .await
     {
         Ok(Ok(p)) => {
             return PhoneRow {
                 serial: p.serial,
+                serialno: p.serialno,
+                transport_id: None,
+                warning: None,
                 model: p.model,
                 state: DeviceState::Device,
                 transport,
@@ -241,6 +288,9 @@ async fn direct_phone(addr: &str, key: &HostKeyFile) -> PhoneRow {
     };
     PhoneRow {
         serial: transport.clone(),
+        serialno: transport.clone(),
+        transport_id: None,
+        warning: None,
         model: String::new(),
         state,
         transport,
@@ -279,7 +329,7 @@ pub async fn run_devices(
 ) -> anyhow::Result<()> {
     let config = crate::config::stack(config_file, settings)?.survey_config()?;
     let remembered = bindings::read(&config.data_dir).await?;
-    let seen = survey(&config, &remembered.paired).await;
+    let seen = survey(&config, &remembered).await;
     for same in &seen.same_servers {
         tracing::warn!("{}", same.describe());
     }
@@ -288,7 +338,15 @@ pub async fn run_devices(
             tracing::warn!(server = %s.name, error = %e, "adb server not reachable; its phones are not listed");
         }
     }
+    let mut warned = std::collections::HashSet::new();
     for p in &seen.phones {
+        // Logs never carry a whole serial; the listing below names the phones.
+        if p.warning.is_some() && warned.insert(p.serialno.clone()) {
+            tracing::warn!(
+                serial_hint = %crate::protocol::descriptor::mask_serial(&p.serialno),
+                "the serial is not unique: several phones report it; they are listed as the serial and the serial followed by #2, #3 …, told apart by their Android ID"
+            );
+        }
         if let Some(dialled) = &p.dialled {
             let (what, fix) = check::dialled_problem(p, dialled);
             tracing::warn!("phone {} is offline: {what}; fix: {fix}", p.transport);

@@ -94,6 +94,11 @@ pub struct DescriptorTarget {
     /// descriptor schema (`xagent.connection.v2`) leaves `target` open to more properties.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// Set when the bound phone's serial is not unique (field bug 50): how many phones on this
+    /// connector report it, their masked names, and which one the channel is bound to. An
+    /// extension field, as `location`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// One `tools[]` entry.
@@ -132,6 +137,8 @@ pub struct BoundPhoneView {
     pub serial_hint: String,
     /// The adb server (box) carrying it now, if any ([`DescriptorTarget::location`]).
     pub location: Option<String>,
+    /// [`DescriptorTarget::warning`].
+    pub warning: Option<String>,
 }
 
 impl Descriptor {
@@ -176,6 +183,7 @@ impl Descriptor {
                 display_name: format!("{} ({})", p.model, p.serial_hint),
                 account_hint: Some(p.serial_hint.clone()),
                 location: p.location.clone(),
+                warning: p.warning.clone(),
             },
             None => DescriptorTarget {
                 provider: PROVIDER.into(),
@@ -183,6 +191,7 @@ impl Descriptor {
                 display_name: "No phone bound".into(),
                 account_hint: None,
                 location: None,
+                warning: None,
             },
         };
         Descriptor {
@@ -233,6 +242,13 @@ impl Descriptor {
 /// Masks a serial for display: first 3 and last 4 characters, `…` between; short serials show
 /// only the last 2. The full serial never leaves the connector (spec §9 "redacted hints").
 pub fn mask_serial(serial: &str) -> String {
+    // A phone sharing its serial is named `SERIAL#N` (field bug 50): the serial is masked, the
+    // number kept, so two such phones read apart.
+    if let Some((base, n)) = serial.rsplit_once('#') {
+        if !base.is_empty() && !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
+            return format!("{}#{n}", mask_serial(base));
+        }
+    }
     let chars: Vec<char> = serial.chars().collect();
     if chars.len() >= 10 {
         let head: String = chars[..3].iter().collect();
@@ -253,5 +269,8 @@ mod tests {
         assert_eq!(mask_serial("R58N12ABCDEF0042"), "R58…0042");
         assert_eq!(mask_serial("SIM0001"), "…01");
         assert_eq!(mask_serial(""), "…");
+        assert_eq!(mask_serial("0123456789ABCDEF#2"), "012…CDEF#2");
+        assert_eq!(mask_serial("SIM0001#12"), "…01#12");
+        assert_eq!(mask_serial("ABC#DEF"), "…EF");
     }
 }

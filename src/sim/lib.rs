@@ -124,6 +124,26 @@ pub struct SimHandle {
     pub connect_addr: Option<SocketAddr>,
 }
 
+/// File of the phone's Android ID in `state_dir`: a phone keeps it across reboots.
+pub const ANDROID_ID_FILE: &str = "android_id";
+
+/// The Android ID kept in `dir` ([`ANDROID_ID_FILE`]), made and written on first use.
+fn android_id_in(dir: &std::path::Path) -> std::io::Result<String> {
+    let path = dir.join(ANDROID_ID_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_string()),
+        Ok(_) => write_android_id(&path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_android_id(&path),
+        Err(e) => Err(e),
+    }
+}
+
+fn write_android_id(path: &std::path::Path) -> std::io::Result<String> {
+    let id = props::fresh_android_id();
+    std::fs::write(path, format!("{id}\n"))?;
+    Ok(id)
+}
+
 /// Binds, spawns the serving tasks on the current tokio runtime, returns the bound addresses.
 /// Errors: unknown persona or a blank serial (`InvalidInput`), a non-loopback control address
 /// (`PermissionDenied`), an unreadable `state_dir`, bind failures.
@@ -160,7 +180,15 @@ pub async fn start_with_phone(
     };
     let keys = auth::KeyStore::open(opts.require_auth, opts.state_dir.as_deref())?;
     let phone = Phone::new(persona, &opts.serial, &model);
+    let android_id = match opts.state_dir.as_deref() {
+        Some(dir) => Some(android_id_in(dir)?),
+        None => None,
+    };
     phone.with(|s| {
+        if let Some(id) = android_id {
+            s.settings
+                .insert(("secure".into(), "android_id".into()), id);
+        }
         s.auth = keys;
         s.timing = (opts.timing == timing::TimingMode::Realistic).then(|| timing::Model {
             phone: s.persona.timing,
@@ -205,4 +233,25 @@ pub async fn start_with_phone(
         },
         phone,
     ))
+}
+
+#[cfg(test)]
+mod android_id_tests {
+    use super::*;
+
+    /// Two phones have two Android IDs (16 hex digits); one kept in a state dir is read back.
+    #[test]
+    fn each_phone_has_its_own_android_id_kept_in_its_state_dir() {
+        let (a, b) = (props::fresh_android_id(), props::fresh_android_id());
+        assert_ne!(a, b);
+        assert!(
+            a.len() == 16 && a.chars().all(|c| c.is_ascii_hexdigit()),
+            "{a}"
+        );
+        let dir = std::env::temp_dir().join(format!("xagent-sim-aid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = android_id_in(&dir).unwrap();
+        assert_eq!(android_id_in(&dir).unwrap(), first, "a reboot keeps it");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -151,6 +151,10 @@ impl Phone {
             settings.insert((ns.to_string(), k.to_string()), v.to_string());
         }
         let extra_displays = persona.extra_displays.clone();
+        settings.insert(
+            ("secure".into(), "android_id".into()),
+            props::fresh_android_id(),
+        );
         let state = PhoneState {
             vfs: Vfs::with_defaults(now_secs(), &persona.system_bin()),
             persona,

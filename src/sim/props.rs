@@ -26,12 +26,29 @@ pub const DEFAULT_SETTINGS: &[(&str, &str, &str)] = &[
         "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME",
     ),
     ("secure", "navigation_mode", "2"),
-    ("secure", "android_id", "0123456789abcdef"),
     ("system", "screen_brightness", "128"),
     ("system", "screen_off_timeout", "60000"),
     ("system", "accelerometer_rotation", "0"),
     ("system", "user_rotation", "0"),
 ];
+
+/// A fresh Android ID (`settings get secure android_id`): 64 random bits as 16 lowercase hex
+/// digits, different on every phone, chosen once (AOSP `SettingsProvider.java`,
+/// `generateSsaid`: 64 bits of an HMAC-SHA256 keyed by a random per-user key; before
+/// Android 8 `ensureAndroidIdIsSet`, a `SecureRandom` long). Two phones that share a serial
+/// (field bug 50) differ in it.
+pub fn fresh_android_id() -> String {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 8];
+    // The system RNG fails only without /dev/urandom; a clock-derived value then still differs.
+    if ring::rand::SystemRandom::new().fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes = now.to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// All properties of a phone; `serial` and `model` come from the sim options.
 pub fn build(p: &Persona, serial: &str, model: &str) -> BTreeMap<String, String> {

@@ -1,4 +1,5 @@
-//! Persistence (SQLite via rusqlite, bundled): connector identity, channels, bindings, file refs.
+//! Persistence (SQLite via rusqlite, bundled): connector identity, channels, bindings, file refs,
+//! the names of phones sharing a serial.
 //!
 //! SQLite is blocking, so one dedicated thread owns the connection and async code reaches it over
 //! a channel (`Store::run`); nothing blocks a tokio worker. SQL lives in named constants in
@@ -11,6 +12,7 @@
 //! the database while the connector runs.
 
 pub mod journal;
+pub mod phone_names;
 pub mod records;
 pub mod sql;
 

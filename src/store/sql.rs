@@ -5,6 +5,12 @@ pub const WIRELESS_UPSERT: &str = "INSERT INTO wireless_phones (serial, guid, ad
 /// Every paired wireless phone.
 pub const WIRELESS_ALL: &str = "SELECT serial, guid, addr, paired_ms FROM wireless_phones";
 
+/// Records the name of a phone that shares its serial (an existing record wins).
+pub const PHONE_NAME_INSERT: &str =
+    "INSERT OR IGNORE INTO phone_names (serialno, second, name) VALUES (?1, ?2, ?3)";
+/// Every recorded phone name.
+pub const PHONE_NAME_ALL: &str = "SELECT serialno, second, name FROM phone_names";
+
 /// Connection settings: WAL, NORMAL sync (crash-safe, fsync at checkpoints), foreign keys.
 pub const PRAGMAS: &str = "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;";
 
@@ -27,6 +33,12 @@ CREATE TABLE IF NOT EXISTS wireless_phones (
     guid TEXT NOT NULL,
     addr TEXT NOT NULL,
     paired_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS phone_names (
+    serialno TEXT NOT NULL,
+    second TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (serialno, second)
 );
 CREATE TABLE IF NOT EXISTS file_refs (
     file_id TEXT PRIMARY KEY,

@@ -6,6 +6,7 @@ pub mod adb_server;
 pub mod procs;
 pub mod scenario;
 pub mod schemas;
+pub mod usb_listing;
 pub mod xagent;
 
 /// Reads the API key the test wrote.

@@ -18,16 +18,15 @@ pub fn bin() -> &'static str {
 /// `devices --json` of data dir `data` for the one direct phone `transport` (`tcp:HOST:PORT`, no
 /// adb server): its rows, after asserting exit 0.
 pub fn devices_json_direct(data: &str, transport: &str) -> Vec<serde_json::Value> {
-    let (code, out, err) = run_cli(&[
-        "devices",
-        "--json",
-        "--data-dir",
-        data,
-        "--adb-server",
-        "",
-        "--device",
-        transport,
-    ]);
+    devices_json(data, &["--adb-server", "", "--device", transport])
+}
+
+/// `devices --json` of data dir `data` with the phone flags `phones` (`--adb-server A`, …):
+/// its rows, after asserting exit 0.
+pub fn devices_json(data: &str, phones: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec!["devices", "--json", "--data-dir", data];
+    args.extend_from_slice(phones);
+    let (code, out, err) = run_cli(&args);
     assert_eq!(code, Some(0), "{out}{err}");
     serde_json::from_str(&out).expect("devices --json")
 }

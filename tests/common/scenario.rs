@@ -13,6 +13,34 @@ use super::schemas::{assert_card, assert_descriptor};
 use super::xagent::{connect, http_get, XAgent};
 use super::API_KEY;
 
+/// Simulated phones (control API on), one per serial of `serials` (repeats allowed: phones
+/// sharing a serial), all `adb connect`ed to one private Google adb 34 server.
+pub fn sims_behind_adb34(serials: &[&str]) -> (Vec<SimPhone>, AdbServer) {
+    let sims: Vec<SimPhone> = serials
+        .iter()
+        .map(|s| SimPhone::start_with_control(s, &[]))
+        .collect();
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    for sim in &sims {
+        adb.connect(&sim.addr);
+    }
+    (sims, adb)
+}
+
+/// A connector (data dir tagged `tag`, `extra` flags after `--adb-server adb_server`) and a
+/// client after its hello.
+pub async fn connector_behind(
+    tag: &str,
+    adb_server: &str,
+    extra: &[&str],
+) -> (TempDir, ConnectorProc, XAgent) {
+    let dir = TempDir::new(tag);
+    let conn = ConnectorProc::start_with(dir.path(), Phones::AdbServer(adb_server.into()), extra);
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    (dir, conn, x)
+}
+
 /// Claims `serial`, retrying while the connector has not yet seen the phone (≤ 15 s).
 pub async fn claim_when_visible(x: &mut XAgent, channel: &str, serial: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(15);

@@ -46,6 +46,25 @@ pub enum DeviceState {
     /// address closed or refused the connection. Told apart from [`Self::Offline`] (attached
     /// or connected, but not answering). Shown as `offline`, adb's word, in tables and metrics.
     Gone,
+    /// Not an adb state: the connector's mark for a phone it knew under an `adb connect`
+    /// serial (`HOST:PORT`, here `addr`) that its adb server no longer lists after a restart
+    /// (`adb kill-server` by another tool: the new server forgets every `adb connect`;
+    /// amo13/Anarchy-Droid#6, field bug 51). The connector asks the server to connect it
+    /// again (`host:connect`, bounded back-off): `attempt` of `of` so far, `last` the server's
+    /// last answer (empty before one), `gave_up` once every attempt failed. Shown as
+    /// `offline`.
+    ServerForgot {
+        /// `HOST:PORT` connected again.
+        addr: String,
+        /// Attempts made so far (1-based).
+        attempt: u32,
+        /// Attempts allowed.
+        of: u32,
+        /// The adb server's last answer to `host:connect` (`failed to connect to …`).
+        last: String,
+        /// Every attempt failed: the operator must act.
+        gave_up: bool,
+    },
 }
 
 /// How the connector reaches a phone: what a fix may tell the user to do (no `adb` command
@@ -123,7 +142,7 @@ impl DeviceState {
     pub fn as_str(&self) -> &str {
         match self {
             Self::Device => "device",
-            Self::Offline | Self::Gone => "offline",
+            Self::Offline | Self::Gone | Self::ServerForgot { .. } => "offline",
             Self::Unauthorized => "unauthorized",
             Self::NoPermissions { .. } => "no permissions",
             Self::Bootloader => "bootloader",
@@ -157,6 +176,37 @@ impl DeviceState {
                 "the phone does not answer at its last Wi-Fi address (wireless debugging off, or \
                  the phone left the network)"
                     .into()
+            }
+            (
+                Self::ServerForgot {
+                    addr,
+                    attempt,
+                    of,
+                    last,
+                    gave_up,
+                },
+                _,
+            ) => {
+                let forgot = format!(
+                    "the adb server was restarted and no longer lists the phone's `adb connect` \
+                     connection ({addr})"
+                );
+                let last = if last.is_empty() {
+                    String::new()
+                } else {
+                    format!(", last answer: {}", last.trim())
+                };
+                if *gave_up {
+                    format!(
+                        "{forgot}; the connector asked it to connect {addr} again {of} times and \
+                         every attempt failed{last}"
+                    )
+                } else {
+                    format!(
+                        "{forgot}; the connector is asking it to connect {addr} again (attempt \
+                         {attempt} of {of}{last})"
+                    )
+                }
             }
             (Self::Offline, Direct | WifiPaired) => {
                 "the phone is connected but does not answer (adbd or the network hangs)".into()
@@ -267,6 +317,16 @@ impl DeviceState {
             (Self::ServerUnavailable, _) => {
                 "the adb server on this host is not running or not answering: start it \
                  (`adb start-server`); the connector picks the phone up again by itself"
+            }
+            (Self::ServerForgot { gave_up: false, .. }, _) => {
+                "wait a few seconds: the channel comes back by itself once the phone answers"
+            }
+            (Self::ServerForgot { gave_up: true, .. }, _) => {
+                "make sure the phone is on and on this box's network with adb over TCP/IP or \
+                 Wireless debugging on (a reboot turns `adb tcpip` off; Wireless debugging \
+                 picks a new port each time it is turned on), then run `adb connect HOST:PORT` \
+                 on the box with the address shown; the connector picks the phone up again by \
+                 itself"
             }
         })
     }

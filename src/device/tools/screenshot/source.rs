@@ -150,6 +150,7 @@ mod tests {
         LinkKind::Server {
             client: AdbServerClient::new("127.0.0.1:5037"),
             adb_serial: serial.into(),
+            transport_id: None,
         }
     }
     fn direct(addr: &str) -> LinkKind {
