@@ -5,10 +5,15 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
 use serde_json::{json, Value};
 
-use common::procs::{ConnectorProc, Phones, TempDir};
+use common::procs::{bin, run_cli, ConnectorProc, Phones, TempDir};
 use common::xagent::connect;
+use common::API_KEY;
 
 fn code(p: &Value) -> &str {
     p["error"]["code"].as_str().unwrap_or("")
@@ -43,7 +48,10 @@ async fn l3_undecodable_frames_echo_their_ids() {
         format!(r#"{{{},"type":"ping","connector_channel_id":7}}"#, head(5)),
         format!(r#"{{{},"type":"ping"}} {{"more":1}}"#, head(6)),
         format!(r#"{{{},"type":"ping","payload":{{"text":"cut"#, head(7)),
-        format!(r#"{{{},"type":"ping","payload":{{"s":"\ud800"}}}}"#, head(8)),
+        format!(
+            r#"{{{},"type":"ping","payload":{{"s":"\ud800"}}}}"#,
+            head(8)
+        ),
     ];
     for (n, frame) in frames.iter().enumerate() {
         x.send_text(frame).await;
@@ -72,4 +80,241 @@ async fn l3_undecodable_frames_echo_their_ids() {
     assert_eq!(e["request_id"], json!("req_l3_dup"), "{e}");
     let pong = x.request("ping", None, json!({})).await;
     assert_eq!(pong["type"], "pong", "socket still usable");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers: a `serve` that is expected to refuse, mounts made by the test (root), uploads.
+
+/// Runs `serve` on `data_dir` (no phones; the test API key written there) and expects it to
+/// refuse to start: returns (exit code, stderr). Panics if it starts listening instead.
+fn serve_refused(data_dir: &Path) -> (Option<i32>, String) {
+    let key = data_dir.join("api_key.txt");
+    let _ = std::fs::write(&key, format!("{API_KEY}\n"));
+    let mut child = Command::new(bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--adb-server", ""])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--api-key-file")
+        .arg(&key)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            let out = child.wait_with_output().expect("output");
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(!stdout.contains("listening on"), "it started: {stdout}");
+            return (
+                status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve neither refused nor exited within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A mount the test made (a tmpfs or a read-only bind mount), lazily unmounted on drop.
+struct Mount(PathBuf);
+
+impl Mount {
+    /// A tmpfs of `size` (e.g. `4m`) on `at` (created).
+    fn tmpfs(at: &Path, size: &str) -> Mount {
+        std::fs::create_dir_all(at).unwrap();
+        run_ok(
+            Command::new("mount")
+                .args([
+                    "-t",
+                    "tmpfs",
+                    "-o",
+                    &format!("size={size},mode=0700"),
+                    "tmpfs",
+                ])
+                .arg(at),
+        );
+        Mount(at.to_path_buf())
+    }
+
+    /// `src` bind-mounted read-only on `at` (created).
+    fn read_only_bind(src: &Path, at: &Path) -> Mount {
+        std::fs::create_dir_all(at).unwrap();
+        run_ok(Command::new("mount").arg("--bind").arg(src).arg(at));
+        let mount = Mount(at.to_path_buf());
+        run_ok(
+            Command::new("mount")
+                .args(["-o", "remount,bind,ro"])
+                .arg(at),
+        );
+        mount
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn run_ok(cmd: &mut Command) {
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Fills the filesystem holding `dir` with one file until the kernel says ENOSPC; returns it.
+fn fill_disk(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler.bin");
+    let mut f = std::fs::File::create(&path).unwrap();
+    for chunk in [1 << 20, 4096, 1] {
+        let block = vec![0x5au8; chunk];
+        while f.write_all(&block).is_ok() {}
+    }
+    let _ = f.flush();
+    path
+}
+
+/// `POST /files/uploads` of `data` on `channel`: (status, JSON body).
+fn upload(base: &str, channel: &str, data: &[u8]) -> (u16, Value) {
+    let boundary = "xagentHardeningBoundary7Q";
+    let mut body = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"app.apk\"\r\nContent-Type: application/octet-stream\r\n\r\n").into_bytes();
+    body.extend_from_slice(data);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let mut resp = agent
+        .post(&format!("{base}/files/uploads"))
+        .header(
+            "Content-Type",
+            &format!("multipart/form-data; boundary={boundary}"),
+        )
+        .header("Authorization", &format!("Bearer {API_KEY}"))
+        .header("X-XAgent-Connector-Channel-ID", channel)
+        .send(&body[..])
+        .expect("upload");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// A data dir a connector has run in once (a real database, then killed): its connector id.
+async fn used_data_dir(dir: &Path) -> String {
+    let mut conn = ConnectorProc::start(dir, Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    let id = x.hello_fresh().await;
+    x.open(None).await;
+    conn.kill();
+    id
+}
+
+// ---------------------------------------------------------------------------------------------
+// L7: a database file that exists but is empty or not SQLite refuses to start.
+
+/// L7: an empty `connector.sqlite3` (and variants: bytes that are not SQLite, a cut-off
+/// header, another program's SQLite database) refuses to start with a message naming the file
+/// and the fix, leaves the file as it was, and `check` names it as a problem too. Before, an
+/// empty file started silently as a fresh database: a new `connector_id`, every binding gone.
+#[tokio::test]
+async fn l7_an_empty_or_foreign_database_refuses_to_start() {
+    let dir = TempDir::new("l7");
+    used_data_dir(dir.path()).await;
+    let db = dir.path().join("connector.sqlite3");
+    let foreign = dir.path().join("foreign.sqlite3");
+    run_ok(Command::new("sqlite3").arg(&foreign).arg(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('mine');",
+    ));
+    let variants: [(&str, Vec<u8>, &str); 4] = [
+        ("empty", Vec::new(), "is empty (0 bytes)"),
+        (
+            "not sqlite",
+            b"PK\x03\x04 backup.zip, restored here by mistake".to_vec(),
+            "not an SQLite database",
+        ),
+        (
+            "cut-off header",
+            b"SQLite for".to_vec(),
+            "not an SQLite database",
+        ),
+        (
+            "another program's",
+            std::fs::read(&foreign).unwrap(),
+            "not this connector's",
+        ),
+    ];
+    for (what, bytes, said) in variants {
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(dir.path().join(format!("connector.sqlite3{suffix}")));
+        }
+        std::fs::write(&db, &bytes).unwrap();
+        let (code, stderr) = serve_refused(dir.path());
+        assert_eq!(code, Some(1), "{what}: {stderr}");
+        assert!(
+            stderr.contains(&db.display().to_string()),
+            "{what}: names the file: {stderr}"
+        );
+        assert!(stderr.contains(said), "{what}: {stderr}");
+        assert!(
+            stderr.contains("restore the file from a backup"),
+            "{what}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            bytes,
+            "{what}: the file is left as it was"
+        );
+        if what != "another program's" {
+            let data = dir.path().to_str().unwrap();
+            let key = format!("{data}/api_key.txt");
+            let (code, out, err) = run_cli(&[
+                "check",
+                "--data-dir",
+                data,
+                "--adb-server",
+                "",
+                "--api-key-file",
+                &key,
+            ]);
+            assert_eq!(code, Some(1), "{what}: {out}{err}");
+            let line = out
+                .lines()
+                .find(|l| l.starts_with("PROBLEM  database"))
+                .unwrap_or_else(|| panic!("{what}: check names the database: {out}"));
+            assert!(
+                line.contains(&db.display().to_string()) && line.contains(said),
+                "{line}"
+            );
+        }
+    }
+}
+
+/// L7, the other side: a first start that died while making its database leaves no file that
+/// a later start would refuse (the database is made under `-new` and renamed into place), and
+/// a data dir whose database was made whole starts as before, with its `connector_id`.
+#[tokio::test]
+async fn l7_a_database_made_whole_starts_and_keeps_its_identity() {
+    let dir = TempDir::new("l7-ok");
+    let id = used_data_dir(dir.path()).await;
+    // A leftover of a creation that died half-way is not the database and is replaced.
+    std::fs::write(dir.path().join("connector.sqlite3-new"), b"").unwrap();
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    let ack = x.hello("").await;
+    assert_eq!(ack["payload"]["connector_id"], json!(id), "{ack}");
+    let fresh = TempDir::new("l7-fresh");
+    std::fs::write(fresh.path().join("connector.sqlite3-new"), b"half").unwrap();
+    let conn = ConnectorProc::start(fresh.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    x.hello_fresh().await;
+    assert!(!fresh.path().join("connector.sqlite3-new").exists());
 }

@@ -96,10 +96,7 @@ impl Scanner<'_> {
 
     /// Walks the members of the top-level object, calling `found(key, string value or None)`
     /// for each member read whole (a member whose value is cut short is not reported).
-    fn members(
-        &mut self,
-        mut found: impl FnMut(String, Option<String>),
-    ) -> Result<(), Unreadable> {
+    fn members(&mut self, mut found: impl FnMut(String, Option<String>)) -> Result<(), Unreadable> {
         self.expect(b'{')?;
         self.skip_ws();
         if self.peek() == Some(b'}') {
