@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::procs::{bin, run_cli, ConnectorProc, Phones, TempDir};
+use common::procs::{bin, run_cli, ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::claimed_channel;
 use common::xagent::connect;
 use common::API_KEY;
 
@@ -317,4 +318,137 @@ async fn l7_a_database_made_whole_starts_and_keeps_its_identity() {
     let mut x = connect(&conn.addr).await;
     x.hello_fresh().await;
     assert!(!fresh.path().join("connector.sqlite3-new").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// L6: storage errors name the cause (disk full, read-only, locked) and the path.
+
+/// L6 at start: a database that cannot be written — immutable (`chattr +i`; it read "I/O error
+/// in the advisory file locking layer"), on a read-only mount, or locked by another process
+/// holding the SQLite lock — refuses to start with the cause and the path named.
+#[tokio::test]
+async fn l6_the_store_at_start_names_read_only_immutable_and_locked() {
+    let dir = TempDir::new("l6-start");
+    used_data_dir(dir.path()).await;
+    let db = dir.path().join("connector.sqlite3");
+    let shown = db.display().to_string();
+
+    run_ok(Command::new("chattr").arg("+i").arg(&db));
+    let (code, stderr) = serve_refused(dir.path());
+    run_ok(Command::new("chattr").arg("-i").arg(&db));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains(&shown), "names the file: {stderr}");
+    assert!(stderr.contains("immutable"), "{stderr}");
+    assert!(stderr.contains("chattr -i"), "the fix: {stderr}");
+    assert!(!stderr.contains("advisory file locking"), "{stderr}");
+
+    // The same data dir, read-only.
+    let ro = TempDir::new("l6-ro");
+    let at = ro.path().join("data");
+    let mount = Mount::read_only_bind(dir.path(), &at);
+    let (code, stderr) = serve_refused(&at);
+    drop(mount);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("mounted read-only"), "{stderr}");
+    assert!(
+        stderr.contains(&at.display().to_string()),
+        "names the path: {stderr}"
+    );
+
+    // Another process holds the SQLite lock (an `sqlite3` shell in an exclusive transaction).
+    let mut holder = Command::new("sqlite3")
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sqlite3");
+    {
+        use std::io::{BufRead, BufReader, Write};
+        let stdin = holder.stdin.as_mut().unwrap();
+        writeln!(
+            stdin,
+            "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; SELECT 'held';"
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        // The pragma prints `exclusive` first.
+        let held = BufReader::new(holder.stdout.as_mut().unwrap())
+            .lines()
+            .map_while(Result::ok)
+            .any(|l| l.trim() == "held");
+        assert!(held, "sqlite3 holds the lock");
+    }
+    let (code, stderr) = serve_refused(dir.path());
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains(&shown), "names the file: {stderr}");
+    assert!(stderr.contains("locked by another process"), "{stderr}");
+
+    // With the causes gone, the data dir starts again.
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+}
+
+/// L6 at run time, on a full disk (a small tmpfs the test fills): an upload ("cannot store
+/// the upload"), the file cache (a screenshot) and the store (a channel to persist) each answer
+/// `internal_error` naming the full disk and the path; once space is freed, each works again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l6_a_full_disk_is_named_on_upload_file_cache_and_store() {
+    let sim = SimPhone::start("SIMDISKFULL0006");
+    let dir = TempDir::new("l6-full");
+    let data = dir.path().join("data");
+    let _mount = Mount::tmpfs(&data, "6m");
+    let conn = ConnectorProc::start(&data, Phones::Direct(vec![sim.addr.clone()]));
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    assert!(shot.get("error").is_none(), "works before: {shot}");
+    let cached = || -> Vec<PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(data.join("files"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = cached();
+    let filler = fill_disk(&data);
+    let here = data.display().to_string();
+
+    let (status, body) = upload(&conn.base, &ch, &[7u8; 48 * 1024]);
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!((status, code(&body)), (500, "internal_error"), "{body}");
+    assert!(message.contains("the disk is full"), "{message}");
+    assert!(
+        message.contains(&format!("{here}/files/")),
+        "names the path: {message}"
+    );
+    assert!(message.contains("free space"), "{message}");
+    assert_eq!(cached(), before, "no partial upload is kept");
+
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    let message = shot["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(code(&shot), "internal_error", "{shot}");
+    assert!(message.contains("the disk is full"), "{message}");
+    assert!(message.contains(&format!("{here}/files/")), "{message}");
+    assert_eq!(cached(), before, "no partial screenshot is kept");
+
+    let open = x.request("channel.open", None, json!({})).await;
+    let message = open["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(code(&open), "internal_error", "{open}");
+    assert!(
+        message.contains("could not persist the channel"),
+        "{message}"
+    );
+    assert!(message.contains("the disk is full"), "{message}");
+    assert!(message.contains(&here), "{message}");
+
+    std::fs::remove_file(filler).unwrap();
+    let (status, body) = upload(&conn.base, &ch, &[7u8; 48 * 1024]);
+    assert_eq!(status, 200, "space freed: {body}");
+    let shot = x.tool(&ch, "android_screenshot", json!({})).await;
+    assert!(shot.get("error").is_none(), "{shot}");
+    let (_, open) = x.open(None).await;
+    assert_eq!(open["type"], "channel.open.ack");
 }
