@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use common::procs::{bin, run_cli, ConnectorProc, Phones, SimPhone, TempDir};
-use common::scenario::claimed_channel;
+use common::scenario::{claimed_channel, code_gated_sim};
 use common::xagent::connect;
 use common::API_KEY;
 
@@ -451,4 +451,70 @@ async fn l6_a_full_disk_is_named_on_upload_file_cache_and_store() {
     assert!(shot.get("error").is_none(), "{shot}");
     let (_, open) = x.open(None).await;
     assert_eq!(open["type"], "channel.open.ack");
+}
+
+// ---------------------------------------------------------------------------------------------
+// L1: the wrong-claim-code pause survives a restart.
+
+/// L1: wrong claim codes are counted on disk before they are answered, so a restart — even a
+/// `kill -9` right after the last refusal — gives no fresh attempts: three wrong codes, a
+/// restart, two more, and the next (even the right code) is `rate_limited` with the pause
+/// running; another restart while paused keeps the pause. Before, each restart gave five fresh
+/// attempts per serial and reset the doubling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l1_the_claim_code_pause_survives_a_restart() {
+    let mut phone = code_gated_sim("SIMPAUSE000L1", "right-code-l1").await;
+    let serial = phone.sim.serial.clone();
+    let claim = |code: &str| json!({"flow_id": "adb_device_claim", "input": {"serial": serial, "claim_code": code}});
+    async fn reconnect(phone: &mut common::scenario::DirectSim) {
+        phone.conn.restart();
+        let mut x = connect(&phone.conn.addr).await;
+        x.hello(&phone.connector_id).await;
+        let (ch, _) = x.open(Some(&phone.ch)).await;
+        assert_eq!(ch, phone.ch, "the channel is restored");
+        phone.x = x;
+    }
+    for _ in 0..3 {
+        let e = phone
+            .x
+            .request("auth.start", Some(&phone.ch), claim("guess-1"))
+            .await;
+        assert_eq!(code(&e), "auth_failed", "{e}");
+    }
+    reconnect(&mut phone).await;
+    for n in 0..2 {
+        let e = phone
+            .x
+            .request("auth.start", Some(&phone.ch), claim("guess-2"))
+            .await;
+        assert_eq!(
+            code(&e),
+            "auth_failed",
+            "attempt {} of 5 after a restart: {e}",
+            n + 4
+        );
+    }
+    reconnect(&mut phone).await;
+    for code_tried in ["guess-3", "right-code-l1"] {
+        let e = phone
+            .x
+            .request("auth.start", Some(&phone.ch), claim(code_tried))
+            .await;
+        assert_eq!(code(&e), "rate_limited", "paused across the restart: {e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        let secs: u64 = message
+            .split("retry in ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("names the wait: {message}"));
+        assert!(
+            (1..=30).contains(&secs),
+            "the first pause, not a fresh one: {message}"
+        );
+        assert!(
+            !message.contains("right-code-l1") && !message.contains(&serial),
+            "{message}"
+        );
+    }
 }
