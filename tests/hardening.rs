@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
 
 use common::procs::{bin, run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::{claimed_channel, code_gated_sim};
@@ -517,4 +520,159 @@ async fn l1_the_claim_code_pause_survives_a_restart() {
             "{message}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// L5: half-sent request heads of one peer do not stall other clients.
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// A TCP connection to `addr` from the loopback address `local`.
+async fn connect_from(local: &str, addr: &str) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+    socket
+        .connect(addr.parse().unwrap())
+        .await
+        .expect("connect")
+}
+
+/// `GET /health` with the key from `local`: the status line's code.
+async fn health_from(local: &str, addr: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = connect_from(local, addr).await;
+    let head = format!(
+        "GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {API_KEY}\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), s.read_to_end(&mut answer))
+        .await
+        .expect("answered")
+        .expect("read");
+    let text = String::from_utf8_lossy(&answer);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Whether the server closed `s` (EOF or reset) within `secs`; `false` if still open.
+fn closed_within(s: &mut std::net::TcpStream, secs: u64) -> bool {
+    use std::io::Read;
+    s.set_read_timeout(Some(Duration::from_secs(secs))).unwrap();
+    let mut buf = [0u8; 256];
+    match s.read(&mut buf) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+/// L5: 300 half-sent request heads from 127.0.0.1 hold at most 32 connections (the per-peer
+/// cap of unauthenticated connections; the oldest waiting one is closed for each newer one),
+/// so a client from another address (127.0.0.2, HTTP and WebSocket) and a client of 127.0.0.1
+/// itself are served before the heads' header timeout (before, all 256 slots were taken and
+/// every new client waited ~10 s for hyper's timeout to free one); the heads the connector
+/// still holds are closed at the header timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l5_half_sent_heads_do_not_stall_other_clients() {
+    use std::io::Write;
+    let dir = TempDir::new("l5");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
+    let baseline = open_fds(conn.pid());
+    let addr = conn.addr.clone();
+    let started = Instant::now();
+    let mut heads = tokio::task::spawn_blocking(move || {
+        (0..300)
+            .map(|_| {
+                let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+                s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bea")
+                    .expect("half a head");
+                s
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+
+    assert_eq!(
+        health_from("127.0.0.2", &conn.addr).await,
+        200,
+        "another peer is served"
+    );
+    let ws = connect_from("127.0.0.2", &conn.addr).await;
+    let mut req = format!("ws://{}/ws", conn.addr)
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "Authorization",
+        format!("Bearer {API_KEY}").parse().unwrap(),
+    );
+    req.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "xagent.connector.packet.v1".parse().unwrap(),
+    );
+    let (mut ws, _) = tokio_tungstenite::client_async(req, ws)
+        .await
+        .expect("ws upgrade");
+    let hello = common::xagent::packet(
+        "connector.hello",
+        None,
+        json!({"connector_card_id": "device.adb", "protocol_version": "3.0", "supported_profiles": ["xagent.device.v1"]}),
+        1,
+    );
+    ws.send(Message::Text(hello.to_string().into()))
+        .await
+        .unwrap();
+    let ack = tokio::time::timeout(Duration::from_secs(30), ws.next())
+        .await
+        .expect("hello answered")
+        .expect("a frame")
+        .expect("a frame");
+    assert!(
+        ack.to_text().unwrap().contains("connector.hello.ack"),
+        "{ack}"
+    );
+    assert_eq!(
+        health_from("127.0.0.1", &conn.addr).await,
+        200,
+        "the same peer is served too"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "served before the heads' 10 s header timeout freed any slot ({:?})",
+        started.elapsed()
+    );
+
+    // The connector holds at most 32 of the heads (plus the WebSocket and its own files).
+    let held = loop {
+        let fds = open_fds(conn.pid());
+        if fds <= baseline + 32 + 4 || started.elapsed() > Duration::from_secs(9) {
+            break fds;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        held <= baseline + 32 + 4,
+        "{held} fds held (baseline {baseline})"
+    );
+    let mut newest = heads.pop().unwrap();
+    let mut oldest = heads.remove(0);
+    let cut = tokio::task::spawn_blocking(move || {
+        // The oldest was closed to make room; the newest is closed by the header timeout.
+        let evicted = closed_within(&mut oldest, 5);
+        let timed_out = closed_within(&mut newest, 30);
+        (evicted, timed_out)
+    })
+    .await
+    .unwrap();
+    assert_eq!(cut, (true, true), "(evicted, closed at the header timeout)");
 }
