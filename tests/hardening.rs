@@ -9,14 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
 
-use common::procs::{bin, run_cli, ConnectorProc, Phones, SimPhone, TempDir};
+use common::procs::{
+    bin, half_sent_heads, open_fds, run_cli, ConnectorProc, Phones, SimPhone, TempDir,
+};
 use common::scenario::{claimed_channel, code_gated_sim};
-use common::xagent::connect;
+use common::xagent::{connect, connect_over, upload_answer};
 use common::API_KEY;
 
 fn code(p: &Value) -> &str {
@@ -184,32 +183,6 @@ fn fill_disk(dir: &Path) -> PathBuf {
     }
     let _ = f.flush();
     path
-}
-
-/// `POST /files/uploads` of `data` on `channel`: (status, JSON body).
-fn upload(base: &str, channel: &str, data: &[u8]) -> (u16, Value) {
-    let boundary = "xagentHardeningBoundary7Q";
-    let mut body = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"app.apk\"\r\nContent-Type: application/octet-stream\r\n\r\n").into_bytes();
-    body.extend_from_slice(data);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into();
-    let mut resp = agent
-        .post(&format!("{base}/files/uploads"))
-        .header(
-            "Content-Type",
-            &format!("multipart/form-data; boundary={boundary}"),
-        )
-        .header("Authorization", &format!("Bearer {API_KEY}"))
-        .header("X-XAgent-Connector-Channel-ID", channel)
-        .send(&body[..])
-        .expect("upload");
-    let status = resp.status().as_u16();
-    let text = resp.body_mut().read_to_string().unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 /// A data dir a connector has run in once (a real database, then killed): its connector id.
@@ -419,7 +392,7 @@ async fn l6_a_full_disk_is_named_on_upload_file_cache_and_store() {
     let filler = fill_disk(&data);
     let here = data.display().to_string();
 
-    let (status, body) = upload(&conn.base, &ch, &[7u8; 48 * 1024]);
+    let (status, body) = upload_answer(&conn.base, &ch, "app.apk", &[7u8; 48 * 1024]);
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert_eq!((status, code(&body)), (500, "internal_error"), "{body}");
     assert!(message.contains("the disk is full"), "{message}");
@@ -448,7 +421,7 @@ async fn l6_a_full_disk_is_named_on_upload_file_cache_and_store() {
     assert!(message.contains(&here), "{message}");
 
     std::fs::remove_file(filler).unwrap();
-    let (status, body) = upload(&conn.base, &ch, &[7u8; 48 * 1024]);
+    let (status, body) = upload_answer(&conn.base, &ch, "app.apk", &[7u8; 48 * 1024]);
     assert_eq!(status, 200, "space freed: {body}");
     let shot = x.tool(&ch, "android_screenshot", json!({})).await;
     assert!(shot.get("error").is_none(), "{shot}");
@@ -525,12 +498,6 @@ async fn l1_the_claim_code_pause_survives_a_restart() {
 // ---------------------------------------------------------------------------------------------
 // L5: half-sent request heads of one peer do not stall other clients.
 
-fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-}
-
 /// A TCP connection to `addr` from the loopback address `local`.
 async fn connect_from(local: &str, addr: &str) -> tokio::net::TcpStream {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
@@ -584,63 +551,23 @@ fn closed_within(s: &mut std::net::TcpStream, secs: u64) -> bool {
 /// still holds are closed at the header timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn l5_half_sent_heads_do_not_stall_other_clients() {
-    use std::io::Write;
     let dir = TempDir::new("l5");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
     let baseline = open_fds(conn.pid());
     let addr = conn.addr.clone();
     let started = Instant::now();
-    let mut heads = tokio::task::spawn_blocking(move || {
-        (0..300)
-            .map(|_| {
-                let mut s = std::net::TcpStream::connect(&addr).expect("connect");
-                s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bea")
-                    .expect("half a head");
-                s
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap();
+    let mut heads = tokio::task::spawn_blocking(move || half_sent_heads(&addr, 300))
+        .await
+        .unwrap();
 
     assert_eq!(
         health_from("127.0.0.2", &conn.addr).await,
         200,
         "another peer is served"
     );
-    let ws = connect_from("127.0.0.2", &conn.addr).await;
-    let mut req = format!("ws://{}/ws", conn.addr)
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "Authorization",
-        format!("Bearer {API_KEY}").parse().unwrap(),
-    );
-    req.headers_mut().insert(
-        "Sec-WebSocket-Protocol",
-        "xagent.connector.packet.v1".parse().unwrap(),
-    );
-    let (mut ws, _) = tokio_tungstenite::client_async(req, ws)
-        .await
-        .expect("ws upgrade");
-    let hello = common::xagent::packet(
-        "connector.hello",
-        None,
-        json!({"connector_card_id": "device.adb", "protocol_version": "3.0", "supported_profiles": ["xagent.device.v1"]}),
-        1,
-    );
-    ws.send(Message::Text(hello.to_string().into()))
-        .await
-        .unwrap();
-    let ack = tokio::time::timeout(Duration::from_secs(30), ws.next())
-        .await
-        .expect("hello answered")
-        .expect("a frame")
-        .expect("a frame");
-    assert!(
-        ack.to_text().unwrap().contains("connector.hello.ack"),
-        "{ack}"
-    );
+    let stream = connect_from("127.0.0.2", &conn.addr).await;
+    let mut ws = connect_over(stream, &conn.addr).await;
+    ws.hello("").await;
     assert_eq!(
         health_from("127.0.0.1", &conn.addr).await,
         200,
