@@ -22,7 +22,7 @@ use crate::device::inventory::{self, Inventory};
 use crate::file_cache::FileCache;
 use crate::lifecycle::{Lifecycle, DRAIN_DEADLINE};
 use crate::server::{router, AppState};
-use crate::store::Store;
+use crate::store::{StorageFault, Store};
 
 /// How long a side-effecting call stays in the journal (a repeat later than this runs again).
 pub const JOURNAL_KEEP: Duration = Duration::from_secs(24 * 3600);
@@ -162,11 +162,19 @@ fn spawn_background(
 }
 
 async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Result<AppState> {
-    private_dir(&config.data_dir)
-        .with_context(|| format!("cannot create data dir {}", config.data_dir.display()))?;
+    private_dir(&config.data_dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create the data dir: {}",
+            StorageFault::of_io(&config.data_dir, &e)
+        )
+    })?;
     let lock = lock_data_dir(&config.data_dir)?;
     let db = config.data_dir.join(DB_FILE);
-    let store = Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
+    // Blocking (SQLite, file checks): off the async workers.
+    let store = tokio::task::spawn_blocking(move || Store::open(&db))
+        .await
+        .context("the store's opening task failed")?
+        .context("cannot open the connector's database")?;
     let files = FileCache::open(
         store.clone(),
         config.data_dir.join("files"),
@@ -259,6 +267,11 @@ pub(crate) fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
+    // Only when it differs: a data dir on a read-only mount that is 0700 already is fine to
+    // read, and the store then names the read-only file system itself.
+    if std::fs::metadata(dir)?.permissions().mode() & 0o7777 == 0o700 {
+        return Ok(());
+    }
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
@@ -271,7 +284,12 @@ pub(crate) fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::Fi
         .truncate(false)
         .write(true)
         .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot lock the data dir: {}",
+                StorageFault::of_io(&path, &e)
+            )
+        })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(

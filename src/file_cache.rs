@@ -14,7 +14,7 @@ use ring::hmac;
 use serde::Serialize;
 
 use crate::protocol::{now_ms, random_hex};
-use crate::store::{FileRecord, Store, StoreError};
+use crate::store::{Cause, FileRecord, StorageFault, Store, StoreError};
 
 /// A stored file as reported to the agent.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -40,14 +40,14 @@ pub enum FileRefError {
     /// Tampered signature or another channel's file (403).
     #[error("file_ref does not match its signature or channel")]
     Forbidden,
-    /// Storage failed (500).
-    #[error("storage failure")]
-    Storage,
+    /// Storage failed (500): the cause and the path ([`crate::store::StorageFault`]).
+    #[error("{0}")]
+    Storage(String),
 }
 
 impl From<StoreError> for FileRefError {
-    fn from(_: StoreError) -> Self {
-        FileRefError::Storage
+    fn from(e: StoreError) -> Self {
+        FileRefError::Storage(e.to_string())
     }
 }
 
@@ -80,11 +80,14 @@ impl FileCache {
         let mut fresh = [0u8; 32];
         ring::rand::SystemRandom::new()
             .fill(&mut fresh)
-            .map_err(|_| StoreError::Stopped)?;
+            .map_err(|_| {
+                StorageFault::new(
+                    Cause::Other("no random bytes for the signing key".into()),
+                    &dir,
+                )
+            })?;
         let key = store.meta_get_or_init(KEY_META, fresh.to_vec()).await?;
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-        })?;
+        std::fs::create_dir_all(&dir).map_err(|e| StorageFault::of_io(&dir, &e))?;
         Ok(FileCache {
             store,
             key: hmac::Key::new(hmac::HMAC_SHA256, &key),
@@ -115,9 +118,14 @@ impl FileCache {
     ) -> Result<IssuedFile, FileRefError> {
         let (file_id, path) = self.reserve(extension);
         let byte_size = bytes.len() as u64;
-        tokio::fs::write(&path, bytes)
-            .await
-            .map_err(|_| FileRefError::Storage)?;
+        if let Err(e) = tokio::fs::write(&path, bytes).await {
+            // A short write on a full disk leaves a partial file: never kept.
+            let _ = tokio::fs::remove_file(&path).await;
+            return Err(FileRefError::Storage(format!(
+                "cannot store the file: {}",
+                StorageFault::of_io(&path, &e)
+            )));
+        }
         let filename = format!("{file_id}.{extension}");
         self.commit(channel_id, &file_id, &path, mime, &filename, byte_size)
             .await

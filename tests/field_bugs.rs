@@ -13,8 +13,7 @@ use serde_json::{json, Value};
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::{
-    adb_bench, claim_when_visible, claimed_channel, claimed_sim, elements, find_text,
-    sims_behind_adb34, DirectSim,
+    adb_bench, claim_when_visible, claimed_sim, elements, find_text, sims_behind_adb34, DirectSim,
 };
 use common::xagent::{connect, XAgent};
 

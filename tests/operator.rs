@@ -1214,7 +1214,6 @@ async fn https_get(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_listener_serves_https_and_wss_and_reloads_its_certificate() {
     use futures_util::{SinkExt, StreamExt};
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     use tokio_tungstenite::tungstenite::Message;
 
     let sim = SimPhone::start("SIMTLS000001");
@@ -1270,17 +1269,10 @@ async fn tls_listener_serves_https_and_wss_and_reloads_its_certificate() {
 
     // The data plane over wss.
     let tls = tls_connect(&addr, &ca_1).await.expect("TLS handshake");
-    let mut req = format!("wss://localhost:{}/ws", addr.rsplit(':').next().unwrap())
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "Authorization",
-        format!("Bearer {API_KEY}").parse().unwrap(),
-    );
-    req.headers_mut().insert(
-        "Sec-WebSocket-Protocol",
-        "xagent.connector.packet.v1".parse().unwrap(),
-    );
+    let req = common::xagent::ws_request(&format!(
+        "wss://localhost:{}/ws",
+        addr.rsplit(':').next().unwrap()
+    ));
     let (mut ws, _) = tokio_tungstenite::client_async(req, tls)
         .await
         .expect("wss upgrade");

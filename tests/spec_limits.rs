@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use common::procs::{half_sent_heads, open_fds, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::{connect, http_get};
 use common::API_KEY;
@@ -130,34 +130,19 @@ async fn limit_tool_call_rate_per_channel() {
     assert!(ack.get("error").is_none(), "the channel recovers: {ack}");
 }
 
-fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-}
-
 /// Slow-headers clients: a connection that never completes its request head is closed after the
 /// header-read deadline (10 s), and past 256 open HTTP connections the connector stops accepting
 /// instead of spending a descriptor per socket; the API answers again once slots free up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limit_slow_headers_are_cut_and_connections_capped() {
-    use std::io::{Read, Write};
+    use std::io::Read;
     let dir = TempDir::new("slowloris");
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![]));
     let baseline = open_fds(conn.pid());
     let addr = conn.addr.clone();
-    let held = tokio::task::spawn_blocking(move || {
-        (0..400)
-            .map(|_| {
-                let mut s = std::net::TcpStream::connect(&addr).expect("connect");
-                s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n")
-                    .expect("partial head");
-                s
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap();
+    let held = tokio::task::spawn_blocking(move || half_sent_heads(&addr, 400))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let during = open_fds(conn.pid());
     assert!(

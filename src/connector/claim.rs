@@ -6,7 +6,7 @@
 
 use super::claim_policy::ClaimPolicy;
 use super::state::BindRefusal;
-use super::{lock, Connector};
+use super::Connector;
 use crate::device::error::state_refusal;
 use crate::device::parse::devices::DeviceState;
 use crate::protocol::card::{CLAIM_FLOW_ID, PAIR_CODE_FLOW_ID, QR_PAIR_FLOW_ID};
@@ -161,7 +161,7 @@ impl Connector {
             Ok(false) | Err(BindRefusal::PhoneBound) | Err(BindRefusal::UnknownChannel) => {}
         }
         if self.claim_policy() == ClaimPolicy::Code {
-            if let Some(wait) = self.claim_guard.blocked_for(&guard) {
+            if let Some(wait) = self.claim_guard.blocked_for(&guard, now_ms()) {
                 return Err(refuse(
                     ErrorCode::RateLimited,
                     &format!(
@@ -186,7 +186,7 @@ impl Connector {
                     serial_hint = %crate::protocol::descriptor::mask_serial(serial),
                     "claim refused: wrong claim code"
                 );
-                self.claim_guard.failed(&guard);
+                self.claim_guard.failed(&guard, now_ms()).await;
                 return Err(refuse(
                     ErrorCode::AuthFailed,
                     "the claim code does not match this phone (ask the administrator for its code)",
@@ -298,7 +298,12 @@ impl Connector {
                 .store
                 .binding_insert(record.clone())
                 .await
-                .map_err(|_| refuse(ErrorCode::InternalError, "could not store the binding"))?,
+                .map_err(|e| {
+                    refuse(
+                        ErrorCode::InternalError,
+                        &format!("could not store the binding: {e}"),
+                    )
+                })?,
         };
         if !inserted {
             return Err(refuse(
@@ -332,7 +337,12 @@ impl Connector {
         self.store
             .binding_delete(channel_id.to_string())
             .await
-            .map_err(|_| refuse(ErrorCode::InternalError, "could not remove the binding"))?;
+            .map_err(|e| {
+                refuse(
+                    ErrorCode::InternalError,
+                    &format!("could not remove the binding: {e}"),
+                )
+            })?;
         self.state().unbind(channel_id);
         match released {
             Some(masked) => {
@@ -343,47 +353,12 @@ impl Connector {
         self.files
             .revoke_channel(Some(channel_id))
             .await
-            .map_err(|_| {
+            .map_err(|e| {
                 refuse(
                     ErrorCode::InternalError,
-                    "could not revoke the channel's files",
+                    &format!("could not revoke the channel's files: {e}"),
                 )
             })?;
         Ok(())
-    }
-}
-
-/// Wrong claim codes allowed per serial before a pause.
-pub const CLAIM_FAILURES_ALLOWED: u32 = 5;
-/// Pause after too many wrong codes; doubles with each further failure, capped at 1 h.
-pub const CLAIM_PAUSE: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Throttles guessing of claim codes per serial (in memory; a restart resets it).
-#[derive(Default)]
-pub struct ClaimGuard {
-    failures: std::sync::Mutex<std::collections::HashMap<String, (u32, std::time::Instant)>>,
-}
-
-impl ClaimGuard {
-    /// How long `serial` is still paused, if it is.
-    pub fn blocked_for(&self, serial: &str) -> Option<std::time::Duration> {
-        let map = lock(&self.failures);
-        let (count, last) = map.get(serial)?;
-        if *count < CLAIM_FAILURES_ALLOWED {
-            return None;
-        }
-        let exp = (*count - CLAIM_FAILURES_ALLOWED).min(7);
-        let pause = (CLAIM_PAUSE * 2u32.pow(exp)).min(std::time::Duration::from_secs(3600));
-        pause.checked_sub(last.elapsed())
-    }
-
-    /// Records a wrong code for `serial`.
-    pub fn failed(&self, serial: &str) {
-        let mut map = lock(&self.failures);
-        let e = map
-            .entry(serial.to_string())
-            .or_insert((0, std::time::Instant::now()));
-        e.0 += 1;
-        e.1 = std::time::Instant::now();
     }
 }

@@ -215,7 +215,12 @@ impl Connector {
         args: &Value,
         run: impl Future<Output = Result<Value, ToolError>>,
     ) -> Result<Value, ToolError> {
-        let storage = |_| ToolError::new(ErrorCode::InternalError, "tool journal unavailable");
+        let storage = |e: crate::store::StoreError| {
+            ToolError::new(
+                ErrorCode::InternalError,
+                format!("tool journal unavailable: {e}"),
+            )
+        };
         let entry = self
             .store
             .journal_begin(

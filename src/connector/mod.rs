@@ -105,7 +105,7 @@ pub struct Connector {
     /// Replaced as a whole on SIGHUP ([`Connector::reload`]).
     profiles: std::sync::RwLock<Profiles>,
     card_tools: Vec<&'static str>,
-    claim_guard: claim::ClaimGuard,
+    claim_guard: claim_policy::ClaimGuard,
     /// Cache of resolved policies (not connector state: derived from the profiles alone).
     policies: Mutex<HashMap<PolicyKey, Arc<Policy>>>,
     /// Waiters of running journaled calls (their own lock: per call, never crosses the state).
@@ -146,6 +146,9 @@ impl Connector {
             .await?;
         let channels = store.channel_ids().await?;
         let bindings = store.binding_all().await?;
+        // Wrong claim codes survive a restart (issue 19, L1).
+        let claim_guard =
+            claim_policy::ClaimGuard::restored(store.clone(), store.claim_failures_all().await?);
         let profiles = config.profiles;
         Ok(Connector {
             state: Mutex::new(state::State::restored(connector_id, channels, bindings)),
@@ -158,7 +161,7 @@ impl Connector {
             claim_policy: std::sync::RwLock::new(config.claim_policy),
             claim_codes: std::sync::RwLock::new(config.claim_codes),
             card_tools: card_tools_for(&profiles.card_policy()),
-            claim_guard: claim::ClaimGuard::default(),
+            claim_guard,
             policies: Mutex::default(),
             profiles: std::sync::RwLock::new(profiles),
             inflight: Mutex::default(),

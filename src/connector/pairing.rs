@@ -294,7 +294,12 @@ impl Connector {
         self.store
             .wireless_phone_upsert(record.clone())
             .await
-            .map_err(|_| refuse(ErrorCode::InternalError, "could not store the paired phone"))?;
+            .map_err(|e| {
+                refuse(
+                    ErrorCode::InternalError,
+                    &format!("could not store the paired phone: {e}"),
+                )
+            })?;
         // From now on the phone is followed (watched, re-found by GUID, second to USB), as
         // after a restart, whatever the bind says: the inventory never keeps an unwatched route.
         self.follow_wireless_phone(record);

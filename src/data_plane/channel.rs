@@ -26,9 +26,10 @@ pub async fn open(
             OpenChannelError::Full { .. } => {
                 DataPlaneError::failed(ErrorCode::TooManyChannels, e.to_string())
             }
-            OpenChannelError::Store(_) => {
-                DataPlaneError::failed(ErrorCode::InternalError, "could not persist the channel")
-            }
+            OpenChannelError::Store(e) => DataPlaneError::failed(
+                ErrorCode::InternalError,
+                format!("could not persist the channel: {e}"),
+            ),
         })?;
     let d = connector.descriptor(&opened.channel_id);
     last_status.insert(opened.channel_id.clone(), d.connection.status);

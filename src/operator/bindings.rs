@@ -178,8 +178,12 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
         });
     }
     let db = data_dir.join(crate::daemon::DB_FILE);
-    if !db.exists() {
-        return Ok(Remembered::default());
+    // An empty or foreign file is refused as `serve` refuses it (never opened: SQLite would
+    // make a fresh database of an empty file).
+    match crate::store::fault::check_existing(&db) {
+        Ok(true) => {}
+        Ok(false) => return Ok(Remembered::default()),
+        Err(fault) => return Err(err(&fault)),
     }
     // No socket answered: take the data dir lock so a connector starting now waits for it,
     // then read the store (blocking SQLite, on the blocking pool).

@@ -246,12 +246,32 @@ pub async fn run(stacked: Settings) -> (String, bool) {
             return (text, false);
         }
     };
-    let (remembered, read_problem) = match super::bindings::read(&phones_at.data_dir).await {
-        Ok(r) => (r, None),
-        Err(e) => (Default::default(), Some(e)),
+    // A database `serve` would refuse (empty, not SQLite) is named before anything is read
+    // from it.
+    let db = phones_at.data_dir.join(crate::daemon::DB_FILE);
+    let db_problem = tokio::task::spawn_blocking(move || crate::store::fault::check_existing(&db))
+        .await
+        .ok()
+        .and_then(Result::err);
+    let (remembered, read_problem) = match &db_problem {
+        Some(_) => (Default::default(), None),
+        None => match super::bindings::read(&phones_at.data_dir).await {
+            Ok(r) => (r, None),
+            Err(e) => (Default::default(), Some(e)),
+        },
     };
     let seen = survey(&phones_at, &remembered).await;
-    let (mut text, ok) = report(&config, Some(&seen));
+    let (mut text, mut ok) = report(&config, Some(&seen));
+    if let Some(fault) = db_problem {
+        ok = false;
+        let _ = writeln!(
+            text,
+            "PROBLEM  database {}: {}; serve refuses to start on it\n         fix: {}",
+            fault.path.display(),
+            fault.what(),
+            fault.fix()
+        );
+    }
     if let Some(e) = read_problem {
         // Not the box's problem: this user may not read the data dir (0700, service user).
         let _ = writeln!(

@@ -11,6 +11,7 @@ pub mod card;
 pub mod decode;
 pub mod descriptor;
 pub mod error_code;
+pub mod frame_ids;
 pub mod packet;
 pub mod payloads;
 

@@ -224,20 +224,14 @@ impl Packet {
     }
 
     /// The `error` answer to a frame that failed [`Packet::decode`]: `reply_to` and
-    /// `request_id` are echoed when the frame is a JSON object carrying them as strings
-    /// (≤ 128 bytes each), so the client can match the error to its request.
+    /// `request_id` are echoed whenever the frame's `packet_id` and `request_id` can be read,
+    /// whatever else made it fail (numbers out of range, deep nesting, duplicate keys, wrong
+    /// types, a frame cut short): see [`super::frame_ids`].
     pub fn invalid_frame_error(text: &str, code: ErrorCode, message: &str) -> Packet {
         let mut out = Packet::new(PacketType::Error).with_error(code, message);
-        if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(text) {
-            let field = |k: &str| {
-                obj.get(k)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty() && s.len() <= 128)
-                    .map(str::to_string)
-            };
-            out.reply_to = field("packet_id");
-            out.request_id = field("request_id");
-        }
+        let ids = super::frame_ids::FrameIds::scan(text);
+        out.reply_to = ids.packet_id;
+        out.request_id = ids.request_id;
         out
     }
 

@@ -58,6 +58,10 @@ pub enum HttpError {
     /// 500 `internal_error`: storage failed (what failed, no detail).
     #[error("{0}")]
     Internal(&'static str),
+    /// 500 `internal_error`: storage failed, with its cause and path (disk full, read-only,
+    /// locked: [`crate::store::StorageFault`]).
+    #[error("{0}")]
+    Storage(String),
 }
 
 impl HttpError {
@@ -77,7 +81,7 @@ impl HttpError {
             HttpError::UploadTooLarge(_) => "upload_too_large",
             HttpError::EndpointNotFound => "endpoint_not_found",
             HttpError::MethodNotAllowed(_) => "method_not_allowed",
-            HttpError::Internal(_) => "internal_error",
+            HttpError::Internal(_) | HttpError::Storage(_) => "internal_error",
         }
     }
 
@@ -95,7 +99,7 @@ impl HttpError {
             HttpError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             HttpError::FileForbidden | HttpError::ChannelNotOwned => StatusCode::FORBIDDEN,
             HttpError::UploadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            HttpError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            HttpError::Internal(_) | HttpError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }

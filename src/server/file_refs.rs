@@ -19,7 +19,7 @@ impl From<FileRefError> for HttpError {
         match e {
             FileRefError::NotFound => HttpError::FileNotFound,
             FileRefError::Forbidden => HttpError::FileForbidden,
-            FileRefError::Storage => HttpError::Internal("storage failure"),
+            FileRefError::Storage(why) => HttpError::Storage(why),
         }
     }
 }

@@ -8,6 +8,11 @@
 //!   a first request or the next one on a kept-alive connection — is closed (hyper
 //!   `http1::Builder::header_read_timeout`, which starts when hyper waits for a head).
 //!
+//! * At most [`super::peers::MAX_UNAUTHENTICATED_PER_PEER`] connections per peer that have not
+//!   sent an authenticated request: one more closes that peer's oldest one waiting for a head
+//!   ([`super::peers`]), so one peer's half-sent heads never fill the slots above and other
+//!   clients keep being served.
+//!
 //! With TLS ([`super::tls`]), each connection's handshake runs in its own task under the same
 //! [`HEADER_READ_TIMEOUT`]; a client speaking plain HTTP to a TLS port fails the handshake and
 //! is closed.
@@ -19,15 +24,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
+use axum::middleware::AddExtension;
+use axum::{Extension, Router};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tower_layer::Layer;
 
+use super::peers::{Admission, PeerGate};
 use crate::lifecycle::Lifecycle;
+
+/// The service of one connection: the router, each request carrying the connection's
+/// [`Admission`].
+type ConnectionService = TowerToHyperService<AddExtension<Router, Arc<Admission>>>;
 
 /// Open HTTP connections served at once (WebSockets excluded once upgraded).
 pub const MAX_CONNECTIONS: usize = 256;
@@ -68,6 +80,7 @@ async fn accept_until_shutdown(
     tls: Option<&super::tls::TlsSlot>,
 ) {
     let shutdown: &CancellationToken = lifecycle.shutdown();
+    let peers = PeerGate::default();
     loop {
         let permit = tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -76,10 +89,10 @@ async fn accept_until_shutdown(
                 Err(_) => return,
             },
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = shutdown.cancelled() => return,
             r = listener.accept() => match r {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed; retrying");
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -87,18 +100,30 @@ async fn accept_until_shutdown(
                 }
             },
         };
-        let service = TowerToHyperService::new(router.clone());
+        let admission = peers.admit(peer.ip());
+        let evicted = admission.evicted().clone();
+        let service = TowerToHyperService::new(Extension(admission).layer(router.clone()));
         let shutdown = shutdown.clone();
         let acceptor = tls.map(|t| t.acceptor());
         lifecycle.spawn(async move {
-            match acceptor {
-                None => serve_connection(stream, service, &shutdown).await,
-                Some(acceptor) => {
-                    match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => serve_connection(tls, service, &shutdown).await,
-                        Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
-                        Err(_) => tracing::debug!("TLS handshake timed out"),
+            let served = async {
+                match acceptor {
+                    None => serve_connection(stream, service, &shutdown).await,
+                    Some(acceptor) => {
+                        let handshake = acceptor.accept(stream);
+                        match tokio::time::timeout(HEADER_READ_TIMEOUT, handshake).await {
+                            Ok(Ok(tls)) => serve_connection(tls, service, &shutdown).await,
+                            Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+                            Err(_) => tracing::debug!("TLS handshake timed out"),
+                        }
                     }
+                }
+            };
+            // Evicted (its peer holds too many unauthenticated connections): closed at once.
+            tokio::select! {
+                _ = served => {}
+                _ = evicted.cancelled() => {
+                    tracing::debug!("unauthenticated connection closed: its peer holds too many");
                 }
             }
             drop(permit);
@@ -108,11 +133,8 @@ async fn accept_until_shutdown(
 
 /// Serves HTTP/1 (with upgrades) on one connection until it ends or shutdown, then finishes
 /// the request in flight.
-async fn serve_connection<IO>(
-    io: IO,
-    service: TowerToHyperService<Router>,
-    shutdown: &CancellationToken,
-) where
+async fn serve_connection<IO>(io: IO, service: ConnectionService, shutdown: &CancellationToken)
+where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let conn = http1::Builder::new()

@@ -15,6 +15,7 @@ pub mod error;
 pub mod file_refs;
 pub mod listen;
 pub mod metrics;
+pub mod peers;
 pub mod tls;
 pub mod upload;
 
@@ -101,7 +102,30 @@ pub fn router(state: AppState) -> Router {
         // router matched path and method); both answer the documented JSON error body.
         .fallback(endpoint_not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            admit_request,
+        ))
         .with_state(state)
+}
+
+/// Before every route: the connection's request is being served (its connection is not
+/// evicted meanwhile), and a request with the right Bearer key takes its connection out of
+/// the per-peer count of unauthenticated connections ([`peers`]). The route still checks the
+/// key itself: this only counts.
+async fn admit_request(
+    State(st): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let admission = request.extensions().get::<Arc<peers::Admission>>().cloned();
+    let _serving = admission.as_ref().map(|a| {
+        if auth::bearer_ok(request.headers(), &st.api_key.current()) {
+            a.authenticated();
+        }
+        a.serving()
+    });
+    next.run(request).await
 }
 
 /// A path no route has: 404 `endpoint_not_found`.

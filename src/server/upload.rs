@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 use super::error::HttpError;
 use super::file_refs::CHANNEL_HEADER;
 use super::{auth, AppState};
+use crate::store::StorageFault;
 
 /// Default largest accepted upload: 256 MiB (APKs for `android_app_install`).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 256 * 1024 * 1024;
@@ -57,7 +58,8 @@ pub fn clean_filename(raw: &str) -> String {
 }
 
 /// The handler. Errors: 401, 400 `connector_channel_id_required` / `invalid_upload`, 403
-/// `connector_channel_not_owned`, 413 `upload_too_large`, 500 `internal_error`.
+/// `connector_channel_not_owned`, 413 `upload_too_large`, 500 `internal_error` (storage: the
+/// message names the cause, e.g. the disk is full, and the path).
 pub async fn upload(
     State(st): State<AppState>,
     headers: HeaderMap,
@@ -119,10 +121,16 @@ async fn store_field(
             return Err(e);
         }
     };
-    let issued = files
+    let issued = match files
         .commit(channel, &file_id, &path, mime, filename, size)
         .await
-        .map_err(|_| HttpError::Internal("cannot record the upload"))?;
+    {
+        Ok(issued) => issued,
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&path).await;
+            return Err(HttpError::Storage(format!("cannot record the upload: {e}")));
+        }
+    };
     Ok(Json(Uploaded {
         file_ref: issued.file_ref,
         file_type: file_type(mime),
@@ -138,10 +146,13 @@ async fn write_field(
     path: &std::path::Path,
     max: u64,
 ) -> Result<u64, HttpError> {
-    const CANNOT_STORE: HttpError = HttpError::Internal("cannot store the upload");
-    let mut out = tokio::fs::File::create(path)
-        .await
-        .map_err(|_| CANNOT_STORE)?;
+    let cannot_store = |e: std::io::Error| {
+        HttpError::Storage(format!(
+            "cannot store the upload: {}",
+            StorageFault::of_io(path, &e)
+        ))
+    };
+    let mut out = tokio::fs::File::create(path).await.map_err(cannot_store)?;
     let mut size: u64 = 0;
     while let Some(chunk) = field
         .chunk()
@@ -152,9 +163,9 @@ async fn write_field(
         if size > max {
             return Err(HttpError::UploadTooLarge(max));
         }
-        out.write_all(&chunk).await.map_err(|_| CANNOT_STORE)?;
+        out.write_all(&chunk).await.map_err(cannot_store)?;
     }
-    out.flush().await.map_err(|_| CANNOT_STORE)?;
+    out.flush().await.map_err(cannot_store)?;
     Ok(size)
 }
 

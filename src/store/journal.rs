@@ -184,7 +184,8 @@ mod tests {
         {
             let c = rusqlite::Connection::open(&path).unwrap();
             c.execute_batch(
-                "CREATE TABLE tool_journal (channel_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, \
+                "CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL); \
+                 CREATE TABLE tool_journal (channel_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, \
                  tool_id TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('running', 'done')), \
                  outcome TEXT, created_ms INTEGER NOT NULL, PRIMARY KEY (channel_id, tool_call_id)); \
                  INSERT INTO tool_journal VALUES ('c', 'old', 'android_tap', 'done', '{\"result\":7}', 1);",

@@ -11,32 +11,46 @@
 //! `-shm` mapping (about 50 µs less per journal write, measured); other processes cannot read
 //! the database while the connector runs.
 
+pub mod claim_failures;
+pub mod fault;
 pub mod journal;
 pub mod phone_names;
 pub mod records;
 pub mod sql;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+pub use fault::{Cause, StorageFault};
 pub use journal::JournalEntry;
 pub use records::{BindingRecord, FileRecord, WirelessPhoneRecord};
 
 /// Storage failures.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// SQLite reported an error.
+    /// A storage operation failed: its cause (disk full, read-only, locked, not a database …)
+    /// and the path ([`StorageFault`]).
     #[error("storage error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Fault(#[from] StorageFault),
     /// The storage thread is gone (process shutting down).
     #[error("storage thread stopped")]
     Stopped,
 }
 
-type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+impl StoreError {
+    /// The fault's cause, if this is one.
+    pub fn cause(&self) -> Option<&Cause> {
+        match self {
+            StoreError::Fault(f) => Some(&f.cause),
+            StoreError::Stopped => None,
+        }
+    }
+}
+
+type Job = Box<dyn FnOnce(&mut Connection, &Path) + Send>;
 
 /// What the storage thread receives: a job, or the order to finish.
 enum Message {
@@ -53,31 +67,49 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) `path`, applies the schema, and starts the owner thread.
+    /// Opens `path`, applies the schema, and starts the owner thread. A database that does not
+    /// exist yet is made whole under a temporary name and renamed into place
+    /// ([`create_fresh`]), so a file at `path` is always a complete connector database; one
+    /// that is empty, not SQLite, or another program's SQLite database is refused (SQLite
+    /// itself would open a zero-length file as a fresh database: a new `connector_id`, every
+    /// binding gone). Errors: [`StoreError::Fault`] naming the cause and the path.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let mut conn = Connection::open(path)?;
-        conn.execute_batch(sql::PRAGMAS)?;
-        conn.execute_batch(sql::SCHEMA)?;
-        let has_args: i64 = conn.query_row(sql::JOURNAL_HAS_ARGS, [], |r| r.get(0))?;
-        if has_args == 0 {
-            conn.execute_batch(sql::JOURNAL_ADD_ARGS)?;
+        if !fault::check_existing(path)? {
+            create_fresh(path)?;
         }
+        let sqlite = |e: rusqlite::Error| StorageFault::of_sqlite(path, &e);
+        let mut conn = Connection::open(path).map_err(sqlite)?;
+        // A lock another process holds briefly (a backup) is waited for, as for every statement.
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(sqlite)?;
+        // Before any pragma or schema statement writes to a file that is not ours.
+        let ours: i64 = conn
+            .query_row(sql::HAS_META_TABLE, [], |r| r.get(0))
+            .map_err(sqlite)?;
+        if ours == 0 {
+            return Err(StorageFault::new(Cause::NotConnectorDatabase, path).into());
+        }
+        prepare(&mut conn).map_err(sqlite)?;
         let (tx, rx) = std_mpsc::channel::<Message>();
+        let db: PathBuf = path.to_path_buf();
         std::thread::Builder::new()
             .name("sqlite".into())
             .spawn(move || {
                 while let Ok(message) = rx.recv() {
                     match message {
-                        Message::Job(job) => job(&mut conn),
+                        Message::Job(job) => job(&mut conn, &db),
                         Message::Close(done) => {
-                            let _ = done.send(close_connection(conn));
+                            let _ = done.send(close_connection(conn, &db));
                             return;
                         }
                     }
                 }
             })
             .map_err(|e| {
-                StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+                StorageFault::new(
+                    Cause::Other(format!("cannot start the storage thread: {e}")),
+                    path,
+                )
             })?;
         Ok(Store { jobs: tx })
     }
@@ -91,8 +123,8 @@ impl Store {
     {
         let (tx, rx) = oneshot::channel();
         self.jobs
-            .send(Message::Job(Box::new(move |conn| {
-                let _ = tx.send(f(conn));
+            .send(Message::Job(Box::new(move |conn, db| {
+                let _ = tx.send(f(conn).map_err(|e| StorageFault::of_sqlite(db, &e)));
             })))
             .map_err(|_| StoreError::Stopped)?;
         Ok(rx.await.map_err(|_| StoreError::Stopped)??)
@@ -107,8 +139,9 @@ impl Store {
         F: FnOnce(&mut Connection) -> rusqlite::Result<()> + Send + 'static,
     {
         self.jobs
-            .send(Message::Job(Box::new(move |conn| {
+            .send(Message::Job(Box::new(move |conn, db| {
                 if let Err(e) = f(conn) {
+                    let e = StorageFault::of_sqlite(db, &e);
                     tracing::error!(write = what, error = %e, "queued storage write failed");
                 }
             })))
@@ -129,8 +162,48 @@ impl Store {
     }
 }
 
+/// Applies the connection settings and the schema (idempotent), adding the journal's `args`
+/// column to a data dir from before it.
+fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(sql::PRAGMAS)?;
+    conn.execute_batch(sql::SCHEMA)?;
+    let has_args: i64 = conn.query_row(sql::JOURNAL_HAS_ARGS, [], |r| r.get(0))?;
+    if has_args == 0 {
+        conn.execute_batch(sql::JOURNAL_ADD_ARGS)?;
+    }
+    Ok(())
+}
+
+/// Makes a new database at `path`: built under `PATH-new` (schema applied, WAL checkpointed,
+/// closed), then renamed into place and the directory synced. A crash on the way leaves no
+/// file at `path` (the next start builds it again), never a half-made database that a later
+/// start would mistake for a damaged one.
+fn create_fresh(path: &Path) -> Result<(), StoreError> {
+    let mut name = path.as_os_str().to_os_string();
+    name.push("-new");
+    let temp = PathBuf::from(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let mut stale = temp.as_os_str().to_os_string();
+        stale.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(stale));
+    }
+    let sqlite = |e: rusqlite::Error| StorageFault::of_sqlite(&temp, &e);
+    let mut conn = Connection::open(&temp).map_err(sqlite)?;
+    prepare(&mut conn).map_err(sqlite)?;
+    close_connection(conn, &temp)?;
+    std::fs::rename(&temp, path).map_err(|e| StorageFault::of_io(path, &e))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // The rename is durable once the directory is (rename(2), fsync(2)).
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| StorageFault::of_io(dir, &e))?;
+    }
+    Ok(())
+}
+
 /// Checkpoints the WAL (so the main file alone is complete) and closes the connection.
-fn close_connection(conn: Connection) -> Result<(), StoreError> {
-    conn.execute_batch(sql::CHECKPOINT)?;
-    conn.close().map_err(|(_, e)| StoreError::Sqlite(e))
+fn close_connection(conn: Connection, db: &Path) -> Result<(), StoreError> {
+    let sqlite = |e: rusqlite::Error| StoreError::from(StorageFault::of_sqlite(db, &e));
+    conn.execute_batch(sql::CHECKPOINT).map_err(sqlite)?;
+    conn.close().map_err(|(_, e)| sqlite(e))
 }

@@ -51,6 +51,11 @@ CREATE TABLE IF NOT EXISTS file_refs (
     expires_ms INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS file_refs_expiry ON file_refs(expires_ms);
+CREATE TABLE IF NOT EXISTS claim_failures (
+    serial TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS tool_journal (
     channel_id TEXT NOT NULL,
     tool_call_id TEXT NOT NULL,
@@ -63,11 +68,23 @@ CREATE TABLE IF NOT EXISTS tool_journal (
 );
 ";
 
+/// Whether the database has the connector's `meta` table (1) or is another program's (0).
+pub const HAS_META_TABLE: &str =
+    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'";
 /// Whether `tool_journal` has its `args` column (a data dir from before it was added has not).
 pub const JOURNAL_HAS_ARGS: &str =
     "SELECT COUNT(*) FROM pragma_table_info('tool_journal') WHERE name = 'args'";
 /// Adds the `args` column to an older data dir's journal (its rows keep NULL: not compared).
 pub const JOURNAL_ADD_ARGS: &str = "ALTER TABLE tool_journal ADD COLUMN args TEXT";
+
+/// Every serial with wrong claim codes.
+pub const CLAIM_FAILURES_ALL: &str = "SELECT serial, failures, last_ms FROM claim_failures";
+/// Record a serial's wrong claim codes.
+pub const CLAIM_FAILURE_UPSERT: &str = "INSERT INTO claim_failures (serial, failures, last_ms) VALUES (?1, ?2, ?3) ON CONFLICT(serial) DO UPDATE SET failures = excluded.failures, last_ms = excluded.last_ms";
+/// Forget serials whose last wrong code is older than a cut-off.
+pub const CLAIM_FAILURES_FORGET: &str = "DELETE FROM claim_failures WHERE last_ms < ?1";
+/// Keep at most ?1 serials: the fewest failures, then the oldest, go first.
+pub const CLAIM_FAILURES_TRIM: &str = "DELETE FROM claim_failures WHERE serial NOT IN (SELECT serial FROM claim_failures ORDER BY failures DESC, last_ms DESC LIMIT ?1)";
 
 /// Read a meta value.
 pub const META_GET: &str = "SELECT value FROM meta WHERE key = ?1";

@@ -47,6 +47,27 @@ pub fn run_cli(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// File descriptors process `pid` holds open (`/proc/PID/fd`).
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// Opens `n` connections to `addr` (`HOST:PORT`) and sends half of a request head on each
+/// (blocking: call it from `spawn_blocking`); returns them, oldest first.
+pub fn half_sent_heads(addr: &str, n: usize) -> Vec<std::net::TcpStream> {
+    use std::io::Write;
+    (0..n)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(addr).expect("connect");
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+                .expect("half a head");
+            s
+        })
+        .collect()
+}
+
 /// A unique temporary directory (removed on drop).
 pub struct TempDir(pub PathBuf);
 

@@ -27,9 +27,10 @@ pub struct XAgent {
     n: u64,
 }
 
-/// Opens `/ws` with the API key and subprotocol.
-pub async fn connect(addr: &str) -> XAgent {
-    let mut req = format!("ws://{addr}/ws").into_client_request().unwrap();
+/// The upgrade request of the data plane at `url` (`ws://…/ws`, `wss://…/ws`): the API key and
+/// the subprotocol.
+pub fn ws_request(url: &str) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+    let mut req = url.into_client_request().unwrap();
     req.headers_mut().insert(
         "Authorization",
         format!("Bearer {API_KEY}").parse().unwrap(),
@@ -38,20 +39,75 @@ pub async fn connect(addr: &str) -> XAgent {
         "Sec-WebSocket-Protocol",
         "xagent.connector.packet.v1".parse().unwrap(),
     );
+    req
+}
+
+/// Opens `/ws` with the API key and subprotocol.
+pub async fn connect(addr: &str) -> XAgent {
+    let req = ws_request(&format!("ws://{addr}/ws"));
     let (ws, resp) = tokio_tungstenite::connect_async(req)
         .await
         .expect("ws connect");
-    assert_eq!(
-        resp.headers()
-            .get("sec-websocket-protocol")
-            .and_then(|v| v.to_str().ok()),
-        Some("xagent.connector.packet.v1")
-    );
-    XAgent {
-        ws,
-        validate: true,
-        backlog: VecDeque::new(),
-        n: 0,
+    XAgent::upgraded(ws, &resp)
+}
+
+/// Opens `/ws` over `stream`, a TCP connection to the connector at `addr` made by the caller
+/// (e.g. from another loopback address).
+pub async fn connect_over(stream: tokio::net::TcpStream, addr: &str) -> XAgent {
+    let req = ws_request(&format!("ws://{addr}/ws"));
+    let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
+    let (ws, resp) = tokio_tungstenite::client_async(req, stream)
+        .await
+        .expect("ws upgrade");
+    XAgent::upgraded(ws, &resp)
+}
+
+/// `POST /files/uploads` of `data` as `filename` on `channel` of the connector at `base`
+/// (`http://…`): (status, JSON body, `null` if none).
+pub fn upload_answer(base: &str, channel: &str, filename: &str, data: &[u8]) -> (u16, Value) {
+    let boundary = "xagentToolsBoundary9QZ";
+    let mut body = Vec::new();
+    body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
+    body.extend_from_slice(data);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into();
+    let mut resp = agent
+        .post(&format!("{base}/files/uploads"))
+        .header(
+            "Content-Type",
+            &format!("multipart/form-data; boundary={boundary}"),
+        )
+        .header("Authorization", &format!("Bearer {API_KEY}"))
+        .header("X-XAgent-Connector-Channel-ID", channel)
+        .send(&body[..])
+        .expect("upload");
+    let status = resp.status().as_u16();
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+impl XAgent {
+    /// The client on an upgraded socket (the server chose the subprotocol, asserted).
+    fn upgraded(
+        ws: Ws,
+        resp: &tokio_tungstenite::tungstenite::handshake::client::Response,
+    ) -> XAgent {
+        assert_eq!(
+            resp.headers()
+                .get("sec-websocket-protocol")
+                .and_then(|v| v.to_str().ok()),
+            Some("xagent.connector.packet.v1")
+        );
+        XAgent {
+            ws,
+            validate: true,
+            backlog: VecDeque::new(),
+            n: 0,
+        }
     }
 }
 

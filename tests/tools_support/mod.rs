@@ -3,44 +3,22 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::common::procs::{ConnectorProc, SimPhone, TempDir};
 use crate::common::scenario::claimed_channel;
-use crate::common::xagent::XAgent;
-use crate::common::API_KEY;
+use crate::common::xagent::{upload_answer, XAgent};
 
 /// A socket with one channel bound to `sim`.
 pub async fn bound(sim: &SimPhone, conn: &ConnectorProc) -> (XAgent, String) {
     claimed_channel(&conn.addr, &sim.serial).await
 }
 
-/// `POST /files/uploads` on `channel`; returns the file_ref.
+/// `POST /files/uploads` on `channel`; returns the file_ref (the upload asserted `200`).
 pub fn upload(conn: &ConnectorProc, channel: &str, filename: &str, data: &[u8]) -> String {
-    let boundary = "xagentToolsBoundary9QZ";
-    let mut body = Vec::new();
-    body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
-    body.extend_from_slice(data);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into();
-    let mut resp = agent
-        .post(&format!("{}/files/uploads", conn.base))
-        .header(
-            "Content-Type",
-            &format!("multipart/form-data; boundary={boundary}"),
-        )
-        .header("Authorization", &format!("Bearer {API_KEY}"))
-        .header("X-XAgent-Connector-Channel-ID", channel)
-        .send(&body[..])
-        .expect("upload");
-    assert_eq!(resp.status().as_u16(), 200);
-    let v: Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+    let (status, v) = upload_answer(&conn.base, channel, filename, data);
+    assert_eq!(status, 200, "{v}");
     v["file_ref"].as_str().unwrap().to_string()
 }
 

@@ -27,7 +27,9 @@ pub async fn resolve_upload(ctx: &ToolCtx<'_>, file_ref: &str) -> Result<Upload,
             byte_size: rec.byte_size.max(0) as u64,
             file_id: rec.file_id,
         }),
-        Err(FileRefError::Storage) => Err(DeviceError::Internal("file cache unavailable".into())),
+        Err(FileRefError::Storage(why)) => Err(DeviceError::Internal(format!(
+            "file cache unavailable: {why}"
+        ))),
         Err(_) => Err(DeviceError::UnknownFileRef),
     }
 }
