@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 use super::error::HttpError;
 use super::file_refs::CHANNEL_HEADER;
 use super::{auth, AppState};
+use crate::file_cache::{FileOrigin, StoredFile};
 
 /// Default largest accepted upload: 256 MiB (APKs for `android_app_install`).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 256 * 1024 * 1024;
@@ -119,8 +120,14 @@ async fn store_field(
             return Err(e);
         }
     };
+    let stored = StoredFile {
+        mime,
+        filename,
+        byte_size: size,
+        origin: FileOrigin::Upload,
+    };
     let issued = files
-        .commit(channel, &file_id, &path, mime, filename, size)
+        .commit(channel, &file_id, &path, stored)
         .await
         .map_err(|_| HttpError::Internal("cannot record the upload"))?;
     Ok(Json(Uploaded {

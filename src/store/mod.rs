@@ -60,6 +60,10 @@ impl Store {
         if has_args == 0 {
             conn.execute_batch(sql::JOURNAL_ADD_ARGS)?;
         }
+        let has_inline: i64 = conn.query_row(sql::FILE_HAS_SERVED_INLINE, [], |r| r.get(0))?;
+        if has_inline == 0 {
+            conn.execute_batch(sql::FILE_ADD_SERVED_INLINE)?;
+        }
         let (tx, rx) = std_mpsc::channel::<Message>();
         std::thread::Builder::new()
             .name("sqlite".into())

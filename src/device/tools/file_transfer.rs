@@ -18,7 +18,7 @@ use super::phone::file_refs::{self, read_upload, resolve_upload};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::adb::AdbError;
 use crate::device::error::DeviceError;
-use crate::file_cache::IssuedFile;
+use crate::file_cache::{FileOrigin, IssuedFile};
 
 /// Deadline of one pull or push (50 MiB over USB 2 takes ~3 s; slow Wi-Fi adb ~1 MB/s).
 pub const FILE_DEADLINE: Duration = Duration::from_secs(120);
@@ -167,7 +167,7 @@ impl DeviceTool for FilePull {
                 other => DeviceError::from(other),
             })?;
         let (mime, ext) = mime_guess(&path);
-        let file = file_refs::store(ctx, bytes, mime, &ext).await?;
+        let file = file_refs::store(ctx, bytes, mime, &ext, FileOrigin::Pulled).await?;
         Ok(PullOutput { path, file })
     }
 }
