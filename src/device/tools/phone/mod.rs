@@ -10,13 +10,19 @@
 //! - [`packages`]: package names, `pm path`, launcher categories.
 //! - [`file_refs`]: uploads in and pulled files out of the connector's file cache.
 //! - [`last_seen`]: what the agent last saw on the channel (UI snapshot, screenshot geometry).
+//! - [`call_deadline`]: one deadline shared by all the steps of a call, with a clean-up reserve.
+//! - [`sync_refusal`]: what a sync `FAIL` (push/pull refused by adbd) means.
+//! - [`media_index`]: asking the media store to index a pushed file.
 
+pub mod call_deadline;
 pub mod command;
 pub mod display;
 pub mod file_refs;
 pub mod input;
 pub mod last_seen;
+pub mod media_index;
 pub mod packages;
 pub mod selector;
+pub mod sync_refusal;
 pub mod target;
 pub mod ui;
