@@ -22,6 +22,8 @@ const FLOORS: &[(&str, &[&str])] = &[
             "render",
             "timing",
             "input_args",
+            "media",
+            "sync_fault",
         ],
     ),
     ("phone", &["phone"]),
@@ -31,7 +33,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "transport",
         &["stream", "services", "transport", "mdns", "wireless"],
     ),
-    ("control", &["control", "lib"]),
+    ("control", &["control", "control_storage", "lib"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

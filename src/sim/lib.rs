@@ -17,7 +17,8 @@
 //!    (device data, the stock `/system/bin`), [`props`], [`vfs`], [`auth`] (adb keys),
 //!    [`script`] (scripted answers), [`ui`] (the view tree), [`apps`] (their screens),
 //!    [`render`] and its bitmap font (pixels of a view tree), [`timing`] (the cost model),
-//!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model).
+//!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model),
+//!    [`media`] (what the media store has indexed), [`sync_fault`] (injected `sync:` refusals).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
 //!    its cloneable, locked handle; it composes the foreground screen's UI tree.
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
@@ -26,7 +27,8 @@
 //!    over a stream), [`transport`] (the adbd side of a TCP connection), [`wireless`]
 //!    (wireless debugging: pairing server and the `STLS` connect port) and [`mdns`] (its
 //!    advertisements, on named interfaces only).
-//! 6. **control**: [`control`] (the HTTP control API) and this crate root ([`start`]).
+//! 6. **control**: [`control`] (the HTTP control API; its storage routes in
+//!    [`control_storage`]) and this crate root ([`start`]).
 //!
 //! The crate shares only the ADB framing (crate `xagent_adb_wire`) and the pairing protocol
 //! (crate `xagent_adb_pairing`) with the connector and depends on nothing of it: every parser
@@ -35,11 +37,13 @@
 pub mod apps;
 pub mod auth;
 pub mod control;
+pub mod control_storage;
 #[cfg(test)]
 mod floors;
 mod font;
 pub mod input_args;
 pub mod mdns;
+pub mod media;
 pub mod persona;
 pub mod phone;
 pub mod programs;
@@ -49,6 +53,7 @@ pub mod script;
 pub mod services;
 pub mod sh;
 pub mod stream;
+pub mod sync_fault;
 pub mod timing;
 pub mod transport;
 pub mod ui;

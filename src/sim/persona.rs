@@ -81,6 +81,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "am",
     "cat",
     "cmd",
+    "content",
     "date",
     "dumpsys",
     "echo",

@@ -85,6 +85,10 @@ pub struct PhoneState {
     pub paired: KeyStore,
     /// The cost model in force (`sim --timing realistic`); `None` answers at once.
     pub timing: Option<crate::timing::Model>,
+    /// Files the media store has indexed (`content call … scan_file`, the scan broadcast).
+    pub media: crate::media::MediaStore,
+    /// Injected faults of the `sync:` service (control API `POST /v1/sync/fault`).
+    pub sync_faults: Vec<crate::sync_fault::SyncFault>,
 }
 
 /// Seconds since the Unix epoch (mtimes).
@@ -138,6 +142,8 @@ impl Phone {
             auth: KeyStore::default(),
             paired: KeyStore::default(),
             timing: None,
+            media: Default::default(),
+            sync_faults: Vec::new(),
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
         Phone {

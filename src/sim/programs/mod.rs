@@ -10,6 +10,7 @@ mod ime;
 mod input;
 mod keys;
 mod logcat;
+mod media;
 mod misc;
 mod packages;
 mod pm;
@@ -155,6 +156,7 @@ pub async fn run(
         "am" => am::am(phone, args),
         "monkey" => am::monkey(phone, args),
         "pm" => pm::pm(phone, args, &stdin),
+        "content" => media::content(phone, args),
         "cmd" => pm::cmd(phone, args, &stdin),
         "logcat" => logcat::logcat(phone, args),
         "pidof" => logcat::pidof(phone, args),
