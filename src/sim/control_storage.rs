@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use crate::control::{bad, ApiError, JsonBody};
+use crate::control_json::{bad, ApiError, JsonBody};
 use crate::phone::Phone;
 use crate::sync_fault::SyncFault;
 

@@ -33,7 +33,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "transport",
         &["stream", "services", "transport", "mdns", "wireless"],
     ),
-    ("control", &["control", "control_storage", "lib"]),
+    ("control", &["control", "control_json", "control_storage", "lib"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -28,7 +28,7 @@
 //!    (wireless debugging: pairing server and the `STLS` connect port) and [`mdns`] (its
 //!    advertisements, on named interfaces only).
 //! 6. **control**: [`control`] (the HTTP control API; its storage routes in
-//!    [`control_storage`]) and this crate root ([`start`]).
+//!    [`control_storage`], its JSON bodies and errors in [`control_json`]) and this crate root ([`start`]).
 //!
 //! The crate shares only the ADB framing (crate `xagent_adb_wire`) and the pairing protocol
 //! (crate `xagent_adb_pairing`) with the connector and depends on nothing of it: every parser
@@ -37,6 +37,7 @@
 pub mod apps;
 pub mod auth;
 pub mod control;
+pub mod control_json;
 pub mod control_storage;
 #[cfg(test)]
 mod floors;

@@ -143,6 +143,10 @@ const SOURCES: &[(&str, &str)] = &[
         "emulator-android15",
         include_str!("personas/emulator-android15.toml"),
     ),
+    (
+        "pixel-android16",
+        include_str!("personas/pixel-android16.toml"),
+    ),
 ];
 
 impl Persona {
