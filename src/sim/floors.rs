@@ -24,6 +24,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "input_args",
             "media",
             "sync_fault",
+            "install_sessions",
         ],
     ),
     ("phone", &["phone"]),

@@ -18,7 +18,8 @@
 //!    [`script`] (scripted answers), [`ui`] (the view tree), [`apps`] (their screens),
 //!    [`render`] and its bitmap font (pixels of a view tree), [`timing`] (the cost model),
 //!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model),
-//!    [`media`] (what the media store has indexed), [`sync_fault`] (injected `sync:` refusals).
+//!    [`media`] (what the media store has indexed), [`sync_fault`] (injected `sync:` refusals),
+//!    [`install_sessions`] (open `pm install-create` sessions).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
 //!    its cloneable, locked handle; it composes the foreground screen's UI tree.
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
@@ -43,6 +44,7 @@ pub mod control_storage;
 mod floors;
 mod font;
 pub mod input_args;
+pub mod install_sessions;
 pub mod mdns;
 pub mod media;
 pub mod persona;

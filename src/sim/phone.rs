@@ -89,6 +89,8 @@ pub struct PhoneState {
     pub media: crate::media::MediaStore,
     /// Injected faults of the `sync:` service (control API `POST /v1/sync/fault`).
     pub sync_faults: Vec<crate::sync_fault::SyncFault>,
+    /// Open `pm install-create` sessions.
+    pub install_sessions: crate::install_sessions::InstallSessions,
 }
 
 /// Seconds since the Unix epoch (mtimes).
@@ -144,6 +146,7 @@ impl Phone {
             timing: None,
             media: Default::default(),
             sync_faults: Vec::new(),
+            install_sessions: Default::default(),
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
         Phone {

@@ -23,6 +23,7 @@ macro_rules! fixture {
 pub mod battery;
 pub mod devices;
 pub mod getprop;
+pub mod install;
 pub mod package;
 pub mod png_check;
 pub mod power;

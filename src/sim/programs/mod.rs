@@ -8,6 +8,7 @@ mod fs;
 mod getprop;
 mod ime;
 mod input;
+mod install_session;
 mod keys;
 mod logcat;
 mod media;
@@ -91,7 +92,14 @@ pub fn stdin_size(argv: &[String]) -> Option<usize> {
         args.as_slice(),
         ["pm", "install", ..] | ["cmd", "package", "install", ..]
     );
-    install.then(|| packages::stream_size(&args)).flatten()
+    // `install-write -S SIZE ID NAME -`: the split streamed on stdin.
+    let write = matches!(
+        args.as_slice(),
+        ["pm", "install-write", .., "-"] | ["cmd", "package", "install-write", .., "-"]
+    );
+    (install || write)
+        .then(|| install_session::stream_size(&args))
+        .flatten()
 }
 
 /// Whether the program reads standard input when no file is named.

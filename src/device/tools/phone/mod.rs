@@ -13,12 +13,16 @@
 //! - [`call_deadline`]: one deadline shared by all the steps of a call, with a clean-up reserve.
 //! - [`sync_refusal`]: what a sync `FAIL` (push/pull refused by adbd) means.
 //! - [`media_index`]: asking the media store to index a pushed file.
+//! - [`apk_bundle`]: one APK or a `.apks`/`.xapk` bundle of them; [`install_session`]: installing
+//!   them (`pm install`, or one `install-create`/`-write`/`-commit` session), temp files removed.
 
+pub mod apk_bundle;
 pub mod call_deadline;
 pub mod command;
 pub mod display;
 pub mod file_refs;
 pub mod input;
+pub mod install_session;
 pub mod last_seen;
 pub mod media_index;
 pub mod packages;
