@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::{
-    claim_when_visible, claimed_channel, claimed_sim, elements, find_text, DirectSim,
+    adb_bench, claim_when_visible, claimed_sim, elements, find_text, DirectSim,
 };
 use common::xagent::{connect, XAgent};
 
@@ -1190,35 +1190,6 @@ async fn field_bug_21_an_empty_field_showing_its_hint_is_verified_after_typing()
 }
 
 // ---- kind "geometry" (row 25), whole: nothing cached survives a rotation or a size change ----
-
-/// A phone behind Google adb 34, claimed on a fresh channel.
-struct AdbBench {
-    sim: SimPhone,
-    x: XAgent,
-    ch: String,
-    conn: ConnectorProc,
-    adb: AdbServer,
-    _dir: TempDir,
-}
-
-/// A sim started with `sim_flags`, connected to its own Google adb 34 server, a connector reaching
-/// it through that server, and the phone claimed on a fresh channel.
-async fn adb_bench(serial: &str, sim_flags: &[&str]) -> AdbBench {
-    let sim = SimPhone::start_with_control(serial, sim_flags);
-    let adb = AdbServer::start(AdbFlavor::Google34);
-    adb.connect(&sim.addr);
-    let dir = TempDir::new("fbadb");
-    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
-    let (x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
-    AdbBench {
-        sim,
-        x,
-        ch,
-        conn,
-        adb,
-        _dir: dir,
-    }
-}
 
 /// `android_tap` at `(x, y)`, pixels in the frame of the screenshot `screenshot_id`; the ack.
 async fn tap_in_screenshot(

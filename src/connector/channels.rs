@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::{Connector, SessionId};
 use crate::device::parse::devices::DeviceState;
+use crate::device::tools::{registry, LockRule};
 use crate::protocol::descriptor::{mask_serial, BoundPhoneView, ConnectionStatus, Descriptor};
 use crate::protocol::{now_ms, random_id};
 use crate::store::{BindingRecord, StoreError};
@@ -182,13 +183,21 @@ impl Connector {
             location: self.inventory.get(&b.serial).and_then(|p| p.adb_server),
         });
         let ids: &[&str] = &self.card_tools;
-        Descriptor::project(
-            &connector_id,
-            channel_id,
-            status_of(self, binding.as_ref()),
-            view.as_ref(),
-            ids,
-        )
+        let status = status_of(self, binding.as_ref());
+        let mut d = Descriptor::project(&connector_id, channel_id, status, view.as_ref(), ids);
+        if status == ConnectionStatus::Connected {
+            // The lock screen (as of the last reading) leaves the tools that would act on it
+            // unavailable until a reading finds it gone (docs/protocol.md, Descriptor).
+            if let Some(reason) = self.runtime(channel_id).readiness.locked_reason() {
+                let refused = |id: &str| {
+                    registry()
+                        .get(id)
+                        .is_some_and(|t| t.lock_rule() == LockRule::Refused)
+                };
+                d.restrict(refused, &reason);
+            }
+        }
+        d
     }
 }
 

@@ -29,7 +29,8 @@ impl Connector {
 
     /// Runs one tool call for `channel_id` (already checked open on the calling session). A
     /// call that ends in `device_timeout` has the phones' liveness checked at once (a frozen
-    /// phone behind an adb server goes `offline` and later calls fail fast).
+    /// phone behind an adb server goes `offline` and later calls fail fast); a call whose
+    /// readings found the lock screen newly up or gone has the descriptors pushed again.
     ///
     /// `ticket`: the call's place in the channel's arrival order ([`Self::side_effect_ticket`],
     /// taken when the packet was read); a side-effecting call without one takes it here.
@@ -40,9 +41,15 @@ impl Connector {
         ticket: Option<Ticket>,
         progress: &(dyn Fn(f64, &str) + Send + Sync),
     ) -> Result<Value, ToolError> {
+        let readiness = self.runtime(channel_id);
+        let was_locked = readiness.readiness.locked_reason().is_some();
         let outcome = self
             .invoke_bound(channel_id, payload, ticket, progress)
             .await;
+        if readiness.readiness.locked_reason().is_some() != was_locked {
+            // The descriptor's tool availability follows the lock screen: sessions re-project.
+            self.inventory.announce();
+        }
         if outcome
             .as_ref()
             .is_err_and(|e| e.code == ErrorCode::DeviceTimeout)
@@ -121,6 +128,7 @@ impl Connector {
             files: &self.files,
             channel_id,
             display: &runtime.display,
+            readiness: &runtime.readiness,
             last_seen: &runtime.last_seen,
             progress,
         };

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use super::arrival_order::ArrivalOrder;
-use crate::device::tools::{DisplayCache, LastSeen};
+use crate::device::tools::{DisplayCache, LastSeen, ReadinessCache};
 
 /// Runtime state of one channel's phone: last display geometry read, the arrival order
 /// serialising side effects, and the tool-call rate limiter.
@@ -14,6 +14,8 @@ use crate::device::tools::{DisplayCache, LastSeen};
 pub struct ChannelRuntime {
     /// Last display geometry read (a hint only, never used to check or map a point).
     pub display: DisplayCache,
+    /// The bound phone's last readiness reading (booting, screen off, lock screen).
+    pub readiness: ReadinessCache,
     /// What the agent last saw (UI snapshot, screenshots).
     pub last_seen: LastSeen,
     /// Side-effecting calls run one at a time in arrival order (Device Profile §5).

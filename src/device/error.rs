@@ -85,12 +85,29 @@ pub enum DeviceError {
     /// A system service the command needs is not running: the phone is still booting or its
     /// system server is restarting (`cmd: Can't find service: package`, exit 20; field bug 27).
     /// Retryable.
-    #[error("the phone's `{service}` service is not running ({line}): the phone is still booting or its system server is restarting; retry in a few seconds (it is ready when `getprop sys.boot_completed` prints 1)")]
+    /// The readiness it names is the service itself (`service check NAME` printing `found`),
+    /// never `sys.boot_completed`: a system server restarting after boot prints `1` there all
+    /// along (field bug 49).
+    #[error("the phone's `{service}` service is not running ({line}): the phone is still booting or its system server is restarting; retry in a few seconds (it is ready when `service check {service}` prints `Service {service}: found`)")]
     ServiceMissing {
         /// The service name the phone printed (`package`).
         service: String,
         /// The phone's line, trimmed.
         line: String,
+    },
+    /// The lock screen is showing on the default display (not occluded by an app), or the
+    /// screen is off: an acting tool would land on the lock screen, so it did not run
+    /// (field bug 48). `secure`: the lock needs a credential (`None`: not readable).
+    #[error("{}", locked_message(*.screen_off, *.locked, *.secure, .done.as_deref()))]
+    Locked {
+        /// The screen is off (asleep or dozing).
+        screen_off: bool,
+        /// The keyguard is showing.
+        locked: bool,
+        /// Whether the lock needs the PIN, pattern or password.
+        secure: Option<bool>,
+        /// What did run before the lock screen was seen (`None`: nothing).
+        done: Option<String>,
     },
     /// The phone refused (SecurityException, permission denied, user restriction).
     #[error("{0}")]
@@ -151,6 +168,7 @@ impl DeviceError {
             DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
             DeviceError::SplitApksRequired(_) => ErrorCode::SplitApksRequired,
             DeviceError::ServiceMissing { .. } => ErrorCode::DeviceBooting,
+            DeviceError::Locked { .. } => ErrorCode::DeviceLocked,
             DeviceError::PermissionDenied(_) => ErrorCode::DevicePermissionDenied,
             DeviceError::Policy { .. } | DeviceError::ShellRefused(_) => ErrorCode::PolicyDenied,
             DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,
@@ -179,6 +197,37 @@ impl DeviceError {
             other => other,
         }
     }
+}
+
+/// The message of [`DeviceError::Locked`]: what is in the way and what unlocks it, for the
+/// agent. It opens with the documented sentence (docs/protocol.md `device_locked`), then names
+/// the steps this connector's tools can take: `android_press_key` `wake` lights the screen, an
+/// `android_swipe` up dismisses a swipe lock (or brings up the PIN pad), and a lock with a
+/// credential needs the user.
+pub fn locked_message(
+    screen_off: bool,
+    locked: bool,
+    secure: Option<bool>,
+    done: Option<&str>,
+) -> String {
+    const WAKE: &str = "wake it with android_press_key {\"key\": \"wake\"}";
+    const SWIPE: &str = "android_swipe from near the bottom of the display to near its top";
+    let done = done.unwrap_or("Nothing was done (it would have landed on the lock screen)");
+    if !locked {
+        return format!("the screen is off. {done}; {WAKE}, then retry");
+    }
+    let lead = "the lock screen is showing: wake and unlock the phone, or swipe up on a swipe lock";
+    let wake = if screen_off {
+        format!("the screen is off: {WAKE}; then ")
+    } else {
+        String::new()
+    };
+    let how = match secure {
+        Some(true) => format!("this lock needs the PIN, pattern or password: {wake}ask the user to unlock the phone (an {SWIPE} only brings up the PIN pad)"),
+        Some(false) => format!("this is a swipe lock (no PIN): {wake}unlock it with an {SWIPE}"),
+        None => format!("{wake}a swipe lock opens with an {SWIPE}; a PIN, pattern or password lock needs the user"),
+    };
+    format!("{lead}. {done}; {how}, then retry")
 }
 
 /// Why a phone in `state`, reached through `route`, cannot take a claim or a tool call: its

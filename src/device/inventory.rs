@@ -272,6 +272,13 @@ impl Inventory {
         self.changes.subscribe()
     }
 
+    /// Ticks [`Self::subscribe`]rs without a change of the inventory itself: something they
+    /// project from a phone changed (the lock screen came up or went), so each session
+    /// re-projects its channels' descriptors and pushes those whose status changed.
+    pub fn announce(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
     /// Tells the liveness checks that a call to a phone ended in `device_timeout`: phones behind
     /// adb servers are checked now rather than at the next period.
     pub fn suspect(&self) {

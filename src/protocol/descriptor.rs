@@ -208,6 +208,22 @@ impl Descriptor {
         }
     }
 
+    /// Marks the tools `refused` picks `unavailable` with `reason` and the connection
+    /// `degraded` (spec §9: bound, some capabilities degraded) — a bound, online phone whose
+    /// lock screen is up. Nothing changes when no tool is picked.
+    pub fn restrict(&mut self, refused: impl Fn(&str) -> bool, reason: &str) {
+        let mut any = false;
+        for t in self.tools.iter_mut().filter(|t| refused(&t.tool_id)) {
+            t.status = ToolStatus::Unavailable;
+            t.target_permission_state = PermissionState::Unknown;
+            t.reason = Some(reason.to_string());
+            any = true;
+        }
+        if any {
+            self.connection.status = ConnectionStatus::Degraded;
+        }
+    }
+
     /// As a JSON value.
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()

@@ -58,6 +58,9 @@ pub enum ErrorCode {
     /// A system service the call needs is not up yet (the phone is booting or its system
     /// server restarting); retry after a few seconds.
     DeviceBooting,
+    /// The lock screen (keyguard) is showing, or the screen is off: the tool would act on the
+    /// lock screen instead of the app; wake and unlock the phone, then retry.
+    DeviceLocked,
     /// Coordinates outside the display.
     OutOfBounds,
     /// Text cannot be typed by the available input method.
@@ -126,6 +129,7 @@ impl ErrorCode {
             Self::DeviceCommandFailed => "device_command_failed",
             Self::AdbServerUnavailable => "adb_server_unavailable",
             Self::DeviceBooting => "device_booting",
+            Self::DeviceLocked => "device_locked",
             Self::OutOfBounds => "out_of_bounds",
             Self::UnsupportedText => "unsupported_text",
             Self::UiDumpFailed => "ui_dump_failed",
@@ -170,6 +174,7 @@ mod tests {
             ErrorCode::FileTooLarge,
             ErrorCode::FileNotFound,
             ErrorCode::DeviceBooting,
+            ErrorCode::DeviceLocked,
             ErrorCode::TooManyChannels,
             ErrorCode::SplitApksRequired,
         ] {

@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::apps;
 use crate::control_json::{api_error, bad, ApiError, JsonBody};
 use crate::control_storage;
+use crate::persona::ExtraDisplay;
 use crate::phone::{LogEntry, Phone, PhoneState, TransportMode};
 use crate::script::Script;
 use crate::wireless::{PairRequest, PairingPorts, Wireless, WirelessView};
@@ -78,6 +79,12 @@ pub struct StateView {
     pub screen_on: bool,
     /// Keyguard showing.
     pub locked: bool,
+    /// The keyguard needs a credential (a swipe does not dismiss it).
+    pub lock_secure: bool,
+    /// Services not registered with `servicemanager` ("Can't find service").
+    pub services_down: Vec<String>,
+    /// Logical displays besides display 0 in `dumpsys window`.
+    pub extra_displays: Vec<ExtraDisplay>,
     /// Battery percent.
     pub battery_level: u32,
     /// FLAG_SECURE on the focused window.
@@ -108,6 +115,12 @@ pub struct StatePatch {
     pub screen_on: Option<bool>,
     /// Keyguard.
     pub locked: Option<bool>,
+    /// The keyguard needs a PIN, pattern or password: swipes and MENU no longer dismiss it.
+    pub lock_secure: Option<bool>,
+    /// Replaces the services not registered with `servicemanager` (`[]`: all up).
+    pub services_down: Option<Vec<String>>,
+    /// Replaces the extra logical displays of `dumpsys window` (`[]`: display 0 only).
+    pub extra_displays: Option<Vec<ExtraDisplay>>,
     /// 0..=100.
     pub battery_level: Option<u32>,
     /// `package` or `package/.Activity` to bring to the front.
@@ -196,6 +209,9 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             override_size: s.override_size,
             screen_on: s.screen_on,
             locked: s.locked,
+            lock_secure: s.lock_secure,
+            services_down: s.services_down.clone(),
+            extra_displays: s.extra_displays.clone(),
             battery_level: s.battery_level,
             secure_window: s.secure_window,
             transport,
@@ -206,6 +222,32 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             wireless,
         }
     })
+}
+
+/// Extra displays must be other displays than 0, each id once, with a size and a focus of the
+/// form `package/activity` when one is given.
+fn check_extra_displays(extra: &[ExtraDisplay]) -> Result<(), String> {
+    for (i, d) in extra.iter().enumerate() {
+        if d.id == 0 {
+            return Err("extra_displays: id 0 is the default display; give other ids".into());
+        }
+        if extra[..i].iter().any(|e| e.id == d.id) {
+            return Err(format!("extra_displays: id {} is listed twice", d.id));
+        }
+        if d.width == 0 || d.height == 0 || d.density == 0 {
+            return Err(format!(
+                "extra_displays: display {} needs a width, height and density above 0",
+                d.id
+            ));
+        }
+        if d.focus.as_deref().is_some_and(|f| !f.contains('/')) {
+            return Err(format!(
+                "extra_displays: display {}'s focus must be package/activity",
+                d.id
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Smallest side of a `wm size` override, px (`WindowManagerService.setForcedDisplaySize`).
@@ -219,6 +261,9 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     }
     if p.battery_level.is_some_and(|level| level > 100) {
         return Err("battery_level must be 0..=100".into());
+    }
+    if let Some(extra) = &p.extra_displays {
+        check_extra_displays(extra)?;
     }
     // `Some(None)`: back to the physical size.
     let size = match p.override_size.as_deref() {
@@ -267,6 +312,13 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     }
     s.screen_on = p.screen_on.unwrap_or(s.screen_on);
     s.locked = p.locked.unwrap_or(s.locked);
+    s.lock_secure = p.lock_secure.unwrap_or(s.lock_secure);
+    if let Some(down) = p.services_down {
+        s.services_down = down;
+    }
+    if let Some(extra) = p.extra_displays {
+        s.extra_displays = extra;
+    }
     s.secure_window = p.secure_window.unwrap_or(s.secure_window);
     s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);
     if let Some(t) = p.note_text {

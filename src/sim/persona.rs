@@ -19,6 +19,37 @@ pub struct DisplaySpec {
     pub density: u32,
 }
 
+/// A logical display besides the default one, as `dumpsys window` lists it: a virtual display
+/// of a casting or projection app (`mDisplayId=62`), a second screen whose system UI shows a
+/// sub-home (`com.android.systemui/.SubHomeActivity`). It lives in the window dump only (no
+/// panel of its own: `screencap` and `input` stay on display 0), which is what field bugs 52
+/// and 53 are about. Persona TOML `[[extra_displays]]`, or `POST /v1/state
+/// {"extra_displays": [...]}`.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraDisplay {
+    /// Logical display id (`Display: mDisplayId=<id>`); never 0.
+    pub id: u32,
+    /// Width, px.
+    pub width: u32,
+    /// Height, px.
+    pub height: u32,
+    /// Density, dpi.
+    #[serde(default = "default_density")]
+    pub density: u32,
+    /// `package/.Activity` focused on it (`mCurrentFocus`/`mFocusedApp`), if any.
+    #[serde(default)]
+    pub focus: Option<String>,
+    /// Printed before display 0 (AOSP prints `RootWindowContainer`'s children in their order,
+    /// which puts a display added later first on some builds).
+    #[serde(default)]
+    pub listed_first: bool,
+}
+
+fn default_density() -> u32 {
+    320
+}
+
 /// A device persona, read from TOML.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Persona {
@@ -66,6 +97,9 @@ pub struct Persona {
     /// `frameworks/native/cmds/cmd`, first in the N release).
     #[serde(default)]
     pub missing_programs: Vec<String>,
+    /// Logical displays besides display 0 in `dumpsys window` (`[[extra_displays]]`).
+    #[serde(default)]
+    pub extra_displays: Vec<ExtraDisplay>,
     /// Phone-side costs for `sim --timing realistic` (`[timing]`; the file cites the sources).
     #[serde(default)]
     pub timing: crate::timing::PhoneCosts,
@@ -104,6 +138,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "rm",
     "screencap",
     "screenrecord",
+    "service",
     "setprop",
     "settings",
     "sleep",

@@ -68,6 +68,16 @@ pub struct PhoneState {
     pub screen_on: bool,
     /// Keyguard showing.
     pub locked: bool,
+    /// The lock needs a credential (PIN, pattern, password): a swipe up or MENU only brings up
+    /// the PIN pad, and only `POST /v1/state {"locked": false}` (the user) unlocks it.
+    pub lock_secure: bool,
+    /// System services not registered with `servicemanager` (a system server still starting
+    /// or restarting): `dumpsys`, `cmd` and the `cmd` wrappers answer "Can't find service"
+    /// for them ([`crate::programs`]).
+    pub services_down: Vec<String>,
+    /// Logical displays besides display 0 in `dumpsys window` (persona's, or the control
+    /// API's).
+    pub extra_displays: Vec<crate::persona::ExtraDisplay>,
     /// Battery percentage 0..=100.
     pub battery_level: u32,
     /// Focused window has FLAG_SECURE: screenshots come out black (field bug 8).
@@ -119,6 +129,7 @@ impl Phone {
         for (ns, k, v) in props::DEFAULT_SETTINGS {
             settings.insert((ns.to_string(), k.to_string()), v.to_string());
         }
+        let extra_displays = persona.extra_displays.clone();
         let state = PhoneState {
             vfs: Vfs::with_defaults(now_secs(), &persona.system_bin()),
             persona,
@@ -136,6 +147,9 @@ impl Phone {
             override_density: None,
             screen_on: true,
             locked: false,
+            lock_secure: false,
+            services_down: Vec::new(),
+            extra_displays,
             battery_level: 80,
             secure_window: false,
             adb_keyboard: false,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::adb_server::{AdbFlavor, AdbServer};
 use super::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use super::schemas::{assert_card, assert_descriptor};
 use super::xagent::{connect, http_get, XAgent};
@@ -54,6 +55,36 @@ pub struct DirectSim {
     /// The `connector_id` the hello was given (for a re-hello that restores the channel).
     pub connector_id: String,
     pub dir: TempDir,
+}
+
+/// A phone behind its own Google adb 34 server, claimed on a fresh channel. Dropping it stops
+/// the connector, the adb server and the phone and removes the connector's data dir.
+pub struct AdbBench {
+    pub sim: SimPhone,
+    pub x: XAgent,
+    pub ch: String,
+    pub conn: ConnectorProc,
+    pub adb: AdbServer,
+    pub _dir: TempDir,
+}
+
+/// A sim started with `sim_flags`, connected to its own Google adb 34 server, a connector
+/// reaching it through that server, and the phone claimed on a fresh channel.
+pub async fn adb_bench(serial: &str, sim_flags: &[&str]) -> AdbBench {
+    let sim = SimPhone::start_with_control(serial, sim_flags);
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fbadb");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let (x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
+    AdbBench {
+        sim,
+        x,
+        ch,
+        conn,
+        adb,
+        _dir: dir,
+    }
 }
 
 /// Starts a sim as `serial` with `sim_flags` (`--persona …`), a connector reaching it over the

@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 use xagent_adb_connector::adb::{shell_v2, wire};
 use xagent_adb_connector::data_plane::request::Request;
 use xagent_adb_connector::device::parse::{
-    battery, devices, getprop, package, png_check, power, secure, text, uiautomator, window, wm,
+    battery, devices, displays, getprop, keyguard, package, png_check, power, secure, text,
+    uiautomator, window, wm,
 };
 use xagent_adb_connector::protocol::payloads::parse_version;
 use xagent_adb_connector::protocol::Packet;
@@ -290,7 +291,16 @@ fn dumpsys_window(data: &[u8]) {
     let s = decoded(data);
     let _ = window::parse_current_focus(&s);
     let _ = window::parse_resumed_activity(&s);
-    let _ = window::parse_current_display_size(&s);
+    let dump = displays::WindowDump::parse(&s);
+    for id in dump.display_ids() {
+        let _ = (
+            dump.size(id),
+            dump.rotation(id),
+            dump.focus(id),
+            dump.awake(id),
+        );
+    }
+    let _ = keyguard::parse_keyguard(&s);
     let _ = secure::focused_window_secure(&s);
 }
 

@@ -22,8 +22,10 @@ macro_rules! fixture {
 
 pub mod battery;
 pub mod devices;
+pub mod displays;
 pub mod getprop;
 pub mod install;
+pub mod keyguard;
 pub mod package;
 pub mod png_check;
 pub mod power;
@@ -58,6 +60,8 @@ mod tests {
         hits += usize::from(battery::parse_dumpsys_battery(text).is_some());
         hits += usize::from(window::parse_current_focus(text).is_some());
         hits += usize::from(window::parse_resumed_activity(text).is_some());
+        hits += displays::WindowDump::parse(text).display_ids().len();
+        hits += usize::from(keyguard::parse_keyguard(text).showing.is_some());
         hits += usize::from(power::parse_screen_on(text).is_some());
         hits += devices::parse_devices_l(text).len();
         hits += package::parse_pm_list_packages(text).len();

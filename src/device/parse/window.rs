@@ -16,7 +16,6 @@
 //! Captures: files under `tests/fixtures/window/` and `tests/fixtures/activity/`.
 
 use super::package::parse_component;
-use super::text::parse_u32;
 
 /// The window that has input focus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,82 +31,29 @@ pub struct FocusedWindow {
     pub title: String,
 }
 
-#[derive(Debug)]
-struct Candidate {
-    display_id: Option<u32>,
-    window: Option<FocusedWindow>,
-    app: Option<FocusedWindow>,
-}
-
-/// Parses the focused window. Per display block, `mCurrentFocus` wins; when it is `null` (or
-/// absent) the block's `mFocusedApp` activity is used. With several displays the block of
-/// `mTopFocusedDisplayId` wins, else the first block that has a focus. `None` when no focus is
-/// found at all.
+/// Parses the focused window of the default display ([`super::displays::WindowDump`]: per
+/// display block `mCurrentFocus` wins; when it is `null` or absent the block's `mFocusedApp`
+/// activity is used; lines outside every display block stand for the default display). Another
+/// display's focus, `mTopFocusedDisplayId` included, never answers for the default display
+/// (field bug 53). `None` when the default display has no focus in the dump.
 pub fn parse_current_focus(text: &str) -> Option<FocusedWindow> {
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let mut display_id: Option<u32> = None;
-    let mut top_display: Option<u32> = None;
-    for line in text.lines() {
-        if line.starts_with("WINDOW MANAGER ") || line.starts_with("ACTIVITY MANAGER ") {
-            display_id = None; // a new top-level section: earlier display blocks are closed
-        }
-        let line = line.trim();
-        if let Some(id) = display_header(line) {
-            display_id = Some(id);
-            continue;
-        }
-        if let Some(v) = line.strip_prefix("mTopFocusedDisplayId=") {
-            top_display = parse_u32(v);
-            continue;
-        }
-        let (is_window, value) = if let Some(v) = line.strip_prefix("mCurrentFocus=") {
-            (true, v)
-        } else if let Some(v) = line.strip_prefix("mFocusedApp=") {
-            (false, v)
-        } else {
-            continue;
-        };
-        let idx = match candidates.iter().position(|c| c.display_id == display_id) {
-            Some(i) => i,
-            None => {
-                candidates.push(Candidate {
-                    display_id,
-                    window: None,
-                    app: None,
-                });
-                candidates.len() - 1
-            }
-        };
-        let slot = &mut candidates[idx];
-        if is_window && slot.window.is_none() {
-            slot.window = parse_window_token(value, display_id);
-        } else if !is_window && slot.app.is_none() {
-            slot.app = activity_record(value).map(|(package, activity, title)| FocusedWindow {
-                display_id,
-                package: Some(package),
-                activity: Some(activity),
-                title,
-            });
-        }
-    }
-    let pick = |c: &Candidate| c.window.clone().or_else(|| c.app.clone());
-    let top = top_display
-        .and_then(|top| candidates.iter().find(|c| c.display_id == Some(top)))
-        .and_then(pick);
-    top.or_else(|| candidates.iter().find_map(pick))
+    let dump = super::displays::WindowDump::parse(text);
+    dump.focus(super::displays::DEFAULT_DISPLAY)
 }
 
-/// `Display: mDisplayId=0 …` or `Display #0 (…)` → 0.
-fn display_header(line: &str) -> Option<u32> {
-    let rest = line
-        .strip_prefix("Display: mDisplayId=")
-        .or_else(|| line.strip_prefix("Display #"))?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    parse_u32(&digits)
+/// `mFocusedApp=` value → the `ActivityRecord{…}` it holds (possibly wrapped in
+/// `AppWindowToken{… token=Token{… ActivityRecord{…}}}`).
+pub(super) fn focused_app_record(value: &str, display_id: Option<u32>) -> Option<FocusedWindow> {
+    activity_record(value).map(|(package, activity, title)| FocusedWindow {
+        display_id,
+        package: Some(package),
+        activity: Some(activity),
+        title,
+    })
 }
 
 /// `Window{hash [uN] title [paused=…]}` → window; `null` → `None`.
-fn parse_window_token(value: &str, display_id: Option<u32>) -> Option<FocusedWindow> {
+pub(super) fn parse_window_token(value: &str, display_id: Option<u32>) -> Option<FocusedWindow> {
     let inner = value.trim().strip_prefix("Window{")?;
     let inner = &inner[..inner.rfind('}')?];
     let mut tokens: Vec<&str> = inner.split_whitespace().skip(1).collect();
@@ -304,90 +250,27 @@ mod tests {
     }
 
     #[test]
-    fn multi_display_top_focus_wins() {
+    fn the_default_display_answers_even_when_another_has_the_top_focus() {
         let t = "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n\
-                 \x20 Display: mDisplayId=0 rootTasks=3\n\
-                 \x20   mCurrentFocus=Window{aa u0 com.android.launcher3/com.android.launcher3.Launcher}\n\
                  \x20 Display: mDisplayId=2 rootTasks=1\n\
                  \x20   mCurrentFocus=null\n\
                  \x20   mFocusedApp=ActivityRecord{bb u10 org.video/.Player t9}\n\
+                 \x20 Display: mDisplayId=0 rootTasks=3\n\
+                 \x20   mCurrentFocus=Window{aa u0 com.android.launcher3/com.android.launcher3.Launcher}\n\
                  \x20 mTopFocusedDisplayId=2\n";
         let w = parse_current_focus(t).expect("focus");
-        assert_eq!(w.display_id, Some(2));
-        assert_eq!(w.activity.as_deref(), Some("org.video.Player"));
+        assert_eq!(w.display_id, Some(0));
+        assert_eq!(w.package.as_deref(), Some("com.android.launcher3"));
+        // Display 2's focus is its null window's focused app.
+        let other = super::super::displays::WindowDump::parse(t)
+            .focus(2)
+            .expect("display 2");
+        assert_eq!(other.activity.as_deref(), Some("org.video.Player"));
         let splash =
             parse_current_focus("mCurrentFocus=Window{9 u0 Splash Screen com.x.y}").expect("s");
         assert_eq!(
             (splash.package.as_deref(), splash.title.as_str()),
             (Some("com.x.y"), "Splash Screen com.x.y")
         );
-    }
-}
-
-/// The current size of display 0 from `dumpsys window displays` (`cur=WxH`: override size and
-/// rotation applied, AOSP `DisplayContent.dumpsys` "init=… cur=… app=…"), in px.
-pub fn parse_current_display_size(text: &str) -> Option<(u32, u32)> {
-    text.lines().find_map(|line| {
-        let rest = &line[line.find(" cur=")? + 5..];
-        let token = rest.split_whitespace().next()?;
-        let (w, h) = token.split_once('x')?;
-        Some((w.parse().ok()?, h.parse().ok()?))
-    })
-}
-
-/// The rotation of display 0 (quarter turns, 0–3) from `dumpsys window displays`: the first
-/// `mCurrentRotation=ROTATION_<deg>` or `mRotation=<n>` / `mRotation=ROTATION_<deg>` token
-/// (AOSP `DisplayRotation.dump` "mRotation=1 mDeferredRotationPauseCount=0", older
-/// `WindowManagerService.dump` "mRotation=0 mAltOrientation=false", a configuration's
-/// `winConfig={… mRotation=ROTATION_90}`). `mDisplayRotation=` and unparsable values
-/// (`undefined`) are skipped. `None` when the dump names none.
-pub fn parse_current_rotation(text: &str) -> Option<u8> {
-    text.split(|c: char| c.is_whitespace() || c == '{' || c == ',')
-        .filter_map(|tok| {
-            tok.strip_prefix("mCurrentRotation=")
-                .or_else(|| tok.strip_prefix("mRotation="))
-        })
-        .find_map(|v| {
-            let v = v.trim_end_matches(['}', ',']);
-            let turns = match v.strip_prefix("ROTATION_") {
-                Some(deg) => deg.parse::<u16>().ok().filter(|d| d % 90 == 0)? / 90,
-                None => v.parse::<u16>().ok()?,
-            };
-            u8::try_from(turns).ok().filter(|t| *t <= 3)
-        })
-}
-
-#[cfg(test)]
-mod display_size_tests {
-    use super::*;
-
-    #[test]
-    fn cur_is_rotated_and_overridden() {
-        let t = "  Display: mDisplayId=0 rootTasks=1\n    init=1080x2400 420dpi cur=2400x1080 app=2400x1017 rng=1080x1017-2400x2337\n";
-        assert_eq!(parse_current_display_size(t), Some((2400, 1080)));
-        assert_eq!(parse_current_display_size("no display"), None);
-    }
-
-    #[test]
-    fn rotation_in_every_form() {
-        assert_eq!(
-            parse_current_rotation("  mCurrentRotation=ROTATION_270\n"),
-            Some(3)
-        );
-        assert_eq!(
-            parse_current_rotation("    mRotation=1 mDeferredRotationPauseCount=0\n"),
-            Some(1)
-        );
-        let cfg = "winConfig={ mBounds=Rect(0, 0 - 0, 0) mDisplayRotation=undefined mRotation=undefined}\n\
-                   winConfig={ mDisplayRotation=ROTATION_90 mRotation=ROTATION_90}";
-        assert_eq!(parse_current_rotation(cfg), Some(1));
-        let jb = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/window/avc-dumpsys-window-windows-jb-emulator.txt"
-        ))
-        .expect("fixture");
-        assert_eq!(parse_current_rotation(&jb), Some(0));
-        assert_eq!(parse_current_rotation("mRotation=7 cur=1x1"), None);
-        assert_eq!(parse_current_rotation("no rotation"), None);
     }
 }

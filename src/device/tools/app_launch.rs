@@ -17,9 +17,11 @@ use super::phone::command::{self, am_failure, compound, sections};
 use super::phone::packages::{
     check_package, cmd_unsupported, package_schema, query_activities, LAUNCHER, LEANBACK,
 };
-use super::{DeviceTool, SideEffect, ToolCtx};
+use super::phone::readiness::{require_unlocked, Readiness};
+use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::parse::{package, window};
+use crate::device::parse::displays::WindowDump;
+use crate::device::parse::{keyguard, package, window};
 use crate::device::policy::glob;
 use crate::device::shell_quote::command_line;
 
@@ -147,17 +149,42 @@ async fn resolve_launcher(
     })
 }
 
+/// What one verification poll saw: the default display's focused package, the resumed
+/// activity's package, and the readiness read from the same dumps (the lock screen over the
+/// app: Android 12+ print `KeyguardController` and the display blocks in `dumpsys activity
+/// activities`; the resumed activity stays named behind the keyguard, as in
+/// `tests/fixtures/activity/mtk-tablet-android13-dumpsys-activity-activities.txt`).
+struct Seen {
+    focus: Option<String>,
+    resumed: Option<String>,
+    readiness: Readiness,
+}
+
 /// The foreground package: focused window, else resumed activity.
-async fn foreground(ctx: &ToolCtx<'_>) -> Result<(Option<String>, Option<String>), DeviceError> {
+async fn foreground(ctx: &ToolCtx<'_>) -> Result<Seen, DeviceError> {
     let cmd = compound(&[
         command_line(&["dumpsys", "window", "windows"]),
         command_line(&["dumpsys", "activity", "activities"]),
     ]);
     let out = command::run(ctx, &cmd, LAUNCH_DEADLINE, OUTPUT_LIMIT).await?;
+    if let Some(e) = out.service_missing() {
+        return Err(e);
+    }
     let s = sections(&out.stdout, 2);
     let focus = window::parse_current_focus(&s[0]).and_then(|f| f.package);
     let resumed = window::parse_resumed_activity(&s[1]).map(|(p, _)| p);
-    Ok((focus, resumed))
+    let mut readiness = Readiness::from_dumps(
+        &WindowDump::parse(&out.stdout),
+        &keyguard::parse_keyguard(&out.stdout),
+    );
+    if readiness.locked.is_some() {
+        readiness = ctx.readiness.record(readiness);
+    }
+    Ok(Seen {
+        focus,
+        resumed,
+        readiness,
+    })
 }
 
 /// Arguments.
@@ -190,8 +217,9 @@ pub struct AppLaunch;
 impl DeviceTool for AppLaunch {
     const ID: &'static str = "android_app_launch";
     const TITLE: &'static str = "Launch an app";
-    const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), policy_denied (high-risk app), device_command_failed (started but not in the foreground, e.g. locked screen).";
+    const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), policy_denied (high-risk app), device_command_failed (started but not in the foreground), device_locked (the lock screen is showing: nothing started, or started behind it and not verified).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
     type Output = Output;
 
@@ -216,6 +244,8 @@ impl DeviceTool for AppLaunch {
         let (component, category) = resolve_launcher(ctx, pkg).await?;
         let activity = component.split_once('/').map(|(_, a)| a);
         check_risk(ctx, pkg, activity)?;
+        // Nothing is started behind the lock screen (field bug 48).
+        require_unlocked(ctx).await?;
         let started = Instant::now();
         let out = command::run(
             ctx,
@@ -228,7 +258,29 @@ impl DeviceTool for AppLaunch {
             return Err(e);
         }
         loop {
-            let (focus, resumed) = foreground(ctx).await?;
+            let Seen {
+                focus,
+                resumed,
+                readiness,
+            } = foreground(ctx).await?;
+            // Never verified behind the lock screen (it came up during the launch, or this
+            // phone's window dump did not show it before `am start`).
+            if let Some(DeviceError::Locked {
+                screen_off,
+                locked,
+                secure,
+                ..
+            }) = readiness.refusal()
+            {
+                return Err(DeviceError::Locked {
+                    screen_off,
+                    locked,
+                    secure,
+                    done: Some(format!(
+                        "{component} was started but is behind the lock screen, not verified"
+                    )),
+                });
+            }
             if focus.as_deref() == Some(pkg) || resumed.as_deref() == Some(pkg) {
                 return Ok(Output {
                     package: pkg.to_string(),

@@ -18,8 +18,9 @@ use serde_json::{json, Value};
 
 use super::phone::command;
 use super::phone::input::{run_input, TEXT_DEADLINE};
+use super::phone::readiness::require_unlocked;
 use super::phone::ui::focused_node;
-use super::{DeviceTool, SideEffect, ToolCtx};
+use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
 
@@ -307,8 +308,9 @@ pub struct InputText;
 impl DeviceTool for InputText {
     const ID: &'static str = "android_input_text";
     const TITLE: &'static str = "Type text";
-    const DESCRIPTION: &'static str = "Type text into the focused field of the bound phone, exactly as given: every character is data, never shell syntax; `%s` is typed literally; a newline presses Enter between lines. Non-ASCII text (any script, emoji) goes through an ADBKeyboard-compatible IME when the phone has one (else unsupported_text says how to fix it). clear_first empties the field first; submit presses Enter after. The result reads the field back: verified true/false (null when it cannot be read, e.g. password fields). Tap a text field first.";
+    const DESCRIPTION: &'static str = "Type text into the focused field of the bound phone, exactly as given: every character is data, never shell syntax; `%s` is typed literally; a newline presses Enter between lines. Non-ASCII text (any script, emoji) goes through an ADBKeyboard-compatible IME when the phone has one (else unsupported_text says how to fix it). clear_first empties the field first; submit presses Enter after. The result reads the field back: verified true/false (null when it cannot be read, e.g. password fields). Tap a text field first. While the lock screen shows or the screen is off nothing is typed: device_locked says how to unlock.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
     type Output = Output;
 
@@ -335,6 +337,8 @@ impl DeviceTool for InputText {
         let normalized = args.text.replace("\r\n", "\n");
         let text = normalized.as_str();
         check_control_characters(text)?;
+        // Typing behind the lock screen would land in its PIN pad or nowhere (field bug 48).
+        require_unlocked(ctx).await?;
         let (clear, submit) = (args.clear_first, args.submit);
         let method = ctx.policy.quirks.text_input.as_str();
         let via_ime = method == "adbkeyboard" || !is_input_text_safe(text);

@@ -13,7 +13,7 @@
 //! The connector's surface: [`registry()`] → [`Registry::get`] / [`Registry::card_tools`] /
 //! [`Registry::card_decls`]; per tool [`RegisteredTool::decl`], [`RegisteredTool::side_effect`],
 //! [`RegisteredTool::validate`], [`RegisteredTool::run_json`] with a [`ToolCtx`]; per channel a
-//! [`DisplayCache`] and a [`LastSeen`].
+//! [`DisplayCache`], a [`ReadinessCache`] and a [`LastSeen`].
 
 pub mod phone;
 mod registry;
@@ -47,7 +47,10 @@ use crate::protocol::ErrorCode;
 pub use crate::protocol::card::SideEffect;
 pub use phone::display::DisplayCache;
 pub use phone::last_seen::LastSeen;
-pub use registry::{integral_floats_as_integers, registry, DeviceTool, RegisteredTool, Registry};
+pub use phone::readiness::ReadinessCache;
+pub use registry::{
+    integral_floats_as_integers, registry, DeviceTool, LockRule, RegisteredTool, Registry,
+};
 
 /// Every implemented tool, in card order (the card order is part of the contract). Adding a
 /// tool: its file (with its tests), its `mod` line above, and one line here.
@@ -119,6 +122,8 @@ pub struct ToolCtx<'a> {
     pub channel_id: &'a str,
     /// Last display geometry read from the bound phone (a hint, see [`DisplayCache`]).
     pub display: &'a DisplayCache,
+    /// The bound phone's last readiness reading (booting, screen, lock screen).
+    pub readiness: &'a ReadinessCache,
     /// What the agent last saw on this channel (UI snapshot, screenshots).
     pub last_seen: &'a LastSeen,
     /// Reports progress of a long tool (`fraction` 0..1, message) as `tool.progress.push`.

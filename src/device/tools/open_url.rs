@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::command::{self, am_failure};
-use super::{DeviceTool, SideEffect, ToolCtx};
+use super::phone::readiness::require_unlocked;
+use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
 
@@ -85,8 +86,9 @@ pub struct OpenUrl;
 impl DeviceTool for OpenUrl {
     const ID: &'static str = "android_open_url";
     const TITLE: &'static str = "Open a URL";
-    const DESCRIPTION: &'static str = "Open a URL on the bound phone with the app that handles it (browser, deep link) via an ACTION_VIEW intent. The URL is passed as data, never interpreted by a shell. Only schemes allowed by the device policy (default http, https) are opened; others (javascript:, file:, intent:, …) are refused with policy_denied. Errors: invalid_arguments (not a URL), device_command_failed (no app handles it).";
+    const DESCRIPTION: &'static str = "Open a URL on the bound phone with the app that handles it (browser, deep link) via an ACTION_VIEW intent. The URL is passed as data, never interpreted by a shell. Only schemes allowed by the device policy (default http, https) are opened; others (javascript:, file:, intent:, …) are refused with policy_denied. Errors: invalid_arguments (not a URL), device_command_failed (no app handles it), device_locked (the lock screen is showing: nothing opened).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
     type Output = Output;
 
@@ -117,6 +119,8 @@ impl DeviceTool for OpenUrl {
                 ),
             });
         }
+        // A link opened behind the lock screen is not shown to anyone (field bug 48).
+        require_unlocked(ctx).await?;
         let cmd = command_line(&[
             "am",
             "start",

@@ -40,6 +40,10 @@ pub trait DeviceTool: 'static {
     fn input_schema() -> Value;
     /// Schema of the result object.
     fn output_schema() -> Value;
+    /// What it does while the lock screen shows or the screen is off (docs/tools.md "Lock
+    /// screen"): tools that would act on the app refuse with `device_locked`, and the
+    /// descriptor lists them `unavailable` while the last reading says locked.
+    const LOCK_RULE: LockRule = LockRule::Works;
     /// Whether the card offers it under `policy` (beyond `[tools].disabled`, which applies to
     /// every tool).
     fn in_card(policy: &Policy) -> bool {
@@ -53,6 +57,18 @@ pub trait DeviceTool: 'static {
     ) -> impl Future<Output = Result<Self::Output, DeviceError>> + Send;
 }
 
+/// A tool's behaviour on a locked phone (lock screen showing, or screen off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockRule {
+    /// Runs as usual: it observes (screenshot, UI tree, status, logs, files), needs no screen
+    /// (install, stop, orientation, shell), or is how an agent wakes and unlocks the phone
+    /// (`android_press_key`, `android_swipe`).
+    Works,
+    /// Refused with `device_locked` before it acts: it would land on the lock screen instead
+    /// of the app (taps, scrolls, typing, launching, opening links).
+    Refused,
+}
+
 /// A boxed tool run.
 type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
 /// A tool's run, erased to JSON in and out.
@@ -61,6 +77,7 @@ type RunFn = for<'a> fn(&'a Value, &'a ToolCtx<'a>) -> RunFuture<'a>;
 /// A registered tool: declaration, compiled schemas, and its erased `run`.
 pub struct RegisteredTool {
     decl: ToolDecl,
+    lock_rule: LockRule,
     in_card: fn(&Policy) -> bool,
     input: jsonschema::Validator,
     output: jsonschema::Validator,
@@ -146,6 +163,7 @@ impl RegisteredTool {
             input: compile(&tool_input_schema(&decl), T::ID),
             output: compile(&decl.output_schema, T::ID),
             decl,
+            lock_rule: T::LOCK_RULE,
             in_card: T::in_card,
             run: run_erased::<T>,
             #[cfg(test)]
@@ -162,6 +180,11 @@ impl RegisteredTool {
     /// [`tool_input_schema`]).
     pub fn decl(&self) -> &ToolDecl {
         &self.decl
+    }
+
+    /// What it does on a locked phone.
+    pub fn lock_rule(&self) -> LockRule {
+        self.lock_rule
     }
 
     /// Whether calling it changes the phone (then the connector serialises and journals it).

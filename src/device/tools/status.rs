@@ -1,19 +1,26 @@
-//! `android_device_status`: model, release, battery, screen, display size and foreground app in
-//! one shell round trip (`getprop; dumpsys battery; wm size; dumpsys power; dumpsys window`).
-//! What a section did not give is `null` and listed in `unavailable` (a user reading `""` as a
-//! model cannot tell a blank property from a failed read); nothing at all is an error.
+//! `android_device_status`: model, release, battery, screen, lock screen, display size and
+//! foreground app in one shell round trip (`getprop; dumpsys battery; wm size; dumpsys power;
+//! dumpsys window; dumpsys trust`). What a section did not give is `null` and listed in
+//! `unavailable` (a user reading `""` as a model cannot tell a blank property from a failed
+//! read); nothing at all is an error. A system service it reads that is not running (`Can't
+//! find service: window` while `sys.boot_completed` already prints 1: a system server
+//! restarting) is `device_booting` naming it, never a status with holes (field bug 49). The
+//! display and focus are display 0's own block, whatever other displays the dump lists first
+//! (field bugs 52, 53).
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::command::SEP;
+use super::phone::command::{Text, SEP};
 use super::phone::display::DisplayGeometry;
+use super::phone::readiness::Readiness;
 use super::phone::ui::TEXT_LIMIT;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::parse::{battery, getprop, power, text, window, wm};
+use crate::device::parse::displays::{WindowDump, DEFAULT_DISPLAY};
+use crate::device::parse::{battery, getprop, keyguard, power, wm};
 
 /// Deadline of the one compound shell command.
 pub const STATUS_DEADLINE: Duration = Duration::from_secs(10);
@@ -69,6 +76,13 @@ pub struct Output {
     pub battery_percent: Option<u32>,
     /// Whether the screen is on.
     pub screen_on: Option<bool>,
+    /// The lock screen is showing on the default display (no app shown over it): acting tools
+    /// answer `device_locked`.
+    pub locked: Option<bool>,
+    /// The lock needs the PIN, pattern or password (`false`: a swipe dismisses it). Read from
+    /// `KeyguardServiceDelegate secure=` (Android 6–14) or, while locked, `dumpsys trust`
+    /// `deviceLocked=`; `null` where neither tells (Android 15+ while unlocked).
+    pub lock_secure: Option<bool>,
     /// Display sizes.
     pub display: Display,
     /// Package of the focused window.
@@ -88,6 +102,8 @@ pub const UNAVAILABLE_FIELDS: &[&str] = &[
     "sdk",
     "battery_percent",
     "screen_on",
+    "locked",
+    "lock_secure",
     "display",
     "display.physical",
     "foreground_package",
@@ -103,6 +119,8 @@ impl Output {
             self.sdk.is_none(),
             self.battery_percent.is_none(),
             self.screen_on.is_none(),
+            self.locked.is_none(),
+            self.lock_secure.is_none(),
             self.display.width.is_none() || self.display.height.is_none(),
             // `override` is null whenever no override is set: not a failure to read.
             self.display.physical.is_none(),
@@ -129,7 +147,7 @@ fn non_blank(v: Option<&String>) -> Option<String> {
 impl DeviceTool for DeviceStatus {
     const ID: &'static str = "android_device_status";
     const TITLE: &'static str = "Android device status";
-    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, display size (px) and the foreground app package. A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
+    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, whether the lock screen is showing (locked) and needs a PIN/pattern/password (lock_secure), display size (px) and the foreground app package of the default display. A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
     type Args = Args;
     type Output = Output;
@@ -143,11 +161,12 @@ impl DeviceTool for DeviceStatus {
             "width": {"type": "integer"}, "height": {"type": "integer"}}});
         let text = json!({"type": ["string", "null"], "minLength": 1});
         json!({"type": "object",
-        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "screen_on", "display", "foreground_package", "unavailable"],
+        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "screen_on", "locked", "lock_secure", "display", "foreground_package", "unavailable"],
         "properties": {
             "model": text, "manufacturer": text,
             "android_release": text, "sdk": {"type": ["integer", "null"]},
             "battery_percent": {"type": ["integer", "null"]}, "screen_on": {"type": ["boolean", "null"]},
+            "locked": {"type": ["boolean", "null"]}, "lock_secure": {"type": ["boolean", "null"]},
             "display": {"type": "object", "required": ["width", "height", "physical", "override"], "properties": {
                 "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
                 "physical": size, "override": size
@@ -159,39 +178,56 @@ impl DeviceTool for DeviceStatus {
 
     async fn run(_: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let cmd = format!(
-            "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window"
+            "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window; echo {SEP}; dumpsys trust"
         );
         let out = ctx.link.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
-        let text = text::decode_output(&out.stdout);
+        let decoded = Text::decode(&out);
+        if let Some(e) = services_down(&decoded) {
+            return Err(e);
+        }
+        let text = decoded.stdout;
         let parts: Vec<&str> = text.split(&format!("{SEP}\n")).collect();
         let part = |i: usize| parts.get(i).copied().unwrap_or("");
         let props = getprop::parse_getprop(part(0));
         let prop = |k: &str| non_blank(props.get(k));
         let battery = battery::parse_dumpsys_battery(part(1));
         let size = wm::parse_wm_size(part(2));
-        // The input space: `cur=` (override and rotation applied), else wm's effective size.
-        let effective = window::parse_current_display_size(part(4))
+        let windows = WindowDump::parse(part(4));
+        // The input space: display 0's `cur=` (override and rotation applied), else wm's
+        // effective size.
+        let effective = windows
+            .size(DEFAULT_DISPLAY)
             .or_else(|| size.as_ref().and_then(|s| s.effective()));
         if let Some(size) = effective {
             ctx.display.set(DisplayGeometry {
                 size,
-                rotation: window::parse_current_rotation(part(4)),
+                rotation: windows.rotation(DEFAULT_DISPLAY),
             });
         }
+        let screen_on = power::parse_screen_on(part(3));
+        let lock = keyguard::parse_keyguard(&format!("{}{}", part(4), part(5)));
+        // Kept as read: the status reports what this read saw (`lock_secure` not carried).
+        let readiness = Readiness {
+            screen_on: screen_on.or(windows.awake(DEFAULT_DISPLAY)),
+            ..Readiness::from_dumps(&windows, &lock)
+        };
+        let _ = ctx.readiness.record(readiness.clone());
         let out = Output {
             model: prop("ro.product.model"),
             manufacturer: prop("ro.product.manufacturer"),
             android_release: prop("ro.build.version.release"),
             sdk: prop("ro.build.version.sdk").and_then(|v| v.parse::<u32>().ok()),
             battery_percent: battery.as_ref().and_then(|b| b.percent),
-            screen_on: power::parse_screen_on(part(3)),
+            screen_on,
+            locked: readiness.locked,
+            lock_secure: readiness.lock_secure,
             display: Display {
                 width: effective.map(|s| s.0),
                 height: effective.map(|s| s.1),
                 physical: size.as_ref().and_then(|s| s.physical).map(Size::from),
                 r#override: size.as_ref().and_then(|s| s.override_size).map(Size::from),
             },
-            foreground_package: window::parse_current_focus(part(4)).and_then(|f| f.package),
+            foreground_package: windows.focus(DEFAULT_DISPLAY).and_then(|f| f.package),
             unavailable: Vec::new(),
         }
         .with_unavailable();
@@ -200,6 +236,26 @@ impl DeviceTool for DeviceStatus {
         }
         Ok(out)
     }
+}
+
+/// Services this call reads that may be absent on a working phone: `trust` (builds without
+/// TrustManagerService) only adds `lock_secure`.
+const OPTIONAL_SERVICES: &[&str] = &["trust"];
+
+/// `device_booting` naming the first service the status read found not running (`dumpsys`
+/// prints `Can't find service: NAME` on stderr, `cmd`/`wm` `cmd: Can't find service: NAME`),
+/// optional ones aside.
+fn services_down(out: &Text) -> Option<DeviceError> {
+    out.stderr
+        .lines()
+        .chain(out.stdout.lines())
+        .filter_map(|l| {
+            let name = l.rsplit("Can't find service:").next()?.trim();
+            (l.contains("Can't find service:") && !OPTIONAL_SERVICES.contains(&name))
+                .then(|| (name.to_string(), l.trim().to_string()))
+        })
+        .map(|(service, line)| DeviceError::ServiceMissing { service, line })
+        .next()
 }
 
 /// The phone answered, but no section held anything readable (a shell that prints nothing, or
@@ -230,6 +286,8 @@ mod tests {
             sdk: Some(34),
             battery_percent: None,
             screen_on: Some(true),
+            locked: Some(false),
+            lock_secure: None,
             display: Display {
                 width: Some(1080),
                 height: Some(2400),
@@ -240,7 +298,10 @@ mod tests {
             unavailable: Vec::new(),
         }
         .with_unavailable();
-        assert_eq!(out.unavailable, ["battery_percent", "foreground_package"]);
+        assert_eq!(
+            out.unavailable,
+            ["battery_percent", "lock_secure", "foreground_package"]
+        );
         assert_output::<DeviceStatus>(&out);
         out.model = None;
         out.display = Display {
@@ -255,6 +316,7 @@ mod tests {
             [
                 "model",
                 "battery_percent",
+                "lock_secure",
                 "display",
                 "display.physical",
                 "foreground_package"

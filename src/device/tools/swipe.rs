@@ -5,12 +5,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::display::{check_on_display, display_geometry};
+use super::phone::display::{acting_geometry, check_on_display, read_display};
 use super::phone::input::{duration_schema, gesture_deadline, run_input};
 use super::phone::target::{
     check_bounds, resolve, resolve_xy, target_args, with_target_properties,
 };
-use super::{DeviceTool, SideEffect, ToolCtx};
+use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
 
@@ -69,15 +69,19 @@ pub struct SwipeOutput {
     pub to: [i64; 2],
     /// Duration, ms.
     pub duration_ms: u64,
+    /// The lock screen was showing (or the screen off) when the swipe ran: it landed there,
+    /// not on an app (a swipe up dismisses a swipe lock or brings up the PIN pad).
+    pub lock_screen: bool,
 }
 
-/// `android_swipe`.
+/// `android_swipe`: the one gesture that runs on the lock screen — a swipe up is how a swipe
+/// lock is dismissed (docs/tools.md "Lock screen"); its result says where it landed.
 pub struct Swipe;
 
 impl DeviceTool for Swipe {
     const ID: &'static str = "android_swipe";
     const TITLE: &'static str = "Swipe";
-    const DESCRIPTION: &'static str = "Swipe from (x1, y1) to (x2, y2) in display px (or in the pixel space of screenshot_id) over duration_ms.";
+    const DESCRIPTION: &'static str = "Swipe from (x1, y1) to (x2, y2) in display px (or in the pixel space of screenshot_id) over duration_ms. It also runs while the lock screen shows (lock_screen: true in the result): a swipe from near the bottom to near the top dismisses a swipe lock, or brings up the PIN pad.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = SwipeArgs;
     type Output = SwipeOutput;
@@ -92,16 +96,20 @@ impl DeviceTool for Swipe {
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["from", "to", "duration_ms"], "properties": {
-            "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1}
+        json!({"type": "object", "required": ["from", "to", "duration_ms", "lock_screen"], "properties": {
+            "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1},
+            "lock_screen": {"type": "boolean"}
         }})
     }
 
     async fn run(args: SwipeArgs, ctx: &ToolCtx<'_>) -> Result<SwipeOutput, DeviceError> {
         let shot = args.screenshot_id.as_deref();
         // Read for this call: a rotation or size change since must not map or check the
-        // points (field bug 25).
-        let now = display_geometry(ctx).await?;
+        // points (field bug 25). Only a missing service refuses: a swipe is how a lock goes.
+        let (now, readiness) = read_display(ctx).await?;
+        if let Some(e @ DeviceError::ServiceMissing { .. }) = readiness.refusal() {
+            return Err(e);
+        }
         let (x1, y1) = resolve_xy(args.x1, args.y1, shot, ctx, &now)?;
         let (x2, y2) = resolve_xy(args.x2, args.y2, shot, ctx, &now)?;
         check_on_display(&now, &[(x1, y1), (x2, y2)])?;
@@ -111,6 +119,7 @@ impl DeviceTool for Swipe {
             from: [x1, y1],
             to: [x2, y2],
             duration_ms: ms,
+            lock_screen: readiness.refusal().is_some(),
         })
     }
 }
@@ -162,8 +171,9 @@ pub struct Scroll;
 impl DeviceTool for Scroll {
     const ID: &'static str = "android_scroll";
     const TITLE: &'static str = "Scroll";
-    const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, or centred on x/y (display px, or screenshot_id's pixel space), else mid-screen.";
+    const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, or centred on x/y (display px, or screenshot_id's pixel space), else mid-screen. While the lock screen shows or the screen is off nothing is done: device_locked says how to unlock.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = ScrollArgs;
     type Output = ScrollOutput;
 
@@ -183,7 +193,7 @@ impl DeviceTool for Scroll {
     }
 
     async fn run(args: ScrollArgs, ctx: &ToolCtx<'_>) -> Result<ScrollOutput, DeviceError> {
-        let now = display_geometry(ctx).await?;
+        let now = acting_geometry(ctx).await?;
         let size = now.size;
         // Any element argument, even empty, asks to scroll inside an element; x/y (in display
         // px, or in screenshot_id's pixel space, checked against the display now) centre the
@@ -255,6 +265,7 @@ mod tests {
             from: [1, 2],
             to: [3, 4],
             duration_ms: 300,
+            lock_screen: false,
         });
         assert_output::<Scroll>(&ScrollOutput {
             direction: Direction::Down,

@@ -7,12 +7,12 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::phone::display::{check_on_display, display_geometry};
+use super::phone::display::{acting_geometry, check_on_display};
 use super::phone::input::{duration_schema, gesture_deadline, run_input, INPUT_DEADLINE};
 use super::phone::target::{
     resolve, target_args, target_properties, with_target_properties, Resolved, TargetSpec,
 };
-use super::{DeviceTool, SideEffect, ToolCtx};
+use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
 
@@ -22,7 +22,7 @@ pub const LONG_PRESS_MS: u64 = 800;
 /// The card's help on targets, shared by the three descriptions.
 macro_rules! target_help {
     () => {
-        "Target: x and y (display px; or the pixel space of screenshot_id), or element_id from the last android_ui_tree, or a selector (text / resource_id / content_desc, exact match). Coordinates outside the display are refused with out_of_bounds naming the valid range."
+        "Target: x and y (display px; or the pixel space of screenshot_id), or element_id from the last android_ui_tree, or a selector (text / resource_id / content_desc, exact match). Coordinates outside the display are refused with out_of_bounds naming the valid range. While the lock screen shows or the screen is off nothing is done: device_locked says how to unlock."
     };
 }
 
@@ -90,12 +90,13 @@ fn point_schema() -> Value {
 
 /// The display size and the resolved, bounds-checked target. The geometry is read from the
 /// phone for this call (never cached: a rotation or size change since the last call must not
-/// map or check the point, field bug 25).
+/// map or check the point, field bug 25), with the phone's readiness: a lock screen or a dark
+/// screen refuses the gesture with `device_locked` before anything lands (field bug 48).
 async fn locate(
     target: TargetSpec<'_>,
     ctx: &ToolCtx<'_>,
 ) -> Result<((u32, u32), Resolved), DeviceError> {
-    let now = display_geometry(ctx).await?;
+    let now = acting_geometry(ctx).await?;
     let at = resolve(target, ctx, &now).await?;
     check_on_display(&now, &[(at.x, at.y)])?;
     Ok((now.size, at))
@@ -109,6 +110,7 @@ impl DeviceTool for Tap {
     const TITLE: &'static str = "Tap";
     const DESCRIPTION: &'static str = concat!("Tap once on the bound phone. ", target_help!());
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = TargetArgs;
     type Output = TapOutput;
 
@@ -147,6 +149,7 @@ impl DeviceTool for LongPress {
     const TITLE: &'static str = "Long press";
     const DESCRIPTION: &'static str = concat!("Press and hold. ", target_help!());
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = LongPressArgs;
     type Output = LongPressOutput;
 
@@ -182,6 +185,7 @@ impl DeviceTool for DoubleTap {
     const TITLE: &'static str = "Double tap";
     const DESCRIPTION: &'static str = concat!("Tap twice quickly. ", target_help!());
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = TargetArgs;
     type Output = DoubleTapOutput;
 

@@ -154,8 +154,12 @@ impl DeviceTool for UiTree {
         let include_invisible = args.include_invisible;
         // The geometry is read alongside the dump (no round trip in series): an element_id of
         // this snapshot is refused after a rotation or size change (field bug 25). A failed
-        // read leaves the snapshot unchecked rather than failing the tree.
+        // read leaves the snapshot unchecked rather than failing the tree — except a window
+        // service that is not up: the phone is booting, and so is its UI (field bug 49).
         let (geometry, dump) = tokio::join!(display_geometry(ctx), dump_with_retries(ctx));
+        if let Err(e @ DeviceError::ServiceMissing { .. }) = geometry {
+            return Err(e);
+        }
         let dump = dump?;
         if !dump.nodes.iter().any(|n| meaningful(n, include_invisible)) {
             refuse_dark_screen(ctx).await?;

@@ -2,7 +2,7 @@
 //! android.intent.category.LAUNCHER 1` (AOSP `development/cmds/monkey/Monkey.java`: no launcher
 //! activity → `** No activities found to run, monkey aborted.`, status 252 = -4).
 
-use super::dumpsys::{full_component, short_component};
+use super::window_dump::{full_component, short_component};
 use super::Output;
 use crate::apps;
 use crate::phone::{Phone, PhoneState};

@@ -7,25 +7,9 @@
 //! `mFocusedApp`, `ResumedActivity:`), `fixtures/power/phone-720x1612-dumpsys-power-awake-utf16le.txt`
 //! (`mWakefulness=Awake`), AOSP `PowerManagerService.dumpInternal` (`Display Power: state=ON`).
 
+use super::window_dump::{self, activity_record, task_id};
 use super::{ident, Output};
 use crate::phone::{Phone, PhoneState};
-
-/// `pkg/.Act` → `pkg/pkg.Act` (window titles use the full class name).
-pub fn full_component(pkg: &str, act: &str) -> String {
-    if let Some(rest) = act.strip_prefix('.') {
-        format!("{pkg}/{pkg}.{rest}")
-    } else {
-        format!("{pkg}/{act}")
-    }
-}
-
-/// `pkg/pkg.Act` → `pkg/.Act` (ActivityRecord short form).
-pub fn short_component(pkg: &str, act: &str) -> String {
-    match act.strip_prefix(pkg) {
-        Some(rest) if rest.starts_with('.') => format!("{pkg}/{rest}"),
-        _ => format!("{pkg}/{act}"),
-    }
-}
 
 /// Runs `dumpsys SERVICE [ARGS]`.
 pub fn run(phone: &Phone, args: &[String]) -> Output {
@@ -36,7 +20,8 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
     }
     phone.with(|s| match args.first().copied() {
         Some("battery") => Output::ok(battery(s)),
-        Some("window") => Output::ok(window(s, args.get(1).copied())),
+        Some("window") => Output::ok(window_dump::window(s, args.get(1).copied())),
+        Some("trust") => Output::ok(window_dump::trust(s)),
         Some("power") => Output::ok(power(s)),
         Some("activity") => Output::ok(activity(s)),
         Some("display") => Output::ok(display(s)),
@@ -50,7 +35,12 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
             s.ui.focused.is_some()
         )),
         Some(other) => Output::err(0, format!("Can't find service: {other}\n")),
-        None => Output::ok(format!("{}{}{}", battery(s), power(s), window(s, None))),
+        None => Output::ok(format!(
+            "{}{}{}",
+            battery(s),
+            power(s),
+            window_dump::window(s, None)
+        )),
     })
 }
 
@@ -91,77 +81,6 @@ fn battery(s: &PhoneState) -> String {
     t
 }
 
-fn focus_lines(s: &PhoneState) -> String {
-    let (pkg, act) = s.foreground();
-    let record = format!(
-        "ActivityRecord{{{} u0 {} t{}}}",
-        ident(&pkg),
-        short_component(&pkg, &act),
-        task_id(&pkg)
-    );
-    let focus = if s.locked || !s.screen_on {
-        format!(
-            "Window{{{} u0 NotificationShade}}",
-            ident("NotificationShade")
-        )
-    } else {
-        format!(
-            "Window{{{} u0 {}}}",
-            ident(&act),
-            full_component(&pkg, &act)
-        )
-    };
-    format!("  mCurrentFocus={focus}\n  mFocusedApp={record}\n")
-}
-
-fn task_id(pkg: &str) -> u32 {
-    10 + u32::from_str_radix(&ident(pkg)[..2], 16).unwrap_or(0) % 90
-}
-
-fn window(s: &PhoneState, section: Option<&str>) -> String {
-    let (pkg, act) = s.foreground();
-    let (w, h) = s.display_size();
-    let secure = if s.secure_window { " SECURE" } else { "" };
-    let mut t = String::from("WINDOW MANAGER WINDOWS (dumpsys window windows)\n");
-    t.push_str(&format!(
-        "  Window #0 Window{{{} u0 {}}}:\n",
-        ident(&act),
-        full_component(&pkg, &act)
-    ));
-    t.push_str(&format!(
-        "    mDisplayId=0 rootTaskId={} mSession=Session{{{} 12345:u0a10123}}\n",
-        task_id(&pkg),
-        ident("session")
-    ));
-    t.push_str(&format!(
-        "    mOwnerUid=10123 showForAllUsers=false package={pkg} appop=NONE\n"
-    ));
-    t.push_str(&format!(
-        "    mAttrs={{(0,0)(fillxfill) sim={{adjust=resize}} ty=BASE_APPLICATION fmt=TRANSLUCENT\n      fl=LAYOUT_IN_SCREEN LAYOUT_INSET_DECOR SPLIT_TOUCH HARDWARE_ACCELERATED{secure}}}\n"
-    ));
-    t.push_str(&format!(
-        "    mFrame=[0,0][{w},{h}]\n    isOnScreen=true\n    isVisible=true\n\n"
-    ));
-    t.push_str("  mGlobalConfiguration={1.0 ?mcc?mnc [en_US] ldltr}\n  mHasPermanentDpad=false\n  mTopFocusedDisplayId=0\n");
-    if section != Some("windows") {
-        t.insert_str(0, &format!("WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0 rootTasks=1\n    init={}x{} {}dpi cur={w}x{h}\n\n", s.physical_size().0, s.physical_size().1, s.persona.displays[0].density));
-    }
-    t.push_str(&format!(
-        "  mCurrentRotation=ROTATION_{}\n",
-        s.rotation * 90
-    ));
-    t.push_str(&focus_lines(s));
-    t.push_str(&format!(
-        "  mInputMethodWindow={}\n",
-        if s.ui.focused.is_some() {
-            "Window{ime u0 InputMethod}"
-        } else {
-            "null"
-        }
-    ));
-    t
-}
-
 fn power(s: &PhoneState) -> String {
     let (wake, state) = if s.screen_on {
         ("Awake", "ON")
@@ -174,32 +93,41 @@ fn power(s: &PhoneState) -> String {
     )
 }
 
+/// `dumpsys activity activities`: tasks top to bottom, the resumed activity, and on Android
+/// 12+ the supervisor's display blocks and `KeyguardController`. While the lock screen is up the
+/// tasks sleep (`isSleeping=true`) and the top one names its `mLastPausedActivity`, yet the
+/// `Resumed:`/`ResumedActivity:` lines keep naming the app — as the locked capture
+/// `fixtures/activity/mtk-tablet-android13-dumpsys-activity-activities.txt` does.
 fn activity(s: &PhoneState) -> String {
     let mut t = String::from("ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\nDisplay #0 (activities from top to bottom):\n");
-    let record = |pkg: &str, act: &str| {
-        format!(
-            "ActivityRecord{{{} u0 {} t{}}}",
-            ident(pkg),
-            short_component(pkg, act),
-            task_id(pkg)
-        )
-    };
     for (i, (pkg, act)) in s.ui.stack.iter().rev().enumerate() {
         let top = i == 0;
         t.push_str(&format!(
             "  * Task{{{} #{} type={} A=10123:{pkg} U=0 visible={top} visibleRequested={top} mode=fullscreen translucent=false sz=1}}\n",
             ident(&format!("task{pkg}")), task_id(pkg), if i + 1 == s.ui.stack.len() { "home" } else { "standard" }
         ));
-        if top {
-            t.push_str(&format!("    mResumedActivity: {}\n", record(pkg, act)));
+        if top && s.locked {
+            t.push_str(&format!(
+                "    mLastPausedActivity: {}\n",
+                activity_record(pkg, act)
+            ));
+        } else if top {
+            t.push_str(&format!(
+                "    mResumedActivity: {}\n",
+                activity_record(pkg, act)
+            ));
         }
-        t.push_str(&format!("    * Hist  #0: {}\n", record(pkg, act)));
+        if s.locked {
+            t.push_str("    isSleeping=true\n");
+        }
+        t.push_str(&format!("    * Hist  #0: {}\n", activity_record(pkg, act)));
     }
     let (pkg, act) = s.foreground();
     t.push_str(&format!(
         "\n  Resumed activities in task display areas (from top to bottom):\n    Resumed: {}\n\n  ResumedActivity: {}\n",
-        record(&pkg, &act), record(&pkg, &act)
+        activity_record(&pkg, &act), activity_record(&pkg, &act)
     ));
+    t.push_str(&window_dump::activity_supervisor(s));
     t
 }
 

@@ -41,7 +41,10 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         "swipe" | "draganddrop" => match coords(rest, 4) {
             Some(p) => {
                 phone.with(|s| {
-                    if s.locked && s.screen_on && p[3] < p[1] {
+                    // An upward swipe dismisses a swipe lock; on a secure lock it only brings
+                    // up the PIN pad (SystemUI's bouncer; appium-adb's unlock swipes up for
+                    // the same reason).
+                    if s.locked && !s.lock_secure && s.screen_on && p[3] < p[1] {
                         s.locked = false;
                     }
                 });
@@ -117,7 +120,9 @@ fn key(s: &mut PhoneState, code: u32) {
         keys::WAKEUP => s.screen_on = true,
         keys::SLEEP => s.screen_on = false,
         _ if !s.screen_on => {}
-        keys::MENU if s.locked => s.locked = false,
+        // MENU unlocks an insecure keyguard (SystemUI `KeyguardHostView.shouldEnableMenuKey`:
+        // unless `config_disableMenuKeyInLockScreen`); a secure one stays.
+        keys::MENU if s.locked && !s.lock_secure => s.locked = false,
         _ if s.locked => {}
         keys::HOME => {
             let (p, a) = s.persona.launcher_component();

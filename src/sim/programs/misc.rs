@@ -99,3 +99,109 @@ fn compare(a: &str, op: &str, b: &str) -> Option<bool> {
         _ => return None,
     })
 }
+
+/// Services the simulated system server registers with `servicemanager` (the ones its
+/// programs talk to).
+const SERVICES: &[&str] = &[
+    "SurfaceFlinger",
+    "activity",
+    "battery",
+    "display",
+    "input",
+    "input_method",
+    "package",
+    "power",
+    "settings",
+    "trust",
+    "window",
+];
+
+/// Which service a program needs and how it says one is missing: `dumpsys NAME` prints
+/// `Can't find service: NAME` on stderr and exits 0 (AOSP `frameworks/native/cmds/dumpsys/
+/// dumpsys.cpp`), `cmd NAME` prints `cmd: Can't find service: NAME` and exits 20
+/// (`cmds/cmd/cmd.cpp`), and so do the `cmd` wrappers: `wm` (`cmd window`, Android 10+), `input`
+/// (`cmd input`, Android 12+, `cmds/input/input.sh`), `am`/`pm` (`cmd activity`/`cmd package`,
+/// Android 9+). Older releases run those as `app_process` programs: not modelled.
+pub fn service_down(phone: &Phone, name: &str, args: &[String]) -> Option<Output> {
+    let (down, sdk) = phone.with(|s| (s.services_down.clone(), s.persona.sdk));
+    if down.is_empty() {
+        return None;
+    }
+    let (service, via_cmd) = match name {
+        "dumpsys" => (args.first()?.as_str(), false),
+        "cmd" => (args.first()?.as_str(), true),
+        "wm" if sdk >= 29 => ("window", true),
+        "input" if sdk >= 31 => ("input", true),
+        "am" if sdk >= 28 => ("activity", true),
+        "pm" if sdk >= 28 => ("package", true),
+        _ => return None,
+    };
+    if !down.iter().any(|d| d == service) {
+        return None;
+    }
+    Some(if via_cmd {
+        Output::err(20, format!("cmd: Can't find service: {service}\n"))
+    } else {
+        Output::err(0, format!("Can't find service: {service}\n"))
+    })
+}
+
+/// `service check NAME` / `service list` (AOSP `frameworks/native/cmds/service/service.cpp`):
+/// `Service NAME: found` or `Service NAME: not found`; the list as `N\tNAME: []` lines.
+pub fn service(phone: &Phone, args: &[String]) -> Output {
+    let down = phone.with(|s| s.services_down.clone());
+    let up = |name: &str| SERVICES.contains(&name) && !down.iter().any(|d| d == name);
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["check", name] => {
+            let found = if up(name) { "found" } else { "not found" };
+            Output::ok(format!("Service {name}: {found}\n"))
+        }
+        ["list"] => {
+            let names: Vec<&&str> = SERVICES.iter().filter(|n| up(n)).collect();
+            let mut t = format!("Found {} services:\n", names.len());
+            for (i, n) in names.iter().enumerate() {
+                t.push_str(&format!("{i}\t{n}: []\n"));
+            }
+            Output::ok(t)
+        }
+        _ => Output::err(
+            0,
+            "Usage: service [-h|-?]\n       service list\n       service check SERVICE\n",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persona::Persona;
+
+    #[test]
+    fn services_down_answer_as_aosp_programs_do() {
+        let p = Phone::new(Persona::load("pixel-android14").unwrap(), "SIMSV0001", "");
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(service_down(&p, "dumpsys", &argv(&["window"])).is_none());
+        p.with(|s| s.services_down = vec!["window".into(), "input".into()]);
+        let d = service_down(&p, "dumpsys", &argv(&["window", "displays"])).unwrap();
+        assert_eq!(
+            (d.code, d.stderr.as_slice()),
+            (0, &b"Can't find service: window\n"[..])
+        );
+        let i = service_down(&p, "input", &argv(&["tap", "1", "2"])).unwrap();
+        assert_eq!(
+            (i.code, i.stderr.as_slice()),
+            (20, &b"cmd: Can't find service: input\n"[..])
+        );
+        assert!(service_down(&p, "wm", &argv(&["size"])).is_some());
+        assert!(service_down(&p, "dumpsys", &argv(&["power"])).is_none());
+        let check = service(&p, &argv(&["check", "window"]));
+        assert_eq!(check.stdout, b"Service window: not found\n");
+        let check = service(&p, &argv(&["check", "power"]));
+        assert_eq!(check.stdout, b"Service power: found\n");
+    }
+}

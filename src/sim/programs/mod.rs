@@ -20,6 +20,7 @@ mod screenrecord;
 mod settings;
 mod text;
 mod uiautomator;
+mod window_dump;
 mod wm;
 
 use crate::phone::Phone;
@@ -134,6 +135,9 @@ pub async fn run(
     // on the program's duration, the sim's own work included.
     let started = std::time::Instant::now();
     let modelled = phone.with(|s| s.timing.and_then(|m| m.program(name, args)));
+    if let Some(out) = misc::service_down(phone, name, args) {
+        return Some(out);
+    }
     let out = match name {
         "sleep" => misc::sleep(args).await,
         "screencap" => screencap::run(phone, args).await,
@@ -155,6 +159,7 @@ pub async fn run(
         "test" | "[" => misc::test(phone, cwd, name, args),
         "id" | "whoami" | "uname" | "date" => misc::info(name, args),
         "getprop" => getprop::getprop(phone, args),
+        "service" => misc::service(phone, args),
         "setprop" => getprop::setprop(phone, args),
         "settings" => settings::run(phone, args),
         "wm" => wm::run(phone, args),

@@ -6,10 +6,13 @@
 
 use std::sync::Mutex;
 
+use super::command;
 use super::input::INPUT_DEADLINE;
+use super::readiness::{self, Readiness};
 use super::target::check_bounds;
 use crate::device::error::DeviceError;
-use crate::device::parse::{text, window, wm};
+use crate::device::parse::displays::DEFAULT_DISPLAY;
+use crate::device::parse::wm;
 use crate::device::tools::ToolCtx;
 
 /// The display's geometry at one moment.
@@ -77,23 +80,25 @@ pub fn check_on_display(
     Ok(())
 }
 
-/// The display's geometry read from the phone now: the size from `dumpsys window displays`
-/// `cur=` (override and rotation applied), the rotation from the same dump
-/// ([`window::parse_current_rotation`]); only when the dump names no `cur=` a second round trip
-/// asks `wm size` (Override wins over Physical). `wm` starts an `app_process` on older phones
-/// (≈ 100 ms), `dumpsys` is one binder call: every gesture pays this read, so `wm` is the
-/// exception. Errors: the link's, or `device_command_failed` when neither names a size.
-pub async fn display_geometry(ctx: &ToolCtx<'_>) -> Result<DisplayGeometry, DeviceError> {
-    let out = ctx
-        .link
-        .shell("dumpsys window displays", INPUT_DEADLINE, 4 << 20)
-        .await?;
-    let displays = text::decode_output(&out.stdout);
-    let size = match window::parse_current_display_size(&displays) {
+/// The default display's geometry and the phone's readiness, read from the phone now in one
+/// shell round trip ([`readiness::read_window`]): the size from display 0's own block of
+/// `dumpsys window displays` (`cur=`: override and rotation applied; never another display's
+/// block, whatever order they are listed in: field bug 52), the rotation from the same block;
+/// only when the dump names no `cur=` for display 0 a second round trip asks `wm size`
+/// (Override wins over Physical). `wm` starts an `app_process` on older phones (≈ 100 ms),
+/// `dumpsys` is one binder call: every gesture pays this read, so `wm` is the exception.
+/// Errors: the link's; `device_booting` naming the service when the window service is not
+/// up (on either command); `device_command_failed` when neither names a size.
+pub async fn read_display(ctx: &ToolCtx<'_>) -> Result<(DisplayGeometry, Readiness), DeviceError> {
+    let read = readiness::read_window(ctx).await?;
+    let size = match read.dump.size(DEFAULT_DISPLAY) {
         Some(size) => Some(size),
         None => {
-            let out = ctx.link.shell("wm size", INPUT_DEADLINE, 64 << 10).await?;
-            wm::parse_wm_size(&text::decode_output(&out.stdout)).and_then(|s| s.effective())
+            let out = command::run(ctx, "wm size", INPUT_DEADLINE, 64 << 10).await?;
+            if let Some(e) = out.service_missing() {
+                return Err(e);
+            }
+            wm::parse_wm_size(&out.stdout).and_then(|s| s.effective())
         }
     }
     .ok_or_else(|| {
@@ -103,10 +108,27 @@ pub async fn display_geometry(ctx: &ToolCtx<'_>) -> Result<DisplayGeometry, Devi
     })?;
     let geometry = DisplayGeometry {
         size,
-        rotation: window::parse_current_rotation(&displays),
+        rotation: read.dump.rotation(DEFAULT_DISPLAY),
     };
     ctx.display.set(geometry);
-    Ok(geometry)
+    Ok((geometry, read.readiness))
+}
+
+/// [`read_display`]'s geometry, for tools that only observe (a screenshot, the UI tree): the
+/// readiness is recorded, and only a missing service refuses.
+pub async fn display_geometry(ctx: &ToolCtx<'_>) -> Result<DisplayGeometry, DeviceError> {
+    read_display(ctx).await.map(|(g, _)| g)
+}
+
+/// [`read_display`]'s geometry for a gesture that must land on the app: refused with
+/// `device_locked` while the screen is off or the lock screen shows ([`Readiness::refusal`]),
+/// before any point is checked or sent.
+pub async fn acting_geometry(ctx: &ToolCtx<'_>) -> Result<DisplayGeometry, DeviceError> {
+    let (geometry, readiness) = read_display(ctx).await?;
+    match readiness.refusal() {
+        Some(e) => Err(e),
+        None => Ok(geometry),
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! - [`command`]: run a quoted command line, decode its text, split compound output, judge `am`.
 //! - [`input`]: run `input …` with failures mapped.
 //! - [`display`]: the display's input size and its per-channel cache.
+//! - [`readiness`]: booting, screen off, lock screen: one reading per bound phone.
 //! - [`ui`]: `uiautomator dump` with retries, snapshots, the focused node.
 //! - [`target`]: where a gesture lands (coordinates, screenshot space, element, selector).
 //! - [`selector`]: the `text`/`resource_id`/`content_desc` selector; empty fields select nothing.
@@ -26,6 +27,7 @@ pub mod install_session;
 pub mod last_seen;
 pub mod media_index;
 pub mod packages;
+pub mod readiness;
 pub mod selector;
 pub mod sync_refusal;
 pub mod target;
