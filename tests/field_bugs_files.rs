@@ -47,7 +47,10 @@ async fn via_adb34(serial: &str, flags: &[&str]) -> ViaAdb {
 }
 
 /// A sim (with `flags`) on the connector's direct transport, and a bound channel.
-async fn direct(serial: &str, flags: &[&str]) -> (SimPhone, ConnectorProc, XAgent, String, TempDir) {
+async fn direct(
+    serial: &str,
+    flags: &[&str],
+) -> (SimPhone, ConnectorProc, XAgent, String, TempDir) {
     let sim = SimPhone::start_with_control(serial, flags);
     let dir = TempDir::new(&serial.to_ascii_lowercase());
     let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
@@ -129,7 +132,10 @@ fn split_base(package: &str) -> Vec<u8> {
 }
 
 fn split(package: &str, name: &str, types: &str) -> Vec<u8> {
-    apk(package, &format!(" split=\"{name}\" android:splitTypes=\"{types}\""))
+    apk(
+        package,
+        &format!(" split=\"{name}\" android:splitTypes=\"{types}\""),
+    )
 }
 
 /// A zip of `entries` (an `.apks` bundle).
@@ -162,7 +168,8 @@ fn temp_apks_removed(sim: &SimPhone) -> usize {
     assert!(!pushed.is_empty(), "no temporary APK was named");
     for p in &pushed {
         assert!(
-            log.iter().any(|a| a.first().is_some_and(|x| x == "rm") && a.contains(p)),
+            log.iter()
+                .any(|a| a.first().is_some_and(|x| x == "rm") && a.contains(p)),
             "{p} not removed: {log:?}"
         );
     }
@@ -176,7 +183,9 @@ fn temp_apks_removed(sim: &SimPhone) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_41_push_into_pictures_is_indexed_on_android_16() {
     let mut p = via_adb34("SIMFB41A16001", &["--persona", "pixel-android16"]).await;
-    let out = p.adb.run(&["-s", &p.sim.addr, "shell", "cmd", "media_scanner"]);
+    let out = p
+        .adb
+        .run(&["-s", &p.sim.addr, "shell", "cmd", "media_scanner"]);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -239,17 +248,33 @@ async fn field_bug_41_variants_movies_indexed_hidden_folder_kept_out() {
     let conn = ConnectorProc::start_with(
         dir.path(),
         Phones::Direct(vec![sim.addr.clone()]),
-        &["--claim-policy", "open", "--device-profiles", profiles.to_str().unwrap()],
+        &[
+            "--claim-policy",
+            "open",
+            "--device-profiles",
+            profiles.to_str().unwrap(),
+        ],
     );
     let (mut x, ch) = bound(&sim, &conn).await;
     let clip = upload(&conn, &ch, "clip.mp4", b"\x00\x00\x00\x18ftypmp42");
     let r = ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": clip, "path": "/mnt/sdcard/Movies/trip/clip.mp4"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": clip, "path": "/mnt/sdcard/Movies/trip/clip.mp4"}),
+        )
         .await);
     assert_eq!(r["media_indexed"], true, "{r}");
-    assert!(r["media_uri"].as_str().unwrap().contains("/video/media/"), "{r}");
+    assert!(
+        r["media_uri"].as_str().unwrap().contains("/video/media/"),
+        "{r}"
+    );
     let r = ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": clip, "path": "/sdcard/DCIM/.thumbnails/clip.mp4"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": clip, "path": "/sdcard/DCIM/.thumbnails/clip.mp4"}),
+        )
         .await);
     assert_eq!(r["media_indexed"], false, "{r}");
     assert!(r["media_uri"].is_null());
@@ -269,12 +294,22 @@ async fn field_bug_41_variants_old_android_falls_back_to_the_scan_broadcast() {
         direct("SIMFB41OLD001", &["--persona", "legacy-android6"]).await;
     let file_ref = upload(&conn, &ch, "scan.jpg", b"\xff\xd8\xff\xe0jpeg");
     let r = ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": file_ref, "path": "/sdcard/DCIM/scan one.jpg"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/sdcard/DCIM/scan one.jpg"}),
+        )
         .await);
     assert_eq!(r["media_indexed"], false, "{r}");
     let note = r["note"].as_str().unwrap();
-    assert!(note.contains("requested") && note.contains("MEDIA_SCANNER_SCAN_FILE"), "{note}");
-    assert_eq!(media_indexed(&sim), ["/storage/emulated/0/DCIM/scan one.jpg"]);
+    assert!(
+        note.contains("requested") && note.contains("MEDIA_SCANNER_SCAN_FILE"),
+        "{note}"
+    );
+    assert_eq!(
+        media_indexed(&sim),
+        ["/storage/emulated/0/DCIM/scan one.jpg"]
+    );
     let broadcasts: Vec<Vec<String>> = argvs(&sim)
         .into_iter()
         .filter(|a| a.len() > 1 && a[0] == "am" && a[1] == "broadcast")
@@ -298,12 +333,19 @@ async fn field_bug_41_variants_a_missing_media_service_never_fails_the_push() {
     }
     let file_ref = upload(&conn, &ch, "a.png", b"png");
     let ack = x
-        .tool(&ch, "android_file_push", json!({"file_ref": file_ref, "path": "/sdcard/Pictures/a.png"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/sdcard/Pictures/a.png"}),
+        )
         .await;
     let r = ok(&ack);
     assert_eq!(r["media_indexed"], false);
     let note = r["note"].as_str().unwrap();
-    assert!(note.contains("Could not find provider") && note.contains("Can't find service"), "{note}");
+    assert!(
+        note.contains("Could not find provider") && note.contains("Can't find service"),
+        "{note}"
+    );
     assert!(media_indexed(&sim).is_empty());
 }
 
@@ -313,17 +355,32 @@ async fn field_bug_41_variants_a_missing_media_service_never_fails_the_push() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_45_storage_emulated_0_is_the_download_root() {
     let mut p = via_adb34("SIMFB45STO001", &[]).await;
-    let pdf: Vec<u8> = b"%PDF-1.7\n".iter().copied().chain((0..5000u32).map(|i| i as u8)).collect();
+    let pdf: Vec<u8> = b"%PDF-1.7\n"
+        .iter()
+        .copied()
+        .chain((0..5000u32).map(|i| i as u8))
+        .collect();
     let file_ref = upload(&p.conn, &p.ch, "Check-in confirmation.pdf", &pdf);
     ok(&p
         .x
-        .tool(&p.ch, "android_file_push", json!({"file_ref": file_ref, "path": "/sdcard/Download/Check-in confirmation.pdf"}))
+        .tool(
+            &p.ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/sdcard/Download/Check-in confirmation.pdf"}),
+        )
         .await);
     let r = ok(&p
         .x
-        .tool(&p.ch, "android_file_pull", json!({"path": "/storage/emulated/0/Download/Check-in confirmation.pdf"}))
+        .tool(
+            &p.ch,
+            "android_file_pull",
+            json!({"path": "/storage/emulated/0/Download/Check-in confirmation.pdf"}),
+        )
         .await);
-    assert_eq!(r["path"], "/storage/emulated/0/Download/Check-in confirmation.pdf");
+    assert_eq!(
+        r["path"],
+        "/storage/emulated/0/Download/Check-in confirmation.pdf"
+    );
     let (st, _, body) = download(&p.conn, r["download_url"].as_str().unwrap(), &[]);
     assert_eq!((st, body), (200, pdf));
     assert!(p
@@ -348,20 +405,37 @@ async fn field_bug_45_variants_aliases_and_no_way_out() {
     let conn = ConnectorProc::start_with(
         dir.path(),
         Phones::Direct(vec![sim.addr.clone()]),
-        &["--claim-policy", "open", "--device-profiles", profiles.to_str().unwrap()],
+        &[
+            "--claim-policy",
+            "open",
+            "--device-profiles",
+            profiles.to_str().unwrap(),
+        ],
     );
     let (mut x, ch) = bound(&sim, &conn).await;
     let data = b"alias bytes".to_vec();
     let file_ref = upload(&conn, &ch, "x.txt", &data);
     ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": file_ref, "path": "/mnt/sdcard/Download/x.txt"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/mnt/sdcard/Download/x.txt"}),
+        )
         .await);
     let r = ok(&x
-        .tool(&ch, "android_file_pull", json!({"path": "/storage/self/primary/Download/x.txt"}))
+        .tool(
+            &ch,
+            "android_file_pull",
+            json!({"path": "/storage/self/primary/Download/x.txt"}),
+        )
         .await);
     assert_eq!(r["byte_size"], data.len());
     let r = ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": file_ref, "path": "/sdcard/Documents/notes/x.txt"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/sdcard/Documents/notes/x.txt"}),
+        )
         .await);
     assert_eq!(r["path"], "/sdcard/Documents/notes/x.txt");
     for bad in [
@@ -375,7 +449,10 @@ async fn field_bug_45_variants_aliases_and_no_way_out() {
     ] {
         for (tool, args) in [
             ("android_file_pull", json!({"path": bad})),
-            ("android_file_push", json!({"file_ref": file_ref, "path": bad})),
+            (
+                "android_file_push",
+                json!({"file_ref": file_ref, "path": bad}),
+            ),
         ] {
             let ack = x.tool(&ch, tool, args).await;
             assert_eq!(code(&ack), "policy_denied", "{tool} {bad}: {ack}");
@@ -395,44 +472,80 @@ async fn files_variants_sync_refusals_are_typed_by_errno() {
     let mut p = via_adb34("SIMFILESYNC01", &[]).await;
     let file_ref = upload(&p.conn, &p.ch, "big.bin", &vec![7u8; 200_000]);
     let fault = |op: &str, fault: &str| json!({"op": op, "path_regex": "Download/", "fault": fault, "after_bytes": 65536, "times": 1});
-    p.sim.control_json("/v1/sync/fault", fault("send", "fchown"));
-    let ack = p
-        .x
-        .tool(&p.ch, "android_file_push", json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}))
+    p.sim
+        .control_json("/v1/sync/fault", fault("send", "fchown"));
+    let ack =
+        p.x.tool(
+            &p.ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}),
+        )
         .await;
     assert_eq!(code(&ack), "device_permission_denied", "{ack}");
     let m = message(&ack);
-    assert!(m.contains("fchown failed: Operation not permitted") && m.contains("Download, Pictures or DCIM"), "{m}");
-    p.sim.control_json("/v1/sync/fault", fault("send", "no_space"));
-    let ack = p
-        .x
-        .tool(&p.ch, "android_file_push", json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}))
+    assert!(
+        m.contains("fchown failed: Operation not permitted")
+            && m.contains("Download, Pictures or DCIM"),
+        "{m}"
+    );
+    p.sim
+        .control_json("/v1/sync/fault", fault("send", "no_space"));
+    let ack =
+        p.x.tool(
+            &p.ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}),
+        )
         .await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     let m = message(&ack);
-    assert!(m.contains("storage is full") && m.contains("No space left on device") && m.contains("removed the partial file"), "{m}");
-    assert!(!p.shell(&["ls", "/sdcard/Download"]).contains("big.bin"), "no partial file");
+    assert!(
+        m.contains("storage is full")
+            && m.contains("No space left on device")
+            && m.contains("removed the partial file"),
+        "{m}"
+    );
+    assert!(
+        !p.shell(&["ls", "/sdcard/Download"]).contains("big.bin"),
+        "no partial file"
+    );
     ok(&p
         .x
-        .tool(&p.ch, "android_file_push", json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}))
+        .tool(
+            &p.ch,
+            "android_file_push",
+            json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}),
+        )
         .await);
-    p.sim.control_json("/v1/sync/fault", fault("recv", "io_error"));
-    let ack = p
-        .x
-        .tool(&p.ch, "android_file_pull", json!({"path": "/sdcard/Download/big.bin"}))
+    p.sim
+        .control_json("/v1/sync/fault", fault("recv", "io_error"));
+    let ack =
+        p.x.tool(
+            &p.ch,
+            "android_file_pull",
+            json!({"path": "/sdcard/Download/big.bin"}),
+        )
         .await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     assert!(message(&ack).contains("read failed: I/O error"), "{ack}");
-    p.sim.control_json("/v1/sync/fault", fault("recv", "denied"));
-    let ack = p
-        .x
-        .tool(&p.ch, "android_file_pull", json!({"path": "/sdcard/Download/big.bin"}))
+    p.sim
+        .control_json("/v1/sync/fault", fault("recv", "denied"));
+    let ack =
+        p.x.tool(
+            &p.ch,
+            "android_file_pull",
+            json!({"path": "/sdcard/Download/big.bin"}),
+        )
         .await;
     assert_eq!(code(&ack), "device_permission_denied", "{ack}");
     // The faults were used up: the file reads whole again.
     let r = ok(&p
         .x
-        .tool(&p.ch, "android_file_pull", json!({"path": "/sdcard/Download/big.bin"}))
+        .tool(
+            &p.ch,
+            "android_file_pull",
+            json!({"path": "/sdcard/Download/big.bin"}),
+        )
         .await);
     assert_eq!(r["byte_size"], 200_000);
 }
@@ -445,13 +558,15 @@ async fn files_variants_sync_refusals_are_typed_by_errno() {
 async fn field_bug_46_a_split_base_alone_says_what_to_upload() {
     let mut p = via_adb34("SIMFB46BAS001", &[]).await;
     let base = upload(&p.conn, &p.ch, "base.apk", &split_base(EASYPARK));
-    let ack = p
-        .x
-        .tool(&p.ch, "android_app_install", json!({"file_ref": base}))
-        .await;
+    let ack =
+        p.x.tool(&p.ch, "android_app_install", json!({"file_ref": base}))
+            .await;
     assert_eq!(code(&ack), "split_apks_required", "{ack}");
     let m = message(&ack);
-    assert!(m.contains("INSTALL_FAILED_MISSING_SPLIT: Missing split for net.easypark.android"), "{m}");
+    assert!(
+        m.contains("INSTALL_FAILED_MISSING_SPLIT: Missing split for net.easypark.android"),
+        "{m}"
+    );
     assert!(m.contains("file_refs") && m.contains(".apks"), "{m}");
     temp_apks_removed(&p.sim);
     assert!(!p.shell(&["ls", "/data/local/tmp"]).contains("xagent-"));
@@ -464,8 +579,14 @@ async fn field_bug_46_split_app_installs_from_three_file_refs_in_one_session() {
     let mut p = via_adb34("SIMFB46REF001", &[]).await;
     let refs: Vec<String> = [
         ("base.apk", split_base(EASYPARK)),
-        ("split_config.arm64_v8a.apk", split(EASYPARK, "config.arm64_v8a", "base__abi")),
-        ("split_config.xxhdpi.apk", split(EASYPARK, "config.xxhdpi", "base__density")),
+        (
+            "split_config.arm64_v8a.apk",
+            split(EASYPARK, "config.arm64_v8a", "base__abi"),
+        ),
+        (
+            "split_config.xxhdpi.apk",
+            split(EASYPARK, "config.xxhdpi", "base__density"),
+        ),
     ]
     .iter()
     .map(|(n, b)| upload(&p.conn, &p.ch, n, b))
@@ -480,9 +601,18 @@ async fn field_bug_46_split_app_installs_from_three_file_refs_in_one_session() {
     assert_eq!(pm_runs(&p.sim, "install-write").len(), 3);
     assert_eq!(pm_runs(&p.sim, "install-commit").len(), 1);
     assert!(pm_runs(&p.sim, "install-abandon").is_empty());
-    assert_eq!(temp_apks_removed(&p.sim), 3 * 2, "each pushed path is named by its write too");
+    assert_eq!(
+        temp_apks_removed(&p.sim),
+        3 * 2,
+        "each pushed path is named by its write too"
+    );
     let paths = p.shell(&["pm", "path", EASYPARK]);
-    assert!(paths.contains("base.apk") && paths.contains("split_config.arm64_v8a.apk") && paths.contains("split_config.xxhdpi.apk"), "{paths}");
+    assert!(
+        paths.contains("base.apk")
+            && paths.contains("split_config.arm64_v8a.apk")
+            && paths.contains("split_config.xxhdpi.apk"),
+        "{paths}"
+    );
     assert!(!p.shell(&["ls", "/data/local/tmp"]).contains("xagent-"));
 }
 
@@ -496,21 +626,42 @@ async fn field_bug_46_variants_apks_bundle_missing_types_no_base_failed_write() 
     let bundle = zip_of(&[
         ("toc.pb", b"toc".to_vec()),
         ("splits/base-master.apk", split_base(pkg)),
-        ("splits/base-arm64_v8a.apk", split(pkg, "config.arm64_v8a", "base__abi")),
-        ("splits/base-xxhdpi.apk", split(pkg, "config.xxhdpi", "base__density")),
+        (
+            "splits/base-arm64_v8a.apk",
+            split(pkg, "config.arm64_v8a", "base__abi"),
+        ),
+        (
+            "splits/base-xxhdpi.apk",
+            split(pkg, "config.xxhdpi", "base__density"),
+        ),
         ("standalones/standalone-arm64_v8a_xxhdpi.apk", apk(pkg, "")),
     ]);
     let r = ok(&x
-        .tool(&ch, "android_app_install", json!({"file_ref": upload(&conn, &ch, "splitty.apks", &bundle)}))
+        .tool(
+            &ch,
+            "android_app_install",
+            json!({"file_ref": upload(&conn, &ch, "splitty.apks", &bundle)}),
+        )
         .await);
-    assert_eq!((r["package"].as_str(), r["apk_count"].as_u64()), (Some(pkg), Some(3)), "{r}");
+    assert_eq!(
+        (r["package"].as_str(), r["apk_count"].as_u64()),
+        (Some(pkg), Some(3)),
+        "{r}"
+    );
     let other = "com.example.splitless";
     let no_density = zip_of(&[
         ("base.apk", split_base(other)),
-        ("split_config.arm64_v8a.apk", split(other, "config.arm64_v8a", "base__abi")),
+        (
+            "split_config.arm64_v8a.apk",
+            split(other, "config.arm64_v8a", "base__abi"),
+        ),
     ]);
     let ack = x
-        .tool(&ch, "android_app_install", json!({"file_ref": upload(&conn, &ch, "s.apks", &no_density)}))
+        .tool(
+            &ch,
+            "android_app_install",
+            json!({"file_ref": upload(&conn, &ch, "s.apks", &no_density)}),
+        )
         .await;
     assert_eq!(code(&ack), "split_apks_required", "{ack}");
     assert!(message(&ack).contains("every split"), "{ack}");
@@ -523,7 +674,11 @@ async fn field_bug_46_variants_apks_bundle_missing_types_no_base_failed_write() 
     .map(|(i, b)| upload(&conn, &ch, &format!("s{i}.apk"), b))
     .collect();
     let ack = x
-        .tool(&ch, "android_app_install", json!({"file_refs": only_splits}))
+        .tool(
+            &ch,
+            "android_app_install",
+            json!({"file_refs": only_splits}),
+        )
         .await;
     assert_eq!(code(&ack), "split_apks_required", "{ack}");
     assert!(message(&ack).contains("without their base APK"), "{ack}");
@@ -531,11 +686,15 @@ async fn field_bug_46_variants_apks_bundle_missing_types_no_base_failed_write() 
         "/v1/script",
         json!({"command_regex": "^pm install-write .*1_", "stderr": "Error: failed to write; No space left on device\n", "exit_code": 1, "times": 1}),
     );
-    let refs: Vec<String> = [split_base(other), split(other, "config.arm64_v8a", "base__abi"), split(other, "config.xxhdpi", "base__density")]
-        .iter()
-        .enumerate()
-        .map(|(i, b)| upload(&conn, &ch, &format!("w{i}.apk"), b))
-        .collect();
+    let refs: Vec<String> = [
+        split_base(other),
+        split(other, "config.arm64_v8a", "base__abi"),
+        split(other, "config.xxhdpi", "base__density"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, b)| upload(&conn, &ch, &format!("w{i}.apk"), b))
+    .collect();
     let ack = x
         .tool(&ch, "android_app_install", json!({"file_refs": refs}))
         .await;
@@ -546,7 +705,11 @@ async fn field_bug_46_variants_apks_bundle_missing_types_no_base_failed_write() 
     temp_apks_removed(&sim);
     let list = ok(&x.tool(&ch, "android_app_list", json!({})).await);
     assert!(!list.to_string().contains(other), "nothing half-installed");
-    for bad in [json!({}), json!({"file_ref": "a", "file_refs": ["b"]}), json!({"file_refs": []})] {
+    for bad in [
+        json!({}),
+        json!({"file_ref": "a", "file_refs": ["b"]}),
+        json!({"file_refs": []}),
+    ] {
         let ack = x.tool(&ch, "android_app_install", bad.clone()).await;
         assert_eq!(code(&ack), "invalid_arguments", "{bad}: {ack}");
     }
@@ -564,14 +727,19 @@ async fn field_bug_47_xiaomi_user_restricted_names_install_via_usb() {
         json!({"command_regex": "^pm install -r -t ", "stdout": "Failure [INSTALL_FAILED_USER_RESTRICTED: Install canceled by user]\n", "exit_code": 1}),
     );
     let file_ref = upload(&p.conn, &p.ch, "app.apk", &apk("com.example.blocked", ""));
-    let ack = p
-        .x
-        .tool(&p.ch, "android_app_install", json!({"file_ref": file_ref}))
-        .await;
+    let ack =
+        p.x.tool(&p.ch, "android_app_install", json!({"file_ref": file_ref}))
+            .await;
     assert_eq!(code(&ack), "device_permission_denied", "{ack}");
     let m = message(&ack);
-    assert!(m.contains("INSTALL_FAILED_USER_RESTRICTED: Install canceled by user"), "{m}");
-    assert!(m.contains("Developer options → \"Install via USB\"") && m.contains("Xiaomi"), "{m}");
+    assert!(
+        m.contains("INSTALL_FAILED_USER_RESTRICTED: Install canceled by user"),
+        "{m}"
+    );
+    assert!(
+        m.contains("Developer options → \"Install via USB\"") && m.contains("Xiaomi"),
+        "{m}"
+    );
     temp_apks_removed(&p.sim);
 }
 
@@ -592,20 +760,31 @@ async fn field_bug_47_variants_other_oem_wordings() {
         ("^pm install -r -t ", "Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package com.example.oem signatures do not match previously installed version; ignoring!]", "device_command_failed", "signed with another key"),
     ];
     for (re, line, want, fix) in cases {
-        sim.control_json("/v1/script", json!({"command_regex": re, "stdout": format!("{line}\n"), "exit_code": 1, "times": 1}));
-        let ack = x.tool(&ch, "android_app_install", json!({"file_ref": single})).await;
+        sim.control_json(
+            "/v1/script",
+            json!({"command_regex": re, "stdout": format!("{line}\n"), "exit_code": 1, "times": 1}),
+        );
+        let ack = x
+            .tool(&ch, "android_app_install", json!({"file_ref": single}))
+            .await;
         assert_eq!(code(&ack), want, "{line}: {ack}");
         let m = message(&ack);
         assert!(m.contains(line) && m.contains(fix), "{line}: {m}");
     }
     sim.control_json("/v1/script", json!({"command_regex": "^pm install-commit ", "stdout": "Failure [INSTALL_CANCELED_BY_USER]\n", "exit_code": 1, "times": 1}));
     let pkg = "com.example.miui";
-    let refs: Vec<String> = [split_base(pkg), split(pkg, "config.arm64_v8a", "base__abi"), split(pkg, "config.xxhdpi", "base__density")]
-        .iter()
-        .enumerate()
-        .map(|(i, b)| upload(&conn, &ch, &format!("m{i}.apk"), b))
-        .collect();
-    let ack = x.tool(&ch, "android_app_install", json!({"file_refs": refs})).await;
+    let refs: Vec<String> = [
+        split_base(pkg),
+        split(pkg, "config.arm64_v8a", "base__abi"),
+        split(pkg, "config.xxhdpi", "base__density"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, b)| upload(&conn, &ch, &format!("m{i}.apk"), b))
+    .collect();
+    let ack = x
+        .tool(&ch, "android_app_install", json!({"file_refs": refs}))
+        .await;
     assert_eq!(code(&ack), "device_permission_denied", "{ack}");
     assert!(message(&ack).contains("Install via USB"), "{ack}");
     // The commit answered: the session is finished, not abandoned; temp files are gone.
@@ -621,13 +800,22 @@ async fn field_bug_47_variants_other_oem_wordings() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn l2_files_from_the_phone_and_uploads_are_attachments() {
     let (_sim, conn, mut x, ch, _dir) = direct("SIMLTWO000001", &[]).await;
-    let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(document.domain)</script></svg>";
+    let svg =
+        b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(document.domain)</script></svg>";
     let up = upload(&conn, &ch, "evil.svg", svg);
     ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": up, "path": "/sdcard/Download/evil.svg"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": up, "path": "/sdcard/Download/evil.svg"}),
+        )
         .await);
     let r = ok(&x
-        .tool(&ch, "android_file_pull", json!({"path": "/sdcard/Download/evil.svg"}))
+        .tool(
+            &ch,
+            "android_file_pull",
+            json!({"path": "/sdcard/Download/evil.svg"}),
+        )
         .await);
     let (st, h, body) = download(&conn, r["download_url"].as_str().unwrap(), FILE_HEADERS);
     assert_eq!(st, 200);
@@ -635,11 +823,19 @@ async fn l2_files_from_the_phone_and_uploads_are_attachments() {
     assert_eq!(h[0], "application/octet-stream");
     assert!(h[1].starts_with("attachment;"), "{h:?}");
     assert_eq!((h[2].as_str(), h[3].as_str()), ("nosniff", "sandbox"));
-    let page = upload(&conn, &ch, "page.html", b"<html><script>alert(1)</script></html>");
+    let page = upload(
+        &conn,
+        &ch,
+        "page.html",
+        b"<html><script>alert(1)</script></html>",
+    );
     let (st, h, _) = download(&conn, &format!("/files/refs/{page}"), FILE_HEADERS);
     assert_eq!(st, 200);
     assert_eq!(h[0], "application/octet-stream");
-    assert!(h[1].starts_with("attachment; filename=\"page.html\""), "{h:?}");
+    assert!(
+        h[1].starts_with("attachment; filename=\"page.html\""),
+        "{h:?}"
+    );
     assert_eq!((h[2].as_str(), h[3].as_str()), ("nosniff", "sandbox"));
 }
 
@@ -649,7 +845,10 @@ async fn l2_files_from_the_phone_and_uploads_are_attachments() {
 async fn l2_own_screenshots_stay_inline_and_sandboxed() {
     let (_sim, conn, mut x, ch, _dir) = direct("SIMLTWO000002", &[]).await;
     let r = ok(&x.tool(&ch, "android_screenshot", json!({})).await);
-    let url = r["download_url"].as_str().expect("screenshot url").to_string();
+    let url = r["download_url"]
+        .as_str()
+        .expect("screenshot url")
+        .to_string();
     let (st, h, body) = download(&conn, &url, FILE_HEADERS);
     assert_eq!(st, 200);
     assert_eq!(h[0], "image/png");

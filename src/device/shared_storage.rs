@@ -127,7 +127,11 @@ pub fn check_path(path: &str, roots: &[String]) -> Result<DevicePath, DeviceErro
     let canon = canonical(&norm);
     let roots_canon: Vec<(String, &str)> = roots
         .iter()
-        .filter_map(|r| normalise(r).filter(|n| n != "/").map(|n| (canonical(&n), r.as_str())))
+        .filter_map(|r| {
+            normalise(r)
+                .filter(|n| n != "/")
+                .map(|n| (canonical(&n), r.as_str()))
+        })
         .collect();
     if let Some((_, root)) = roots_canon.iter().find(|(r, _)| *r == canon) {
         let root = root.trim_end_matches('/');
@@ -135,9 +139,11 @@ pub fn check_path(path: &str, roots: &[String]) -> Result<DevicePath, DeviceErro
             "the path is the allowed directory {root} itself, not a file: name a file inside it ({root}/NAME)"
         )));
     }
-    let inside = roots_canon
-        .iter()
-        .any(|(r, _)| canon.strip_prefix(r.as_str()).is_some_and(|rest| rest.starts_with('/')));
+    let inside = roots_canon.iter().any(|(r, _)| {
+        canon
+            .strip_prefix(r.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+    });
     if !inside {
         // The caller's path is not repeated (docs/protocol.md: refusals never echo a value).
         return Err(refused(format!(
@@ -172,15 +178,23 @@ mod tests {
                 "/storage/emulated/0/Download/Check-in confirmation.pdf",
             ),
             ("/mnt/sdcard/Download/a", "/storage/emulated/0/Download/a"),
-            ("/storage/self/primary//DCIM/./b.jpg", "/storage/emulated/0/DCIM/b.jpg"),
-            ("/sdcard/Pictures/x/y.png", "/storage/emulated/0/Pictures/x/y.png"),
+            (
+                "/storage/self/primary//DCIM/./b.jpg",
+                "/storage/emulated/0/DCIM/b.jpg",
+            ),
+            (
+                "/sdcard/Pictures/x/y.png",
+                "/storage/emulated/0/Pictures/x/y.png",
+            ),
         ] {
             let p = check_path(path, &roots()).unwrap();
             assert_eq!(p.canonical, canon, "{path}");
             assert!(!p.path.contains("//") && !p.path.contains("/./"));
         }
         assert_eq!(
-            check_path("/sdcard//Download/./a.txt", &roots()).unwrap().path,
+            check_path("/sdcard//Download/./a.txt", &roots())
+                .unwrap()
+                .path,
             "/sdcard/Download/a.txt"
         );
     }

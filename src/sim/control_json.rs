@@ -57,4 +57,3 @@ pub fn bad(msg: impl Into<String>) -> ApiError {
 pub fn api_error(status: StatusCode, msg: impl Into<String>) -> ApiError {
     (status, Json(serde_json::json!({ "error": msg.into() })))
 }
-

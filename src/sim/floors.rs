@@ -34,7 +34,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         "transport",
         &["stream", "services", "transport", "mdns", "wireless"],
     ),
-    ("control", &["control", "control_json", "control_storage", "lib"]),
+    (
+        "control",
+        &["control", "control_json", "control_storage", "lib"],
+    ),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -91,14 +91,35 @@ mod tests {
         let mut m = MediaStore::default();
         let shared = "/storage/emulated/0";
         let uri = m.scan("/storage/emulated/0/Pictures/a.png", shared, true, false);
-        assert_eq!(uri.as_deref(), Some("content://media/external_primary/images/media/1000000001"));
+        assert_eq!(
+            uri.as_deref(),
+            Some("content://media/external_primary/images/media/1000000001")
+        );
         let again = m.scan("/storage/emulated/0/Pictures/a.png", shared, true, false);
         assert_eq!(uri, again, "one row per file");
-        let pdf = m.scan("/storage/emulated/0/Download/c.pdf", shared, true, false).unwrap();
+        let pdf = m
+            .scan("/storage/emulated/0/Download/c.pdf", shared, true, false)
+            .unwrap();
         assert!(pdf.starts_with("content://media/external_primary/file/"));
-        assert!(m.scan("/storage/emulated/0/Pictures/.hidden/x.png", shared, true, true).is_none());
-        assert!(m.scan("/data/local/tmp/x.png", shared, true, false).is_none());
-        assert!(m.scan("/storage/emulated/0/Pictures/gone.png", shared, false, false).is_none());
+        assert!(m
+            .scan(
+                "/storage/emulated/0/Pictures/.hidden/x.png",
+                shared,
+                true,
+                true
+            )
+            .is_none());
+        assert!(m
+            .scan("/data/local/tmp/x.png", shared, true, false)
+            .is_none());
+        assert!(m
+            .scan(
+                "/storage/emulated/0/Pictures/gone.png",
+                shared,
+                false,
+                false
+            )
+            .is_none());
         assert_eq!(m.paths().len(), 2);
     }
 }

@@ -348,7 +348,9 @@ impl Vfs {
         } else {
             format!("{path}/")
         };
-        let child = |k: &String| k.len() > prefix.len() && k.starts_with(&prefix) && !k[prefix.len()..].contains('/');
+        let child = |k: &String| {
+            k.len() > prefix.len() && k.starts_with(&prefix) && !k[prefix.len()..].contains('/')
+        };
         let mut out: Vec<(String, Entry)> = self
             .entries
             .range(prefix.clone()..)
@@ -412,7 +414,10 @@ mod tests {
         ] {
             assert_eq!(v.read(alias).unwrap(), b"png", "{alias}");
         }
-        assert_eq!(v.resolve("/mnt/sdcard/Download"), "/storage/emulated/0/Download");
+        assert_eq!(
+            v.resolve("/mnt/sdcard/Download"),
+            "/storage/emulated/0/Download"
+        );
         assert!(v.read("/storage/emulated/10/Pictures/a.png").is_err());
         let root: Vec<(String, bool)> = v
             .list("/")
@@ -421,7 +426,12 @@ mod tests {
             .map(|(n, e)| (n, e.is_link()))
             .collect();
         assert!(root.contains(&("sdcard".to_string(), true)), "{root:?}");
-        let shared: Vec<String> = v.list("/sdcard").unwrap().into_iter().map(|(n, _)| n).collect();
+        let shared: Vec<String> = v
+            .list("/sdcard")
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         assert!(shared.contains(&"Movies".to_string()) && shared.contains(&"Download".to_string()));
     }
 }

@@ -81,7 +81,8 @@ pub fn parse_failure(out: &str) -> Option<Failure> {
 fn is_code(s: &str) -> bool {
     s.len() >= 4
         && s.contains('_')
-        && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// What an install failure means to the caller (each maps to one error code, see
@@ -159,13 +160,21 @@ mod tests {
 
     #[test]
     fn failure_lines_of_every_shape() {
-        let f = parsed("Failure [INSTALL_FAILED_MISSING_SPLIT: Missing split for net.easypark.android]\n");
+        let f = parsed(
+            "Failure [INSTALL_FAILED_MISSING_SPLIT: Missing split for net.easypark.android]\n",
+        );
         assert_eq!(f.code, "INSTALL_FAILED_MISSING_SPLIT");
         assert_eq!(f.message, "Missing split for net.easypark.android");
         let f = parsed("Performing Streamed Install\nFailure [INSTALL_FAILED_VERSION_DOWNGRADE]\n");
-        assert_eq!((f.code.as_str(), f.message.as_str()), ("INSTALL_FAILED_VERSION_DOWNGRADE", ""));
+        assert_eq!(
+            (f.code.as_str(), f.message.as_str()),
+            ("INSTALL_FAILED_VERSION_DOWNGRADE", "")
+        );
         let f = parsed("Failure [-3006: INSTALL_FAILED_BLOCKED_CROSS_DOWN]\n");
-        assert_eq!((f.number, f.code.as_str()), (Some(-3006), "INSTALL_FAILED_BLOCKED_CROSS_DOWN"));
+        assert_eq!(
+            (f.number, f.code.as_str()),
+            (Some(-3006), "INSTALL_FAILED_BLOCKED_CROSS_DOWN")
+        );
         let f = parsed("adb: failed to install app.apk: Failure [INSTALL_FAILED_USER_RESTRICTED: Install canceled by user]\n");
         assert_eq!(f.code, "INSTALL_FAILED_USER_RESTRICTED");
         assert_eq!(f.message, "Install canceled by user");
@@ -182,9 +191,28 @@ mod tests {
     #[test]
     fn every_code_has_a_kind_and_a_fix() {
         let kind = |line: &str, split| classify(&parsed(line), split);
-        assert_eq!(kind("Failure [INSTALL_FAILED_MISSING_SPLIT: Missing split for a.b]", false).0, Kind::SplitMissing);
-        assert!(kind("Failure [INSTALL_FAILED_MISSING_SPLIT: Missing split for a.b]", false).1.contains("file_refs"));
-        assert_eq!(kind("Failure [INSTALL_FAILED_INVALID_APK: Full install must include a base package]", true).0, Kind::SplitMissing);
+        assert_eq!(
+            kind(
+                "Failure [INSTALL_FAILED_MISSING_SPLIT: Missing split for a.b]",
+                false
+            )
+            .0,
+            Kind::SplitMissing
+        );
+        assert!(kind(
+            "Failure [INSTALL_FAILED_MISSING_SPLIT: Missing split for a.b]",
+            false
+        )
+        .1
+        .contains("file_refs"));
+        assert_eq!(
+            kind(
+                "Failure [INSTALL_FAILED_INVALID_APK: Full install must include a base package]",
+                true
+            )
+            .0,
+            Kind::SplitMissing
+        );
         for refused in [
             "Failure [INSTALL_FAILED_USER_RESTRICTED: Install canceled by user]",
             "Failure [INSTALL_CANCELED_BY_USER]",
@@ -192,7 +220,10 @@ mod tests {
         ] {
             let (k, fix) = kind(refused, false);
             assert_eq!(k, Kind::Refused, "{refused}");
-            assert!(fix.contains("Install via USB") && fix.contains("vivo"), "{refused}");
+            assert!(
+                fix.contains("Install via USB") && fix.contains("vivo"),
+                "{refused}"
+            );
         }
         let (k, fix) = kind("Failure [INSTALL_FAILED_VERIFICATION_FAILURE]", false);
         assert_eq!(k, Kind::Refused);
@@ -200,7 +231,17 @@ mod tests {
         let (k, fix) = kind("Failure [-3006: INSTALL_FAILED_BLOCKED_CROSS_DOWN]", false);
         assert_eq!(k, Kind::Failed);
         assert!(fix.contains("maker"));
-        assert!(kind("Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package a.b signatures do not match]", false).1.contains("uninstall"));
-        assert!(kind("Failure [INSTALL_PARSE_FAILED_NOT_APK: Failed to parse x]", false).1.contains("not a valid APK"));
+        assert!(kind(
+            "Failure [INSTALL_FAILED_UPDATE_INCOMPATIBLE: Package a.b signatures do not match]",
+            false
+        )
+        .1
+        .contains("uninstall"));
+        assert!(kind(
+            "Failure [INSTALL_PARSE_FAILED_NOT_APK: Failed to parse x]",
+            false
+        )
+        .1
+        .contains("not a valid APK"));
     }
 }

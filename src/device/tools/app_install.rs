@@ -127,7 +127,10 @@ async fn gather(ctx: &ToolCtx<'_>, args: &InstallArgs) -> Result<(Vec<Apk>, Stri
     }
     // Session names stay unique across uploads.
     for (i, apk) in apks.iter_mut().enumerate() {
-        let rest = apk.name.split_once('_').map_or(apk.name.as_str(), |(_, r)| r);
+        let rest = apk
+            .name
+            .split_once('_')
+            .map_or(apk.name.as_str(), |(_, r)| r);
         apk.name = format!("{i}_{rest}");
     }
     Ok((apks, tag))

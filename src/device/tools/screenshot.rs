@@ -517,7 +517,8 @@ impl DeviceTool for Screenshot {
         } else {
             None
         };
-        let file = file_refs::store(ctx, bytes, format.mime(), format.ext(), FileOrigin::Capture).await?;
+        let file =
+            file_refs::store(ctx, bytes, format.mime(), format.ext(), FileOrigin::Capture).await?;
         let screenshot_id = crate::protocol::random_id("shot");
         ctx.last_seen.add_shot(
             screenshot_id.clone(),

@@ -37,14 +37,21 @@ fn no_session(verb: &str, id: &str) -> Output {
 
 /// Checks `apks` (session name, bytes) as one install and stores the app; `path` names the
 /// source in parse failures.
-pub fn commit(s: &mut PhoneState, apks: Vec<(String, Vec<u8>)>, path: &str, replace: bool) -> Output {
+pub fn commit(
+    s: &mut PhoneState,
+    apks: Vec<(String, Vec<u8>)>,
+    path: &str,
+    replace: bool,
+) -> Output {
     if apks.is_empty() {
         return failure("INSTALL_FAILED_INVALID_APK: No packages staged".into());
     }
     let mut parsed: Vec<(String, SimApk, Vec<u8>)> = Vec::new();
     for (name, bytes) in apks {
         let Some(apk) = parse_apk(&bytes) else {
-            return failure(format!("INSTALL_PARSE_FAILED_NOT_APK: Failed to parse {path}"));
+            return failure(format!(
+                "INSTALL_PARSE_FAILED_NOT_APK: Failed to parse {path}"
+            ));
         };
         parsed.push((name, apk, bytes));
     }
@@ -59,17 +66,27 @@ pub fn commit(s: &mut PhoneState, apks: Vec<(String, Vec<u8>)>, path: &str, repl
     for (_, apk, _) in &parsed {
         if !seen.insert(apk.split.clone()) {
             let split = apk.split.as_deref().unwrap_or("null");
-            return failure(format!("INSTALL_FAILED_INVALID_APK: Split {split} was defined multiple times"));
+            return failure(format!(
+                "INSTALL_FAILED_INVALID_APK: Split {split} was defined multiple times"
+            ));
         }
     }
     let Some(base) = parsed.iter().find(|(_, a, _)| a.split.is_none()) else {
-        return failure("INSTALL_FAILED_INVALID_APK: Full install must include a base package".into());
+        return failure(
+            "INSTALL_FAILED_INVALID_APK: Full install must include a base package".into(),
+        );
     };
     let provided: BTreeSet<&String> = parsed.iter().flat_map(|(_, a, _)| &a.split_types).collect();
     let splits = parsed.len() - 1;
-    let types_ok = base.1.required_split_types.iter().all(|t| provided.contains(t));
+    let types_ok = base
+        .1
+        .required_split_types
+        .iter()
+        .all(|t| provided.contains(t));
     if base.1.split_required && (splits == 0 || !types_ok) {
-        return failure(format!("INSTALL_FAILED_MISSING_SPLIT: Missing split for {package}"));
+        return failure(format!(
+            "INSTALL_FAILED_MISSING_SPLIT: Missing split for {package}"
+        ));
     }
     let dir = format!("{APP_DIR}/{package}-1");
     if !replace && s.vfs.stat(&dir).is_ok() {
@@ -82,7 +99,8 @@ pub fn commit(s: &mut PhoneState, apks: Vec<(String, Vec<u8>)>, path: &str, repl
                 None => "base.apk".to_string(),
                 Some(n) => format!("split_{n}.apk"),
             };
-            s.vfs.write(&format!("{dir}/{file}"), bytes, false, now_secs())
+            s.vfs
+                .write(&format!("{dir}/{file}"), bytes, false, now_secs())
         })
     });
     match stored {
@@ -122,7 +140,10 @@ pub fn stream_size(args: &[&str]) -> Option<usize> {
 }
 
 fn arg_after<'a>(args: &[&'a str], flag: &str) -> Option<&'a str> {
-    args.iter().position(|a| *a == flag).and_then(|i| args.get(i + 1)).copied()
+    args.iter()
+        .position(|a| *a == flag)
+        .and_then(|i| args.get(i + 1))
+        .copied()
 }
 
 /// Operands: arguments that are neither flags nor a flag's value (`-S N`, `--user U`, `-i P`).
@@ -154,7 +175,11 @@ pub fn write(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
         return Output::err(255, "Error: must specify a session id and a split name\n");
     };
     let Ok(session) = id.parse::<u64>() else {
-        return Output::java_exception("install-write", &format!("java.lang.NumberFormatException: For input string: \"{id}\""), "java.lang.Integer.parseInt(Integer.java:747)");
+        return Output::java_exception(
+            "install-write",
+            &format!("java.lang.NumberFormatException: For input string: \"{id}\""),
+            "java.lang.Integer.parseInt(Integer.java:747)",
+        );
     };
     let bytes = match ops.get(2).copied().unwrap_or("-") {
         "-" => {
@@ -183,17 +208,29 @@ pub fn write(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
 /// `pm install-commit ID`.
 pub fn commit_session(phone: &Phone, args: &[&str]) -> Output {
     let id = operands(args).first().copied().unwrap_or("");
-    phone.with(|s| match id.parse::<u64>().ok().and_then(|n| s.install_sessions.take(n)) {
-        Some(apks) => commit(s, apks, &format!("/data/app/vmdl{id}.tmp"), true),
-        None => no_session("install-commit", id),
+    phone.with(|s| {
+        match id
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| s.install_sessions.take(n))
+        {
+            Some(apks) => commit(s, apks, &format!("/data/app/vmdl{id}.tmp"), true),
+            None => no_session("install-commit", id),
+        }
     })
 }
 
 /// `pm install-abandon ID`.
 pub fn abandon(phone: &Phone, args: &[&str]) -> Output {
     let id = operands(args).first().copied().unwrap_or("");
-    phone.with(|s| match id.parse::<u64>().ok().and_then(|n| s.install_sessions.take(n)) {
-        Some(_) => Output::ok("Success\n"),
-        None => no_session("install-abandon", id),
+    phone.with(|s| {
+        match id
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| s.install_sessions.take(n))
+        {
+            Some(_) => Output::ok("Success\n"),
+            None => no_session("install-abandon", id),
+        }
     })
 }

@@ -37,7 +37,9 @@ fn hidden(s: &PhoneState, path: &str) -> bool {
     (0..=dirs.len()).any(|i| {
         let dir = format!("{SHARED_STORAGE}/{}", dirs[..i].join("/"));
         (i > 0 && dirs[i - 1].starts_with('.'))
-            || s.vfs.stat(&format!("{}/.nomedia", dir.trim_end_matches('/'))).is_ok()
+            || s.vfs
+                .stat(&format!("{}/.nomedia", dir.trim_end_matches('/')))
+                .is_ok()
     })
 }
 
@@ -68,9 +70,16 @@ pub fn content(phone: &Phone, args: &[String]) -> Output {
         .strip_prefix("content://")
         .and_then(|r| r.split('/').next())
         .unwrap_or("");
-    let failed = |trace: &str| Output::err(0, format!("Error while accessing provider:{authority}\n{trace}"));
+    let failed = |trace: &str| {
+        Output::err(
+            0,
+            format!("Error while accessing provider:{authority}\n{trace}"),
+        )
+    };
     if authority != "media" {
-        return failed(&format!("java.lang.IllegalStateException: Could not find provider: {authority}\n"));
+        return failed(&format!(
+            "java.lang.IllegalStateException: Could not find provider: {authority}\n"
+        ));
     }
     let sdk = phone.with(|s| s.persona.sdk);
     match method {
@@ -96,7 +105,11 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         let hex = |c: u8| (c as char).to_digit(16);
-        match (b[i], b.get(i + 1).and_then(|c| hex(*c)), b.get(i + 2).and_then(|c| hex(*c))) {
+        match (
+            b[i],
+            b.get(i + 1).and_then(|c| hex(*c)),
+            b.get(i + 2).and_then(|c| hex(*c)),
+        ) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
@@ -113,7 +126,11 @@ fn percent_decode(s: &str) -> String {
 /// `am broadcast -a android.intent.action.MEDIA_SCANNER_SCAN_FILE -d file://PATH
 /// [--receiver-include-background]`; `None` for any other broadcast.
 pub fn scan_broadcast(phone: &Phone, args: &[&str]) -> Option<Output> {
-    let at = |name: &str| args.iter().position(|a| *a == name).and_then(|i| args.get(i + 1));
+    let at = |name: &str| {
+        args.iter()
+            .position(|a| *a == name)
+            .and_then(|i| args.get(i + 1))
+    };
     if at("-a") != Some(&"android.intent.action.MEDIA_SCANNER_SCAN_FILE") {
         return None;
     }
@@ -131,7 +148,11 @@ pub fn scan_broadcast(phone: &Phone, args: &[&str]) -> Option<Output> {
         let path = percent_decode(path);
         phone.with(|s| scan(s, &path));
     }
-    let flags = if include_background { "0x1400000" } else { "0x400000" };
+    let flags = if include_background {
+        "0x1400000"
+    } else {
+        "0x400000"
+    };
     let dat = if data.is_empty() {
         String::new()
     } else {

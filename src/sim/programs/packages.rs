@@ -62,7 +62,12 @@ pub fn parse_apk(bytes: &[u8]) -> Option<SimApk> {
     let text = String::from_utf8_lossy(bytes);
     let list = |key: &str| -> Vec<String> {
         attr(&text, key)
-            .map(|v| v.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect())
+            .map(|v| {
+                v.split(',')
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
             .unwrap_or_default()
     };
     Some(SimApk {

@@ -102,7 +102,9 @@ fn recv(phone: &Phone, path: &str) -> (Vec<u8>, bool) {
     match phone.with(|s| s.vfs.read(path).map(|b| b.to_vec())) {
         Err(e) => (fail(&format!("open failed: {}", e.message())), false),
         Ok(bytes) => {
-            let cut = fault.as_ref().map(|f| (f.after_bytes as usize).min(bytes.len()));
+            let cut = fault
+                .as_ref()
+                .map(|f| (f.after_bytes as usize).min(bytes.len()));
             let sent = &bytes[..cut.unwrap_or(bytes.len())];
             let mut out = Vec::with_capacity(sent.len() + 16);
             for chunk in sent.chunks(SYNC_DATA_MAX) {

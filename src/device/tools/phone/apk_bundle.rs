@@ -29,7 +29,13 @@ fn session_name(index: usize, raw: &str) -> String {
     let base = raw.rsplit('/').next().unwrap_or(raw);
     let clean: String = base
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(80)
         .collect();
     let clean = clean.trim_start_matches('.');
@@ -131,7 +137,11 @@ mod tests {
         let names: Vec<&str> = apks.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["0_base-arm64_v8a.apk", "1_base-master.apk"]);
         assert_eq!(apks[1].bytes, b"base");
-        let xapk = zip_of(&[("manifest.json", b"{}"), ("com.a.b.apk", b"b"), ("config.en.apk", b"c")]);
+        let xapk = zip_of(&[
+            ("manifest.json", b"{}"),
+            ("com.a.b.apk", b"b"),
+            ("config.en.apk", b"c"),
+        ]);
         assert_eq!(unpack(xapk).unwrap().len(), 2);
         let apk = zip_of(&[("AndroidManifest.xml", b"m"), ("classes.dex", b"d")]);
         let one = unpack(apk.clone()).unwrap();

@@ -42,7 +42,10 @@ impl CallDeadline {
         let left = self.remaining().saturating_sub(self.reserve).min(cap);
         if left < MIN_STEP {
             return Err(DeviceError::Adb(AdbError::Timeout {
-                step: format!("{what} (the call's {} s deadline was used up)", self.total.as_secs()),
+                step: format!(
+                    "{what} (the call's {} s deadline was used up)",
+                    self.total.as_secs()
+                ),
                 after: self.total,
             }));
         }
@@ -65,12 +68,18 @@ mod tests {
         let d = CallDeadline::new(Duration::from_secs(10), Duration::from_secs(2));
         let s = d.step("push", Duration::from_secs(60)).unwrap();
         assert!(s <= Duration::from_secs(8) && s > Duration::from_secs(7));
-        assert_eq!(d.step("rm", Duration::from_secs(1)).unwrap(), Duration::from_secs(1));
+        assert_eq!(
+            d.step("rm", Duration::from_secs(1)).unwrap(),
+            Duration::from_secs(1)
+        );
         assert!(d.cleanup(Duration::from_secs(60)) > Duration::from_secs(9));
         let spent = CallDeadline::new(Duration::from_millis(10), Duration::ZERO);
         let e = spent.step("commit", Duration::from_secs(5)).unwrap_err();
         assert_eq!(e.code(), crate::protocol::ErrorCode::DeviceTimeout);
         assert!(e.to_string().contains("commit"), "{e}");
-        assert_eq!(spent.cleanup(Duration::from_secs(5)), MIN_STEP.max(spent.remaining()));
+        assert_eq!(
+            spent.cleanup(Duration::from_secs(5)),
+            MIN_STEP.max(spent.remaining())
+        );
     }
 }

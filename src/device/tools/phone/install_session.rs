@@ -83,7 +83,14 @@ pub async fn install(
     }
     if result.is_ok() {
         result = if apks.len() == 1 {
-            run(ctx, deadline, "pm install", &["pm", "install", "-r", "-t", &remotes[0]], COMMIT_STEP).await
+            run(
+                ctx,
+                deadline,
+                "pm install",
+                &["pm", "install", "-r", "-t", &remotes[0]],
+                COMMIT_STEP,
+            )
+            .await
         } else {
             session(ctx, apks, &remotes, deadline).await
         };
@@ -155,7 +162,14 @@ async fn write_and_commit(
             return Ok((false, out));
         }
     }
-    let out = run(ctx, deadline, "pm install-commit", &["pm", "install-commit", id], COMMIT_STEP).await?;
+    let out = run(
+        ctx,
+        deadline,
+        "pm install-commit",
+        &["pm", "install-commit", id],
+        COMMIT_STEP,
+    )
+    .await?;
     let answered = out.all().lines().any(|l| {
         let l = l.trim();
         l == "Success" || l.starts_with("Failure")
@@ -173,6 +187,9 @@ mod tests {
             parse_session_id("Success: created install session [1234567890]\n"),
             Some(1234567890)
         );
-        assert_eq!(parse_session_id("Error: java.lang.SecurityException\n"), None);
+        assert_eq!(
+            parse_session_id("Error: java.lang.SecurityException\n"),
+            None
+        );
     }
 }

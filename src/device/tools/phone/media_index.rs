@@ -196,7 +196,9 @@ mod tests {
         );
         assert_eq!(parse_scan_file("Result: Bundle[{}]\n"), Some(None));
         assert_eq!(
-            parse_scan_file("Error while accessing provider:media\njava.lang.NullPointerException\n"),
+            parse_scan_file(
+                "Error while accessing provider:media\njava.lang.NullPointerException\n"
+            ),
             None
         );
         assert_eq!(parse_scan_file(""), None);

@@ -43,9 +43,13 @@ pub fn classify(e: AdbError, direction: Direction, path: &str) -> DeviceError {
             path: path.to_string(),
         };
     }
-    if ["Permission denied", "Operation not permitted", "Read-only file system"]
-        .iter()
-        .any(|m| line.contains(m))
+    if [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+    ]
+    .iter()
+    .any(|m| line.contains(m))
     {
         return DeviceError::PermissionDenied(format!(
             "the phone refused to {verb} {path} ({line}){left}: {ACCESS_FIX}"
@@ -74,7 +78,10 @@ mod tests {
         let (c, m) = code("fchown failed: Operation not permitted", Direction::Push);
         assert_eq!(c, ErrorCode::DevicePermissionDenied);
         assert!(m.contains("fchown failed") && m.contains("Download"), "{m}");
-        let (c, _) = code("couldn't create file: Read-only file system", Direction::Push);
+        let (c, _) = code(
+            "couldn't create file: Read-only file system",
+            Direction::Push,
+        );
         assert_eq!(c, ErrorCode::DevicePermissionDenied);
         let (c, m) = code("write failed: No space left on device", Direction::Push);
         assert_eq!(c, ErrorCode::DeviceCommandFailed);
