@@ -9,14 +9,13 @@ mod common;
 mod tools_support;
 
 use std::io::Write;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use common::adb_server::{AdbFlavor, AdbServer};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::xagent::XAgent;
-use tools_support::{argvs, bound, code, ok, profiles_dir, upload};
+use tools_support::{agent, argvs, bound, code, direct_with_profile, ok, upload};
 
 /// A sim (with `flags`) behind a private Google adb 34, a connector on that server, a bound
 /// channel.
@@ -77,18 +76,32 @@ fn media_indexed(sim: &SimPhone) -> Vec<String> {
         .collect()
 }
 
+/// `android_file_push` of `file_ref` to `path`; the ack.
+async fn push(x: &mut XAgent, ch: &str, file_ref: &str, path: &str) -> Value {
+    x.tool(
+        ch,
+        "android_file_push",
+        json!({"file_ref": file_ref, "path": path}),
+    )
+    .await
+}
+
+/// `android_file_pull` of `path`; the ack.
+async fn pull(x: &mut XAgent, ch: &str, path: &str) -> Value {
+    x.tool(ch, "android_file_pull", json!({"path": path})).await
+}
+
+/// The default roots line of `device-profiles/default.toml`, for [`direct_with_profile`] edits.
+const DEFAULT_ROOTS: &str =
+    "roots = [\"/sdcard/Download\", \"/sdcard/Pictures\", \"/sdcard/DCIM\"]";
+
 fn message(ack: &Value) -> String {
     ack["error"]["message"].as_str().unwrap_or("").to_string()
 }
 
 /// GET of a file answer: status, the headers asked for (lowercase names), body.
 fn download(conn: &ConnectorProc, url: &str, names: &[&str]) -> (u16, Vec<String>, Vec<u8>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into();
-    let mut resp = agent
+    let mut resp = agent()
         .get(&format!("{}{url}", conn.base))
         .call()
         .expect("download");
@@ -138,15 +151,41 @@ fn split(package: &str, name: &str, types: &str) -> Vec<u8> {
     )
 }
 
-/// A zip of `entries` (an `.apks` bundle).
+/// A zip of `entries`, deflated (an `.apks` bundle as bundletool writes it).
 fn zip_of(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (name, data) in entries {
-        w.start_file(*name, zip::write::SimpleFileOptions::default())
-            .unwrap();
-        w.write_all(data).unwrap();
-    }
-    w.finish().unwrap().into_inner()
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let writer = entries.iter().fold(
+        zip::ZipWriter::new(std::io::Cursor::new(Vec::new())),
+        |mut w, (name, data)| {
+            w.start_file(*name, deflated).expect("zip entry");
+            w.write_all(data).expect("zip data");
+            w
+        },
+    );
+    writer.finish().expect("zip").into_inner()
+}
+
+/// Uploads the three APKs of split app `package` (base requiring ABI and density splits, and
+/// one of each) and installs them as `file_refs`; the ack.
+async fn install_whole_split_app(
+    conn: &ConnectorProc,
+    x: &mut XAgent,
+    ch: &str,
+    package: &str,
+) -> Value {
+    let apks = [
+        split_base(package),
+        split(package, "config.arm64_v8a", "base__abi"),
+        split(package, "config.xxhdpi", "base__density"),
+    ];
+    let refs: Vec<String> = apks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| upload(conn, ch, &format!("part{i}.apk"), b))
+        .collect();
+    x.tool(ch, "android_app_install", json!({"file_refs": refs}))
+        .await
 }
 
 /// The argvs of the phone's command log whose program and first argument are `pm VERB`.
@@ -196,14 +235,7 @@ async fn field_bug_41_push_into_pictures_is_indexed_on_android_16() {
         "the Android 16 persona has no media_scanner service: {text}"
     );
     let file_ref = upload(&p.conn, &p.ch, "receipt.png", b"\x89PNG\r\n\x1a\nreceipt");
-    let r = ok(&p
-        .x
-        .tool(
-            &p.ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Pictures/receipt.png"}),
-        )
-        .await);
+    let r = ok(&push(&mut p.x, &p.ch, &file_ref, "/sdcard/Pictures/receipt.png").await);
     assert_eq!(r["path"], "/sdcard/Pictures/receipt.png");
     assert_eq!(r["media_indexed"], true, "{r}");
     assert!(
@@ -219,17 +251,16 @@ async fn field_bug_41_push_into_pictures_is_indexed_on_android_16() {
         ["/storage/emulated/0/Pictures/receipt.png"]
     );
     // The phone was asked with MediaProvider's scan_file call, on the canonical path.
-    assert!(argvs(&p.sim).iter().any(|a| a
-        == &[
-            "content",
-            "call",
-            "--uri",
-            "content://media",
-            "--method",
-            "scan_file",
-            "--arg",
-            "/storage/emulated/0/Pictures/receipt.png"
-        ]));
+    let asked = argvs(&p.sim).into_iter().any(|a| {
+        a.first().is_some_and(|c| c == "content")
+            && a.iter().any(|w| w == "scan_file")
+            && a.last()
+                .is_some_and(|w| w == "/storage/emulated/0/Pictures/receipt.png")
+    });
+    assert!(
+        asked,
+        "content call … scan_file … /storage/emulated/0/Pictures/receipt.png ran"
+    );
 }
 
 /// Variant: a video pushed into `Movies` (the default roots plus Movies) is indexed as video;
@@ -238,44 +269,15 @@ async fn field_bug_41_push_into_pictures_is_indexed_on_android_16() {
 async fn field_bug_41_variants_movies_indexed_hidden_folder_kept_out() {
     let sim = SimPhone::start_with_control("SIMFB41MOV001", &[]);
     let dir = TempDir::new("fb41-movies");
-    let profiles = profiles_dir(
-        &dir,
-        &[(
-            "roots = [\"/sdcard/Download\", \"/sdcard/Pictures\", \"/sdcard/DCIM\"]",
-            "roots = [\"/sdcard/Download\", \"/sdcard/Pictures\", \"/sdcard/DCIM\", \"/storage/emulated/0/Movies\"]",
-        )],
-    );
-    let conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::Direct(vec![sim.addr.clone()]),
-        &[
-            "--claim-policy",
-            "open",
-            "--device-profiles",
-            profiles.to_str().unwrap(),
-        ],
-    );
-    let (mut x, ch) = bound(&sim, &conn).await;
+    let (conn, mut x, ch) = direct_with_profile(&sim, &dir, &[(DEFAULT_ROOTS, "roots = [\"/sdcard/Download\", \"/sdcard/Pictures\", \"/sdcard/DCIM\", \"/storage/emulated/0/Movies\"]")]).await;
     let clip = upload(&conn, &ch, "clip.mp4", b"\x00\x00\x00\x18ftypmp42");
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": clip, "path": "/mnt/sdcard/Movies/trip/clip.mp4"}),
-        )
-        .await);
+    let r = ok(&push(&mut x, &ch, &clip, "/mnt/sdcard/Movies/trip/clip.mp4").await);
     assert_eq!(r["media_indexed"], true, "{r}");
     assert!(
         r["media_uri"].as_str().unwrap().contains("/video/media/"),
         "{r}"
     );
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": clip, "path": "/sdcard/DCIM/.thumbnails/clip.mp4"}),
-        )
-        .await);
+    let r = ok(&push(&mut x, &ch, &clip, "/sdcard/DCIM/.thumbnails/clip.mp4").await);
     assert_eq!(r["media_indexed"], false, "{r}");
     assert!(r["media_uri"].is_null());
     assert!(r["note"].as_str().unwrap().contains("did not index"), "{r}");
@@ -293,13 +295,7 @@ async fn field_bug_41_variants_old_android_falls_back_to_the_scan_broadcast() {
     let (sim, conn, mut x, ch, _dir) =
         direct("SIMFB41OLD001", &["--persona", "legacy-android6"]).await;
     let file_ref = upload(&conn, &ch, "scan.jpg", b"\xff\xd8\xff\xe0jpeg");
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/DCIM/scan one.jpg"}),
-        )
-        .await);
+    let r = ok(&push(&mut x, &ch, &file_ref, "/sdcard/DCIM/scan one.jpg").await);
     assert_eq!(r["media_indexed"], false, "{r}");
     let note = r["note"].as_str().unwrap();
     assert!(
@@ -332,13 +328,7 @@ async fn field_bug_41_variants_a_missing_media_service_never_fails_the_push() {
         sim.control_json("/v1/script", json!({"command_regex": re, "stderr": err, "exit_code": 20}));
     }
     let file_ref = upload(&conn, &ch, "a.png", b"png");
-    let ack = x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Pictures/a.png"}),
-        )
-        .await;
+    let ack = push(&mut x, &ch, &file_ref, "/sdcard/Pictures/a.png").await;
     let r = ok(&ack);
     assert_eq!(r["media_indexed"], false);
     let note = r["note"].as_str().unwrap();
@@ -361,22 +351,19 @@ async fn field_bug_45_storage_emulated_0_is_the_download_root() {
         .chain((0..5000u32).map(|i| i as u8))
         .collect();
     let file_ref = upload(&p.conn, &p.ch, "Check-in confirmation.pdf", &pdf);
-    ok(&p
-        .x
-        .tool(
-            &p.ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Download/Check-in confirmation.pdf"}),
-        )
-        .await);
-    let r = ok(&p
-        .x
-        .tool(
-            &p.ch,
-            "android_file_pull",
-            json!({"path": "/storage/emulated/0/Download/Check-in confirmation.pdf"}),
-        )
-        .await);
+    ok(&push(
+        &mut p.x,
+        &p.ch,
+        &file_ref,
+        "/sdcard/Download/Check-in confirmation.pdf",
+    )
+    .await);
+    let r = ok(&pull(
+        &mut p.x,
+        &p.ch,
+        "/storage/emulated/0/Download/Check-in confirmation.pdf",
+    )
+    .await);
     assert_eq!(
         r["path"],
         "/storage/emulated/0/Download/Check-in confirmation.pdf"
@@ -395,48 +382,21 @@ async fn field_bug_45_storage_emulated_0_is_the_download_root() {
 async fn field_bug_45_variants_aliases_and_no_way_out() {
     let sim = SimPhone::start_with_control("SIMFB45VAR001", &[]);
     let dir = TempDir::new("fb45-var");
-    let profiles = profiles_dir(
+    let (conn, mut x, ch) = direct_with_profile(
+        &sim,
         &dir,
         &[(
-            "roots = [\"/sdcard/Download\", \"/sdcard/Pictures\", \"/sdcard/DCIM\"]",
+            DEFAULT_ROOTS,
             "roots = [\"/sdcard/Download\", \"/storage/emulated/0/Documents/\"]",
         )],
-    );
-    let conn = ConnectorProc::start_with(
-        dir.path(),
-        Phones::Direct(vec![sim.addr.clone()]),
-        &[
-            "--claim-policy",
-            "open",
-            "--device-profiles",
-            profiles.to_str().unwrap(),
-        ],
-    );
-    let (mut x, ch) = bound(&sim, &conn).await;
+    )
+    .await;
     let data = b"alias bytes".to_vec();
     let file_ref = upload(&conn, &ch, "x.txt", &data);
-    ok(&x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/mnt/sdcard/Download/x.txt"}),
-        )
-        .await);
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_file_pull",
-            json!({"path": "/storage/self/primary/Download/x.txt"}),
-        )
-        .await);
+    ok(&push(&mut x, &ch, &file_ref, "/mnt/sdcard/Download/x.txt").await);
+    let r = ok(&pull(&mut x, &ch, "/storage/self/primary/Download/x.txt").await);
     assert_eq!(r["byte_size"], data.len());
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Documents/notes/x.txt"}),
-        )
-        .await);
+    let r = ok(&push(&mut x, &ch, &file_ref, "/sdcard/Documents/notes/x.txt").await);
     assert_eq!(r["path"], "/sdcard/Documents/notes/x.txt");
     for bad in [
         "/storage/self/primary/../../data/local/tmp/x",
@@ -474,13 +434,7 @@ async fn files_variants_sync_refusals_are_typed_by_errno() {
     let fault = |op: &str, fault: &str| json!({"op": op, "path_regex": "Download/", "fault": fault, "after_bytes": 65536, "times": 1});
     p.sim
         .control_json("/v1/sync/fault", fault("send", "fchown"));
-    let ack =
-        p.x.tool(
-            &p.ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}),
-        )
-        .await;
+    let ack = push(&mut p.x, &p.ch, &file_ref, "/sdcard/Download/big.bin").await;
     assert_eq!(code(&ack), "device_permission_denied", "{ack}");
     let m = message(&ack);
     assert!(
@@ -490,13 +444,7 @@ async fn files_variants_sync_refusals_are_typed_by_errno() {
     );
     p.sim
         .control_json("/v1/sync/fault", fault("send", "no_space"));
-    let ack =
-        p.x.tool(
-            &p.ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}),
-        )
-        .await;
+    let ack = push(&mut p.x, &p.ch, &file_ref, "/sdcard/Download/big.bin").await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     let m = message(&ack);
     assert!(
@@ -509,44 +457,18 @@ async fn files_variants_sync_refusals_are_typed_by_errno() {
         !p.shell(&["ls", "/sdcard/Download"]).contains("big.bin"),
         "no partial file"
     );
-    ok(&p
-        .x
-        .tool(
-            &p.ch,
-            "android_file_push",
-            json!({"file_ref": file_ref, "path": "/sdcard/Download/big.bin"}),
-        )
-        .await);
+    ok(&push(&mut p.x, &p.ch, &file_ref, "/sdcard/Download/big.bin").await);
     p.sim
         .control_json("/v1/sync/fault", fault("recv", "io_error"));
-    let ack =
-        p.x.tool(
-            &p.ch,
-            "android_file_pull",
-            json!({"path": "/sdcard/Download/big.bin"}),
-        )
-        .await;
+    let ack = pull(&mut p.x, &p.ch, "/sdcard/Download/big.bin").await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     assert!(message(&ack).contains("read failed: I/O error"), "{ack}");
     p.sim
         .control_json("/v1/sync/fault", fault("recv", "denied"));
-    let ack =
-        p.x.tool(
-            &p.ch,
-            "android_file_pull",
-            json!({"path": "/sdcard/Download/big.bin"}),
-        )
-        .await;
+    let ack = pull(&mut p.x, &p.ch, "/sdcard/Download/big.bin").await;
     assert_eq!(code(&ack), "device_permission_denied", "{ack}");
     // The faults were used up: the file reads whole again.
-    let r = ok(&p
-        .x
-        .tool(
-            &p.ch,
-            "android_file_pull",
-            json!({"path": "/sdcard/Download/big.bin"}),
-        )
-        .await);
+    let r = ok(&pull(&mut p.x, &p.ch, "/sdcard/Download/big.bin").await);
     assert_eq!(r["byte_size"], 200_000);
 }
 
@@ -577,24 +499,7 @@ async fn field_bug_46_a_split_base_alone_says_what_to_upload() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_46_split_app_installs_from_three_file_refs_in_one_session() {
     let mut p = via_adb34("SIMFB46REF001", &[]).await;
-    let refs: Vec<String> = [
-        ("base.apk", split_base(EASYPARK)),
-        (
-            "split_config.arm64_v8a.apk",
-            split(EASYPARK, "config.arm64_v8a", "base__abi"),
-        ),
-        (
-            "split_config.xxhdpi.apk",
-            split(EASYPARK, "config.xxhdpi", "base__density"),
-        ),
-    ]
-    .iter()
-    .map(|(n, b)| upload(&p.conn, &p.ch, n, b))
-    .collect();
-    let r = ok(&p
-        .x
-        .tool(&p.ch, "android_app_install", json!({"file_refs": refs}))
-        .await);
+    let r = ok(&install_whole_split_app(&p.conn, &mut p.x, &p.ch, EASYPARK).await);
     assert_eq!(r["package"], EASYPARK, "{r}");
     assert_eq!(r["apk_count"], 3);
     assert_eq!(pm_runs(&p.sim, "install-create").len(), 1);
@@ -686,18 +591,7 @@ async fn field_bug_46_variants_apks_bundle_missing_types_no_base_failed_write() 
         "/v1/script",
         json!({"command_regex": "^pm install-write .*1_", "stderr": "Error: failed to write; No space left on device\n", "exit_code": 1, "times": 1}),
     );
-    let refs: Vec<String> = [
-        split_base(other),
-        split(other, "config.arm64_v8a", "base__abi"),
-        split(other, "config.xxhdpi", "base__density"),
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, b)| upload(&conn, &ch, &format!("w{i}.apk"), b))
-    .collect();
-    let ack = x
-        .tool(&ch, "android_app_install", json!({"file_refs": refs}))
-        .await;
+    let ack = install_whole_split_app(&conn, &mut x, &ch, other).await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     assert!(message(&ack).contains("No space left on device"), "{ack}");
     let abandoned = pm_runs(&sim, "install-abandon");
@@ -773,18 +667,7 @@ async fn field_bug_47_variants_other_oem_wordings() {
     }
     sim.control_json("/v1/script", json!({"command_regex": "^pm install-commit ", "stdout": "Failure [INSTALL_CANCELED_BY_USER]\n", "exit_code": 1, "times": 1}));
     let pkg = "com.example.miui";
-    let refs: Vec<String> = [
-        split_base(pkg),
-        split(pkg, "config.arm64_v8a", "base__abi"),
-        split(pkg, "config.xxhdpi", "base__density"),
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, b)| upload(&conn, &ch, &format!("m{i}.apk"), b))
-    .collect();
-    let ack = x
-        .tool(&ch, "android_app_install", json!({"file_refs": refs}))
-        .await;
+    let ack = install_whole_split_app(&conn, &mut x, &ch, pkg).await;
     assert_eq!(code(&ack), "device_permission_denied", "{ack}");
     assert!(message(&ack).contains("Install via USB"), "{ack}");
     // The commit answered: the session is finished, not abandoned; temp files are gone.
@@ -803,20 +686,8 @@ async fn l2_files_from_the_phone_and_uploads_are_attachments() {
     let svg =
         b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(document.domain)</script></svg>";
     let up = upload(&conn, &ch, "evil.svg", svg);
-    ok(&x
-        .tool(
-            &ch,
-            "android_file_push",
-            json!({"file_ref": up, "path": "/sdcard/Download/evil.svg"}),
-        )
-        .await);
-    let r = ok(&x
-        .tool(
-            &ch,
-            "android_file_pull",
-            json!({"path": "/sdcard/Download/evil.svg"}),
-        )
-        .await);
+    ok(&push(&mut x, &ch, &up, "/sdcard/Download/evil.svg").await);
+    let r = ok(&pull(&mut x, &ch, "/sdcard/Download/evil.svg").await);
     let (st, h, body) = download(&conn, r["download_url"].as_str().unwrap(), FILE_HEADERS);
     assert_eq!(st, 200);
     assert_eq!(body, svg);

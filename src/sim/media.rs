@@ -33,13 +33,10 @@ pub struct MediaStore {
 
 /// The collection of a file name, from its extension (MediaProvider's `MimeUtils`).
 pub fn collection(path: &str) -> &'static str {
-    let ext = path
-        .rsplit('/')
-        .next()
-        .and_then(|n| n.rsplit_once('.'))
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
+    let ext = std::path::Path::new(path)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match ext.as_deref().unwrap_or("") {
         "png" | "jpg" | "jpeg" | "gif" | "webp" | "heic" | "heif" | "bmp" | "dng" => "images",
         "mp4" | "mkv" | "webm" | "3gp" | "mov" | "avi" => "video",
         "mp3" | "ogg" | "m4a" | "wav" | "flac" | "aac" | "opus" => "audio",

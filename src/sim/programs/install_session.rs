@@ -205,8 +205,14 @@ pub fn write(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
     }
 }
 
-/// `pm install-commit ID`.
-pub fn commit_session(phone: &Phone, args: &[&str]) -> Output {
+/// Closes the session named by the first operand and answers with `then` (its APKs), or the
+/// `SecurityException` of an unknown session for `verb`.
+fn close_session(
+    phone: &Phone,
+    args: &[&str],
+    verb: &str,
+    then: impl FnOnce(&mut PhoneState, Vec<(String, Vec<u8>)>, &str) -> Output,
+) -> Output {
     let id = operands(args).first().copied().unwrap_or("");
     phone.with(|s| {
         match id
@@ -214,23 +220,22 @@ pub fn commit_session(phone: &Phone, args: &[&str]) -> Output {
             .ok()
             .and_then(|n| s.install_sessions.take(n))
         {
-            Some(apks) => commit(s, apks, &format!("/data/app/vmdl{id}.tmp"), true),
-            None => no_session("install-commit", id),
+            Some(apks) => then(s, apks, id),
+            None => no_session(verb, id),
         }
+    })
+}
+
+/// `pm install-commit ID`.
+pub fn commit_session(phone: &Phone, args: &[&str]) -> Output {
+    close_session(phone, args, "install-commit", |s, apks, id| {
+        commit(s, apks, &format!("/data/app/vmdl{id}.tmp"), true)
     })
 }
 
 /// `pm install-abandon ID`.
 pub fn abandon(phone: &Phone, args: &[&str]) -> Output {
-    let id = operands(args).first().copied().unwrap_or("");
-    phone.with(|s| {
-        match id
-            .parse::<u64>()
-            .ok()
-            .and_then(|n| s.install_sessions.take(n))
-        {
-            Some(_) => Output::ok("Success\n"),
-            None => no_session("install-abandon", id),
-        }
+    close_session(phone, args, "install-abandon", |_, _, _| {
+        Output::ok("Success\n")
     })
 }
