@@ -31,6 +31,31 @@ pub struct IssuedFile {
     pub expires_at: i64,
 }
 
+/// Where a cached file came from; decides how `GET /files/refs/{file_ref}` serves it (issue 19
+/// L2): only images and videos the connector made itself are shown inline, everything else
+/// (uploads, files pulled from the phone) is an attachment, so a file an app left in Download
+/// never becomes a page on the connector's address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOrigin {
+    /// A screenshot or screen recording the connector captured and encoded.
+    Capture,
+    /// Bytes pulled from the phone (`android_file_pull`): whatever an app wrote there.
+    Pulled,
+    /// An agent's `POST /files/uploads`.
+    Upload,
+}
+
+/// MIME types the connector's own captures have (`android_screenshot`: PNG, JPEG, WebP;
+/// `android_screen_record`: MP4); only these are ever served inline.
+pub const CAPTURE_MIMES: &[&str] = &["image/png", "image/jpeg", "image/webp", "video/mp4"];
+
+impl FileOrigin {
+    /// Whether a file of this origin and `mime` is served inline under its own type.
+    pub fn served_inline(self, mime: &str) -> bool {
+        self == FileOrigin::Capture && CAPTURE_MIMES.contains(&mime)
+    }
+}
+
 /// Why a ref cannot be served.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FileRefError {
@@ -49,6 +74,19 @@ impl From<StoreError> for FileRefError {
     fn from(e: StoreError) -> Self {
         FileRefError::Storage(e.to_string())
     }
+}
+
+/// What [`FileCache::commit`] records about a written file.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredFile<'a> {
+    /// MIME type reported to the agent (and served, when inline).
+    pub mime: &'a str,
+    /// Suggested download name.
+    pub filename: &'a str,
+    /// Size, bytes.
+    pub byte_size: u64,
+    /// Where it came from.
+    pub origin: FileOrigin,
 }
 
 /// The file cache; cheap to clone.
@@ -108,13 +146,15 @@ impl FileCache {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&tag.as_ref()[..16])
     }
 
-    /// Stores `bytes` for `channel_id` and returns the signed reference.
+    /// Stores `bytes` for `channel_id` and returns the signed reference; `origin` decides how
+    /// the file is served ([`FileOrigin::served_inline`]).
     pub async fn put(
         &self,
         channel_id: &str,
         bytes: Vec<u8>,
         mime: &str,
         extension: &str,
+        origin: FileOrigin,
     ) -> Result<IssuedFile, FileRefError> {
         let (file_id, path) = self.reserve(extension);
         let byte_size = bytes.len() as u64;
@@ -127,8 +167,13 @@ impl FileCache {
             )));
         }
         let filename = format!("{file_id}.{extension}");
-        self.commit(channel_id, &file_id, &path, mime, &filename, byte_size)
-            .await
+        let stored = StoredFile {
+            mime,
+            filename: &filename,
+            byte_size,
+            origin,
+        };
+        self.commit(channel_id, &file_id, &path, stored).await
     }
 
     /// A fresh file id and the path its bytes go to (the caller writes them, then calls
@@ -158,10 +203,14 @@ impl FileCache {
         channel_id: &str,
         file_id: &str,
         path: &std::path::Path,
-        mime: &str,
-        filename: &str,
-        byte_size: u64,
+        file: StoredFile<'_>,
     ) -> Result<IssuedFile, FileRefError> {
+        let StoredFile {
+            mime,
+            filename,
+            byte_size,
+            origin,
+        } = file;
         let now = now_ms();
         let expires_ms =
             now.saturating_add(i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX));
@@ -177,6 +226,7 @@ impl FileCache {
                     byte_size: byte_size as i64,
                     created_ms: now,
                     expires_ms,
+                    served_inline: origin.served_inline(mime),
                 },
                 i64::try_from(self.capacity).unwrap_or(i64::MAX),
             )

@@ -77,6 +77,11 @@ pub enum DeviceError {
     /// A device command failed; the message carries the telling line the phone printed.
     #[error("{0}")]
     CommandFailed(String),
+    /// The package manager refused an APK because it is one part of a split app and the other
+    /// parts it needs were not given (`INSTALL_FAILED_MISSING_SPLIT`); the message says what to
+    /// upload (field bug 46).
+    #[error("{0}")]
+    SplitApksRequired(String),
     /// A system service the command needs is not running: the phone is still booting or its
     /// system server is restarting (`cmd: Can't find service: package`, exit 20; field bug 27).
     /// Retryable.
@@ -170,6 +175,7 @@ impl DeviceError {
             DeviceError::AppNotInstalled { .. } => ErrorCode::AppNotInstalled,
             DeviceError::NoLauncherActivity { .. } => ErrorCode::NoLauncherActivity,
             DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
+            DeviceError::SplitApksRequired(_) => ErrorCode::SplitApksRequired,
             DeviceError::ServiceMissing { .. } => ErrorCode::DeviceBooting,
             DeviceError::Locked { .. } => ErrorCode::DeviceLocked,
             DeviceError::PermissionDenied(_) => ErrorCode::DevicePermissionDenied,

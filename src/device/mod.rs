@@ -5,5 +5,6 @@ pub mod error;
 pub mod inventory;
 pub mod parse;
 pub mod policy;
+pub mod shared_storage;
 pub mod shell_quote;
 pub mod tools;

@@ -91,6 +91,8 @@ pub enum ErrorCode {
     ElementNotFound,
     /// `snapshot_id` is not the channel's latest UI snapshot.
     StaleSnapshot,
+    /// The APK is one part of a split app and the parts it needs were not given (field bug 46).
+    SplitApksRequired,
     /// Internal failure (storage).
     InternalError,
     /// A code this build does not know (received from a peer).
@@ -142,6 +144,7 @@ impl ErrorCode {
             Self::ToolCallInterrupted => "tool_call_interrupted",
             Self::ElementNotFound => "element_not_found",
             Self::StaleSnapshot => "stale_snapshot",
+            Self::SplitApksRequired => "split_apks_required",
             Self::InternalError => "internal_error",
             Self::Unknown => "unknown",
         }
@@ -173,6 +176,7 @@ mod tests {
             ErrorCode::DeviceBooting,
             ErrorCode::DeviceLocked,
             ErrorCode::TooManyChannels,
+            ErrorCode::SplitApksRequired,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 use super::error::HttpError;
 use super::file_refs::CHANNEL_HEADER;
 use super::{auth, AppState};
+use crate::file_cache::{FileOrigin, StoredFile};
 use crate::store::StorageFault;
 
 /// Default largest accepted upload: 256 MiB (APKs for `android_app_install`).
@@ -121,10 +122,13 @@ async fn store_field(
             return Err(e);
         }
     };
-    let issued = match files
-        .commit(channel, &file_id, &path, mime, filename, size)
-        .await
-    {
+    let stored = StoredFile {
+        mime,
+        filename,
+        byte_size: size,
+        origin: FileOrigin::Upload,
+    };
+    let issued = match files.commit(channel, &file_id, &path, stored).await {
         Ok(issued) => issued,
         Err(e) => {
             let _ = tokio::fs::remove_file(&path).await;

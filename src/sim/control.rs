@@ -11,6 +11,8 @@
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
 //! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys (the wireless-debugging pairings too) and drop the connections they let in; returns [`AuthView`] |
 //! | POST | `/v1/wireless/move` | – | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID; answers [`MovedPort`] `{"connect_port":N}` |
+//! | POST/DELETE | `/v1/sync/fault` | see [`crate::control_storage`] | sync push/pull refusals as adbd's |
+//! | GET | `/v1/media` | – | files the media store indexed ([`crate::control_storage`]) |
 //! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}` (6 digits, else 400), optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
 //!
 //! Errors answer 400 with `{"error": "…"}` — a body that is not JSON or does not fit its shape
@@ -28,6 +30,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::apps;
+use crate::control_json::{api_error, bad, ApiError, JsonBody};
+use crate::control_storage;
 use crate::persona::ExtraDisplay;
 use crate::phone::{LogEntry, Phone, PhoneState, TransportMode, TtyDump};
 use crate::script::Script;
@@ -177,65 +181,13 @@ struct TransportBody {
     state: TransportMode,
 }
 
-type ApiError = (StatusCode, Json<serde_json::Value>);
-
-/// A JSON request body. A body axum's `Json` rejects (wrong content type, not JSON, fields that
-/// do not fit) answers 400 `{"error": "…"}` like every other error here, not axum's plain-text
-/// 415/422; values serde would quote in its message are left out (they may be a pairing code).
-pub struct JsonBody<T>(pub T);
-
-impl<T, S> axum::extract::FromRequest<S> for JsonBody<T>
-where
-    T: serde::de::DeserializeOwned,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(value)) => Ok(JsonBody(value)),
-            Err(rejection) => Err(bad(redact_values(&rejection.body_text()))),
-        }
-    }
-}
-
-/// Drops the offending value from serde's `invalid type: string "…", expected …` and
-/// `invalid value: …, expected …` messages, keeping the kind and what was expected.
-fn redact_values(msg: &str) -> String {
-    let mut out = msg.to_string();
-    for marker in ["invalid type: ", "invalid value: "] {
-        let Some(start) = out.find(marker).map(|i| i + marker.len()) else {
-            continue;
-        };
-        let Some(len) = out[start..].find(", expected") else {
-            continue;
-        };
-        let kind = out[start..start + len]
-            .split_whitespace()
-            .next()
-            .unwrap_or("value")
-            .to_string();
-        out.replace_range(start..start + len, &kind);
-    }
-    out
-}
-
-fn bad(msg: impl Into<String>) -> ApiError {
-    api_error(StatusCode::BAD_REQUEST, msg)
-}
-
-/// `status` with the body `{"error": msg}` of every error here.
-fn api_error(status: StatusCode, msg: impl Into<String>) -> ApiError {
-    (status, Json(serde_json::json!({ "error": msg.into() })))
-}
-
 /// 404 for a path not in the table (axum's own answer has an empty body).
 async fn no_such_path(method: Method, uri: Uri) -> ApiError {
     api_error(
         StatusCode::NOT_FOUND,
         format!(
             "no such path: {method} {}; the control API serves /v1/state, /v1/log, /v1/script, \
-             /v1/transport, /v1/auth, /v1/pair and /v1/wireless/move",
+             /v1/transport, /v1/auth, /v1/pair, /v1/wireless/move, /v1/sync/fault and /v1/media",
             uri.path()
         ),
     )
@@ -578,6 +530,14 @@ pub fn router(state: ControlState) -> Router {
         .route("/v1/auth", only(get(get_auth).post(post_auth), "GET, POST"))
         .route("/v1/pair", only(post(post_pair), "POST"))
         .route("/v1/wireless/move", only(post(post_wireless_move), "POST"))
+        .route(
+            "/v1/sync/fault",
+            only(
+                post(control_storage::post_sync_fault).delete(control_storage::delete_sync_faults),
+                "POST, DELETE",
+            ),
+        )
+        .route("/v1/media", only(get(control_storage::get_media), "GET"))
         .fallback(no_such_path)
         .with_state(state)
 }

@@ -23,6 +23,9 @@ const FLOORS: &[(&str, &[&str])] = &[
             "render",
             "timing",
             "input_args",
+            "media",
+            "sync_fault",
+            "install_sessions",
         ],
     ),
     ("phone", &["phone"]),
@@ -32,7 +35,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         "transport",
         &["stream", "services", "transport", "mdns", "wireless"],
     ),
-    ("control", &["control", "lib"]),
+    (
+        "control",
+        &["control", "control_json", "control_storage", "lib"],
+    ),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -18,7 +18,9 @@
 //!    [`script`] (scripted answers), [`ui`] (the view tree), [`apps`] (their screens),
 //!    [`screens`] (screens of Compose and web view apps),
 //!    [`render`] and its bitmap font (pixels of a view tree), [`timing`] (the cost model),
-//!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model).
+//!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model),
+//!    [`media`] (what the media store has indexed), [`sync_fault`] (injected `sync:` refusals),
+//!    [`install_sessions`] (open `pm install-create` sessions).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
 //!    its cloneable, locked handle; it composes the foreground screen's UI tree.
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
@@ -27,7 +29,8 @@
 //!    over a stream), [`transport`] (the adbd side of a TCP connection), [`wireless`]
 //!    (wireless debugging: pairing server and the `STLS` connect port) and [`mdns`] (its
 //!    advertisements, on named interfaces only).
-//! 6. **control**: [`control`] (the HTTP control API) and this crate root ([`start`]).
+//! 6. **control**: [`control`] (the HTTP control API; its storage routes in
+//!    [`control_storage`], its JSON bodies and errors in [`control_json`]) and this crate root ([`start`]).
 //!
 //! The crate shares only the ADB framing (crate `xagent_adb_wire`) and the pairing protocol
 //! (crate `xagent_adb_pairing`) with the connector and depends on nothing of it: every parser
@@ -36,11 +39,15 @@
 pub mod apps;
 pub mod auth;
 pub mod control;
+pub mod control_json;
+pub mod control_storage;
 #[cfg(test)]
 mod floors;
 mod font;
 pub mod input_args;
+pub mod install_sessions;
 pub mod mdns;
+pub mod media;
 pub mod persona;
 pub mod phone;
 pub mod programs;
@@ -51,6 +58,7 @@ pub mod script;
 pub mod services;
 pub mod sh;
 pub mod stream;
+pub mod sync_fault;
 pub mod timing;
 pub mod transport;
 pub mod ui;

@@ -115,6 +115,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "am",
     "cat",
     "cmd",
+    "content",
     "date",
     "dumpsys",
     "echo",
@@ -176,6 +177,10 @@ const SOURCES: &[(&str, &str)] = &[
     (
         "emulator-android15",
         include_str!("personas/emulator-android15.toml"),
+    ),
+    (
+        "pixel-android16",
+        include_str!("personas/pixel-android16.toml"),
     ),
 ];
 

@@ -122,6 +122,12 @@ pub struct PhoneState {
     pub paired: KeyStore,
     /// The cost model in force (`sim --timing realistic`); `None` answers at once.
     pub timing: Option<crate::timing::Model>,
+    /// Files the media store has indexed (`content call … scan_file`, the scan broadcast).
+    pub media: crate::media::MediaStore,
+    /// Injected faults of the `sync:` service (control API `POST /v1/sync/fault`).
+    pub sync_faults: Vec<crate::sync_fault::SyncFault>,
+    /// Open `pm install-create` sessions.
+    pub install_sessions: crate::install_sessions::InstallSessions,
 }
 
 /// Seconds since the Unix epoch (mtimes).
@@ -187,6 +193,9 @@ impl Phone {
             auth: KeyStore::default(),
             paired: KeyStore::default(),
             timing: None,
+            media: Default::default(),
+            sync_faults: Vec::new(),
+            install_sessions: Default::default(),
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
         Phone {

@@ -340,6 +340,7 @@ mod tests {
             "foldable-android14" => include_str!("personas/foldable-android14.toml"),
             "emulator-android15" => include_str!("personas/emulator-android15.toml"),
             "legacy-android6" => include_str!("personas/legacy-android6.toml"),
+            "pixel-android16" => include_str!("personas/pixel-android16.toml"),
             _ => panic!("no persona {name}"),
         };
         let f: File = toml::from_str(text).unwrap();
@@ -405,6 +406,7 @@ mod tests {
             "samsung-android13",
             "foldable-android14",
             "emulator-android15",
+            "pixel-android16",
         ] {
             let m = persona_model(name);
             let tap = m.program("input", &argv("tap 1 1")).unwrap();

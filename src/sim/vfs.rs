@@ -1,6 +1,15 @@
 //! The phone's virtual file system: an in-memory tree of directories and files with Unix modes
 //! and mtimes, enough for `sync:` (push/pull/ls), redirections and `cat`/`ls`/`rm`/`mkdir`.
 //! Error texts are bionic's `strerror` strings.
+//!
+//! Symbolic links are followed wherever a path is used ([`Vfs::resolve`]). The default tree has
+//! the links of shared storage every Android since 6.0 has: `/sdcard` and `/mnt/sdcard` →
+//! `/storage/self/primary` (AOSP `system/core/rootdir/init.rc` `symlink /storage/self/primary
+//! /mnt/sdcard`, and the rootdir build's `/sdcard` link) → `/storage/emulated/0` (AOSP
+//! `system/vold/VolumeManager.cpp` `linkPrimary`: `/mnt/user/<user>/primary` →
+//! `/storage/emulated/<user>`, bound over `/storage/self` for user 0). Simplification: `..` is
+//! taken on the text before links are followed (as mksh's logical `cd` does), where the kernel
+//! would follow the link first.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +17,29 @@ use std::collections::BTreeMap;
 pub const S_IFDIR: u32 = 0o040000;
 /// `S_IFREG`.
 pub const S_IFREG: u32 = 0o100000;
+/// `S_IFLNK`.
+pub const S_IFLNK: u32 = 0o120000;
+/// `S_IFMT`.
+pub const S_IFMT: u32 = 0o170000;
+/// Links followed at most (Linux `MAXSYMLINKS`, then ELOOP).
+const MAX_LINKS: usize = 40;
+/// Shared storage of user 0: the directory the `/sdcard` aliases lead to.
+pub const SHARED_STORAGE: &str = "/storage/emulated/0";
+/// The folders a fresh phone's shared storage has (AOSP `android.os.Environment`
+/// `STANDARD_DIRECTORIES`, made by MediaProvider on first boot, plus `Android`).
+pub const SHARED_DIRS: &[&str] = &[
+    "Alarms",
+    "Android",
+    "DCIM",
+    "Documents",
+    "Download",
+    "Movies",
+    "Music",
+    "Notifications",
+    "Pictures",
+    "Podcasts",
+    "Ringtones",
+];
 
 /// A file system error, with its errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,16 +101,23 @@ impl Entry {
         self.data.is_none()
     }
 
+    /// Whether this is a symbolic link (as [`Vfs::list`] shows links; `data` is the target).
+    pub fn is_link(&self) -> bool {
+        self.mode & S_IFMT == S_IFLNK
+    }
+
     /// Size in bytes (4096 for directories, like ext4/f2fs).
     pub fn size(&self) -> u64 {
         self.data.as_ref().map_or(4096, |d| d.len() as u64)
     }
 }
 
-/// The in-memory tree, keyed by normalised absolute path.
+/// The in-memory tree, keyed by normalised absolute path, and its symbolic links.
 #[derive(Clone, Debug, Default)]
 pub struct Vfs {
     entries: BTreeMap<String, Entry>,
+    /// Link path → absolute target.
+    links: BTreeMap<String, String>,
 }
 
 /// Normalises `path` against `cwd`: absolute, no `.`/`..`/empty components, no trailing `/`.
@@ -109,16 +148,17 @@ fn parent(path: &str) -> &str {
 }
 
 impl Vfs {
-    /// A phone's default tree: `/sdcard` (+ `Download`, `DCIM`, `Pictures`), `/data/local/tmp`,
+    /// A phone's default tree: shared storage `/storage/emulated/0` (+ [`SHARED_DIRS`]) with its
+    /// aliases `/sdcard`, `/mnt/sdcard`, `/storage/self/primary`, `/data/local/tmp`,
     /// `/system/bin` holding one empty executable per program name in `programs`.
     pub fn with_defaults(now: u32, programs: &[&str]) -> Vfs {
         let mut vfs = Vfs::default();
         let dirs = [
             "/",
-            "/sdcard",
-            "/sdcard/Download",
-            "/sdcard/DCIM",
-            "/sdcard/Pictures",
+            "/mnt",
+            "/storage/emulated",
+            "/storage/emulated/0",
+            "/storage/self",
             "/data",
             "/data/local",
             "/data/local/tmp",
@@ -139,6 +179,23 @@ impl Vfs {
                 },
             );
         }
+        for d in SHARED_DIRS {
+            vfs.entries.insert(
+                format!("{SHARED_STORAGE}/{d}"),
+                Entry {
+                    data: None,
+                    mode: S_IFDIR | 0o771,
+                    mtime: now,
+                },
+            );
+        }
+        for (link, target) in [
+            ("/storage/self/primary", SHARED_STORAGE),
+            ("/sdcard", "/storage/self/primary"),
+            ("/mnt/sdcard", "/storage/self/primary"),
+        ] {
+            vfs.links.insert(link.to_string(), target.to_string());
+        }
         for p in programs {
             let entry = Entry {
                 data: Some(Vec::new()),
@@ -150,10 +207,27 @@ impl Vfs {
         vfs
     }
 
-    /// The entry at an absolute path (`lstat`).
+    /// `path` normalised with every symbolic link on it followed (at most 40, then the path
+    /// as it stands).
+    pub fn resolve(&self, path: &str) -> String {
+        let mut path = normalize("/", path);
+        for _ in 0..MAX_LINKS {
+            let hit = self.links.iter().find(|(link, _)| {
+                path.strip_prefix(link.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            });
+            let Some((link, target)) = hit else {
+                return path;
+            };
+            path = normalize("/", &format!("{target}{}", &path[link.len()..]));
+        }
+        path
+    }
+
+    /// The entry at an absolute path, links followed (`stat`).
     pub fn stat(&self, path: &str) -> Result<&Entry, VfsError> {
         self.entries
-            .get(&normalize("/", path))
+            .get(&self.resolve(path))
             .ok_or(VfsError::NotFound)
     }
 
@@ -182,7 +256,7 @@ impl Vfs {
         append: bool,
         now: u32,
     ) -> Result<(), VfsError> {
-        let path = normalize("/", path);
+        let path = self.resolve(path);
         self.check_parent(&path)?;
         match self.entries.get_mut(&path) {
             Some(e) if e.is_dir() => Err(VfsError::IsDir),
@@ -209,7 +283,8 @@ impl Vfs {
 
     /// Sets permission bits and mtime of an existing file (after `SEND`).
     pub fn set_meta(&mut self, path: &str, perm: u32, mtime: u32) {
-        if let Some(e) = self.entries.get_mut(&normalize("/", path)) {
+        let path = self.resolve(path);
+        if let Some(e) = self.entries.get_mut(&path) {
             e.mode = (e.mode & !0o7777) | (perm & 0o7777);
             e.mtime = mtime;
         }
@@ -217,7 +292,7 @@ impl Vfs {
 
     /// `mkdir` (`parents` = `mkdir -p`: no error if it exists, creates ancestors).
     pub fn mkdir(&mut self, path: &str, parents: bool, now: u32) -> Result<(), VfsError> {
-        let path = normalize("/", path);
+        let path = self.resolve(path);
         if let Some(e) = self.entries.get(&path) {
             return match (parents, e.is_dir()) {
                 (true, true) => Ok(()),
@@ -242,7 +317,7 @@ impl Vfs {
 
     /// Removes a file, or a directory tree when `recursive`.
     pub fn remove(&mut self, path: &str, recursive: bool) -> Result<(), VfsError> {
-        let path = normalize("/", path);
+        let path = self.resolve(path);
         let entry = self.entries.get(&path).ok_or(VfsError::NotFound)?;
         if path.starts_with("/system") || path == "/" {
             return Err(VfsError::Denied);
@@ -263,7 +338,7 @@ impl Vfs {
 
     /// Direct children of a directory, sorted by name.
     pub fn list(&self, path: &str) -> Result<Vec<(String, Entry)>, VfsError> {
-        let path = normalize("/", path);
+        let path = self.resolve(path);
         let entry = self.stat(&path)?;
         if !entry.is_dir() {
             return Err(VfsError::NotDir);
@@ -273,13 +348,26 @@ impl Vfs {
         } else {
             format!("{path}/")
         };
-        Ok(self
+        let child = |k: &String| {
+            k.len() > prefix.len() && k.starts_with(&prefix) && !k[prefix.len()..].contains('/')
+        };
+        let mut out: Vec<(String, Entry)> = self
             .entries
             .range(prefix.clone()..)
             .take_while(|(k, _)| k.starts_with(&prefix))
-            .filter(|(k, _)| k.len() > prefix.len() && !k[prefix.len()..].contains('/'))
+            .filter(|(k, _)| child(k))
             .map(|(k, e)| (k[prefix.len()..].to_string(), e.clone()))
-            .collect())
+            .collect();
+        out.extend(self.links.iter().filter(|(k, _)| child(k)).map(|(k, t)| {
+            let entry = Entry {
+                data: Some(t.clone().into_bytes()),
+                mode: S_IFLNK | 0o777,
+                mtime: entry.mtime,
+            };
+            (k[prefix.len()..].to_string(), entry)
+        }));
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
     }
 }
 
@@ -311,5 +399,39 @@ mod tests {
         v.remove("/sdcard/x", true).unwrap();
         assert!(v.stat("/sdcard/x/y").is_err());
         assert_eq!(v.read("/system/bin/ls").unwrap(), b"");
+    }
+
+    #[test]
+    fn shared_storage_has_its_aliases() {
+        let mut v = Vfs::with_defaults(1, &[]);
+        v.write("/sdcard/Pictures/a.png", b"png", false, 2).unwrap();
+        for alias in [
+            "/sdcard/Pictures/a.png",
+            "/mnt/sdcard/Pictures/a.png",
+            "/storage/self/primary/Pictures/a.png",
+            "/storage/emulated/0/Pictures/a.png",
+            "/storage/self/primary//Pictures/./a.png",
+        ] {
+            assert_eq!(v.read(alias).unwrap(), b"png", "{alias}");
+        }
+        assert_eq!(
+            v.resolve("/mnt/sdcard/Download"),
+            "/storage/emulated/0/Download"
+        );
+        assert!(v.read("/storage/emulated/10/Pictures/a.png").is_err());
+        let root: Vec<(String, bool)> = v
+            .list("/")
+            .unwrap()
+            .into_iter()
+            .map(|(n, e)| (n, e.is_link()))
+            .collect();
+        assert!(root.contains(&("sdcard".to_string(), true)), "{root:?}");
+        let shared: Vec<String> = v
+            .list("/sdcard")
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert!(shared.contains(&"Movies".to_string()) && shared.contains(&"Download".to_string()));
     }
 }

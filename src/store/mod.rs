@@ -90,6 +90,13 @@ impl Store {
             return Err(StorageFault::new(Cause::NotConnectorDatabase, path).into());
         }
         prepare(&mut conn).map_err(sqlite)?;
+        let has_inline: i64 = conn
+            .query_row(sql::FILE_HAS_SERVED_INLINE, [], |r| r.get(0))
+            .map_err(sqlite)?;
+        if has_inline == 0 {
+            conn.execute_batch(sql::FILE_ADD_SERVED_INLINE)
+                .map_err(sqlite)?;
+        }
         let (tx, rx) = std_mpsc::channel::<Message>();
         let db: PathBuf = path.to_path_buf();
         std::thread::Builder::new()

@@ -50,6 +50,9 @@ pub struct FileRecord {
     pub created_ms: i64,
     /// Expiry, Unix ms.
     pub expires_ms: i64,
+    /// Served inline with its own `mime` (images and videos the connector made itself:
+    /// screenshots, screen recordings); every other file is served as an attachment.
+    pub served_inline: bool,
 }
 
 fn binding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BindingRecord> {
@@ -276,6 +279,7 @@ impl Store {
                     byte_size: r.get(5)?,
                     created_ms: r.get(6)?,
                     expires_ms: r.get(7)?,
+                    served_inline: r.get(8)?,
                 })
             })
             .optional()
@@ -302,7 +306,8 @@ impl Store {
                 f.filename,
                 f.byte_size,
                 f.created_ms,
-                f.expires_ms
+                f.expires_ms,
+                f.served_inline
             ])?;
             let mut total: i64 = tx
                 .prepare_cached(sql::FILE_TOTAL_BYTES)?

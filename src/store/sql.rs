@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS file_refs (
     filename TEXT NOT NULL,
     byte_size INTEGER NOT NULL,
     created_ms INTEGER NOT NULL,
-    expires_ms INTEGER NOT NULL
+    expires_ms INTEGER NOT NULL,
+    served_inline INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS file_refs_expiry ON file_refs(expires_ms);
 CREATE TABLE IF NOT EXISTS claim_failures (
@@ -85,6 +86,14 @@ pub const CLAIM_FAILURE_UPSERT: &str = "INSERT INTO claim_failures (serial, fail
 pub const CLAIM_FAILURES_FORGET: &str = "DELETE FROM claim_failures WHERE last_ms < ?1";
 /// Keep at most ?1 serials: the fewest failures, then the oldest, go first.
 pub const CLAIM_FAILURES_TRIM: &str = "DELETE FROM claim_failures WHERE serial NOT IN (SELECT serial FROM claim_failures ORDER BY failures DESC, last_ms DESC LIMIT ?1)";
+/// Whether `file_refs` has its `served_inline` column (a data dir from before it was added has
+/// not).
+pub const FILE_HAS_SERVED_INLINE: &str =
+    "SELECT COUNT(*) FROM pragma_table_info('file_refs') WHERE name = 'served_inline'";
+/// Adds `served_inline` to an older data dir's file refs: their rows keep 0 (served as
+/// attachments, the safe side for files of unknown origin).
+pub const FILE_ADD_SERVED_INLINE: &str =
+    "ALTER TABLE file_refs ADD COLUMN served_inline INTEGER NOT NULL DEFAULT 0";
 
 /// Read a meta value.
 pub const META_GET: &str = "SELECT value FROM meta WHERE key = ?1";
@@ -115,9 +124,9 @@ pub const BINDING_ALL: &str = "SELECT channel_id, serial, model, bound_ms FROM b
 pub const BINDING_DELETE: &str = "DELETE FROM bindings WHERE channel_id = ?1";
 
 /// Record a stored file.
-pub const FILE_INSERT: &str = "INSERT INTO file_refs (file_id, channel_id, path, mime, filename, byte_size, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+pub const FILE_INSERT: &str = "INSERT INTO file_refs (file_id, channel_id, path, mime, filename, byte_size, created_ms, expires_ms, served_inline) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 /// Look up a file.
-pub const FILE_GET: &str = "SELECT file_id, channel_id, path, mime, filename, byte_size, created_ms, expires_ms FROM file_refs WHERE file_id = ?1";
+pub const FILE_GET: &str = "SELECT file_id, channel_id, path, mime, filename, byte_size, created_ms, expires_ms, served_inline FROM file_refs WHERE file_id = ?1";
 /// Expired files (for the cleaner).
 pub const FILE_EXPIRED: &str = "SELECT file_id, path FROM file_refs WHERE expires_ms <= ?1";
 /// Total bytes of stored files.

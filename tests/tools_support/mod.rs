@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -13,6 +14,15 @@ use crate::common::xagent::{upload_answer, XAgent};
 /// A socket with one channel bound to `sim`.
 pub async fn bound(sim: &SimPhone, conn: &ConnectorProc) -> (XAgent, String) {
     claimed_channel(&conn.addr, &sim.serial).await
+}
+
+/// An HTTP client for the tests: statuses are answers, not errors; 30 s for a whole request.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
 }
 
 /// `POST /files/uploads` on `channel`; returns the file_ref (the upload asserted `200`).
@@ -28,6 +38,28 @@ pub fn sim_apk(package: &str, version: &str) -> Vec<u8> {
     b.extend_from_slice(format!("<manifest package=\"{package}\" android:versionName=\"{version}\"><application><activity><intent-filter><category android:name=\"android.intent.category.LAUNCHER\"/></intent-filter></activity></application></manifest>").as_bytes());
     b.extend((0..4096u32).map(|i| (i % 253) as u8));
     b
+}
+
+/// A connector on `sim`'s direct transport whose default device profile has `edits` applied
+/// ([`profiles_dir`]), claims open; and a bound channel.
+pub async fn direct_with_profile(
+    sim: &SimPhone,
+    dir: &TempDir,
+    edits: &[(&str, &str)],
+) -> (ConnectorProc, XAgent, String) {
+    let profiles = profiles_dir(dir, edits);
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        crate::common::procs::Phones::Direct(vec![sim.addr.clone()]),
+        &[
+            "--claim-policy",
+            "open",
+            "--device-profiles",
+            profiles.to_str().unwrap(),
+        ],
+    );
+    let (x, ch) = bound(sim, &conn).await;
+    (conn, x, ch)
 }
 
 /// Every argv of the phone's command log.

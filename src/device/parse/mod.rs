@@ -24,6 +24,7 @@ pub mod battery;
 pub mod devices;
 pub mod displays;
 pub mod getprop;
+pub mod install;
 pub mod keyguard;
 pub mod package;
 pub mod png_check;

@@ -1,12 +1,18 @@
 //! `android_app_install` and `android_app_uninstall`, both gated by the device policy
 //! (`[gates] allow_install` / `allow_uninstall`).
 //!
-//! Install: the APK comes from `POST /files/uploads` as a `file_ref` bound to the calling channel;
-//! it is pushed over sync to `/data/local/tmp/xagent-<id>.apk`, installed with
-//! `pm install -r -t PATH` (AOSP `PackageManagerShellCommand.runInstall`: prints `Success` or
-//! `Failure [INSTALL_…: reason]`), and removed again whatever happened. The package name is
-//! found by diffing `pm list packages` before and after (no APK parsing on the host): a fresh
-//! install names its package; a reinstall of an existing package reports `package: null`.
+//! Install: the APK comes from `POST /files/uploads` as a `file_ref` bound to the calling channel
+//! — one APK, or one `.apks`/`.xapk` bundle of a split app — or as several `file_refs` (the base
+//! APK and its splits, field bug 46). One APK is installed with `pm install -r -t PATH`, several
+//! as one install session ([`install_session`]); the temporary files are removed whatever
+//! happened. A `Failure [INSTALL_…]` line is classified once ([`crate::device::parse::install`]):
+//! a split app without its splits is `split_apks_required` naming what to upload, a refusal of
+//! the phone or its maker's security settings (`INSTALL_FAILED_USER_RESTRICTED` on
+//! Xiaomi, `…ABORTED` on vivo, a verifier) is `device_permission_denied` naming the on-phone
+//! fix (field bug 47), the rest `device_command_failed` with the reason's fix. The package name
+//! is found by diffing `pm list packages` before and after (no APK parsing on the host): a fresh
+//! install names its package; a reinstall of an existing package reports `package: null`. One
+//! deadline, [`INSTALL_DEADLINE`], covers the whole call.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -14,25 +20,26 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::phone::apk_bundle::{self, Apk};
 use super::phone::command;
 use super::phone::file_refs::{read_upload, resolve_upload};
+use super::phone::install_session;
 use super::phone::packages::{
     check_package, list_packages, package_schema, require_installed, Which,
 };
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
+use crate::device::parse::install::{classify, parse_failure, Kind};
 use crate::device::shell_quote::command_line;
 
-/// Deadline of `pm install` (dex optimisation of a large APK takes tens of seconds; an on-phone
-/// confirmation dialog — "Install via USB" on MIUI — never ends it, so the deadline does and the
-/// call fails with `device_timeout`).
-pub const INSTALL_DEADLINE: Duration = Duration::from_secs(120);
-/// Deadline of pushing the APK (256 MiB over USB 2 at ~20 MB/s ≈ 13 s; Wi-Fi is slower).
-pub const PUSH_DEADLINE: Duration = Duration::from_secs(120);
+/// Deadline of a whole install call: package lists, pushes, the install and the clean-up.
+pub const INSTALL_DEADLINE: Duration = Duration::from_secs(300);
+/// Part of [`INSTALL_DEADLINE`] kept for removing temporary files and abandoning a session.
+pub const CLEANUP_RESERVE: Duration = Duration::from_secs(15);
 /// Deadline of the small calls (package lists, `rm`, `pm uninstall`).
 pub const SMALL_DEADLINE: Duration = Duration::from_secs(30);
-/// The part of the call kept for removing the pushed copy after the install.
-const CLEANUP_RESERVE: Duration = Duration::from_secs(5);
+/// Most `file_refs` one install takes.
+pub const MAX_FILE_REFS: usize = 32;
 /// Output cap (bytes).
 const OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
 
@@ -44,26 +51,15 @@ async fn installed(ctx: &ToolCtx<'_>) -> Result<BTreeSet<String>, DeviceError> {
         .collect())
 }
 
-/// The `INSTALL_…`/`DELETE_…` reason in a `Failure [REASON: text]` line, with the line.
-pub fn parse_failure(out: &str) -> Option<(String, String)> {
-    let line = out
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("Failure") || l.starts_with("Error"))?;
-    let reason = line
-        .split_once('[')
-        .map(|(_, r)| r.trim_end_matches(']'))
-        .and_then(|r| r.split([':', ' ', ']']).next())
-        .unwrap_or("")
-        .to_string();
-    Some((reason, line.chars().take(300).collect()))
-}
-
-/// Arguments of `android_app_install`.
+/// Arguments of `android_app_install`: exactly one of the two.
 #[derive(Debug, Deserialize)]
 pub struct InstallArgs {
-    /// The uploaded APK.
-    pub file_ref: String,
+    /// The uploaded APK, or a `.apks`/`.xapk` bundle.
+    #[serde(default)]
+    pub file_ref: Option<String>,
+    /// The uploaded APKs of one split app (base and splits), installed as one session.
+    #[serde(default)]
+    pub file_refs: Option<Vec<String>>,
 }
 
 /// Result of `android_app_install`.
@@ -75,10 +71,81 @@ pub struct InstallOutput {
     pub package: Option<String>,
     /// Packages present after but not before.
     pub new_packages: Vec<String>,
-    /// APK size, bytes.
+    /// Bytes of all the APKs installed.
     pub byte_size: usize,
+    /// How many APKs were installed (more than one: a split app, in one session).
+    pub apk_count: usize,
     /// Why `package` is null, else empty.
     pub note: &'static str,
+}
+
+/// The uploads named by the arguments, as APKs (a bundle unpacked), and the first one's id.
+async fn gather(ctx: &ToolCtx<'_>, args: &InstallArgs) -> Result<(Vec<Apk>, String), DeviceError> {
+    let refs: Vec<&String> = match (&args.file_ref, &args.file_refs) {
+        (Some(r), None) => vec![r],
+        (None, Some(rs)) if !rs.is_empty() && rs.len() <= MAX_FILE_REFS => rs.iter().collect(),
+        (None, Some(_)) => {
+            return Err(DeviceError::InvalidArguments(format!(
+                "file_refs must hold 1 to {MAX_FILE_REFS} file_refs"
+            )))
+        }
+        _ => {
+            return Err(DeviceError::InvalidArguments(
+                "give exactly one of file_ref (one APK, or one .apks bundle) and file_refs (the base APK and its splits)".into(),
+            ))
+        }
+    };
+    if refs.iter().collect::<BTreeSet<_>>().len() != refs.len() {
+        return Err(DeviceError::InvalidArguments(
+            "file_refs names the same file_ref twice".into(),
+        ));
+    }
+    let mut apks = Vec::new();
+    let mut tag = String::new();
+    for r in refs {
+        let upload = resolve_upload(ctx, r).await?;
+        if tag.is_empty() {
+            tag = upload.file_id.chars().take(16).collect();
+        }
+        let bytes = read_upload(&upload).await?;
+        let unpacked = tokio::task::spawn_blocking(move || apk_bundle::unpack(bytes))
+            .await
+            .map_err(|e| DeviceError::Internal(format!("bundle reader: {e}")))??;
+        apks.extend(unpacked);
+    }
+    if apks.len() > apk_bundle::MAX_APKS {
+        return Err(DeviceError::InvalidArguments(format!(
+            "{} APKs given; at most {} are installed at once",
+            apks.len(),
+            apk_bundle::MAX_APKS
+        )));
+    }
+    // Session names stay unique across uploads.
+    for (i, apk) in apks.iter_mut().enumerate() {
+        let rest = apk
+            .name
+            .split_once('_')
+            .map_or(apk.name.as_str(), |(_, r)| r);
+        apk.name = format!("{i}_{rest}");
+    }
+    Ok((apks, tag))
+}
+
+/// The error of a package manager answer that is not `Success`.
+fn install_error(out: &command::Text, split: bool) -> DeviceError {
+    let all = out.all();
+    let Some(failure) = parse_failure(&all) else {
+        return out.failure("pm install").unwrap_or_else(|| {
+            DeviceError::CommandFailed(format!("pm install failed: {}", out.telling_line()))
+        });
+    };
+    let (kind, fix) = classify(&failure, split);
+    let message = format!("pm install failed: {}: {fix}", failure.line);
+    match kind {
+        Kind::SplitMissing => DeviceError::SplitApksRequired(message),
+        Kind::Refused => DeviceError::PermissionDenied(message),
+        Kind::Failed => DeviceError::CommandFailed(message),
+    }
 }
 
 /// `android_app_install`.
@@ -87,28 +154,31 @@ pub struct AppInstall;
 impl DeviceTool for AppInstall {
     const ID: &'static str = "android_app_install";
     const TITLE: &'static str = "Install an APK";
-    const DESCRIPTION: &'static str = "Install (or update) an APK on the bound phone. Upload the APK first with POST /files/uploads on this channel and pass its file_ref. Runs `pm install -r -t` with a 120 s deadline (a confirmation dialog on the phone ends in device_timeout). Returns package (the newly installed package; null when an installed app was replaced). Errors: policy_denied (gates.allow_install), invalid_arguments (unknown/other-channel file_ref), device_command_failed (pm's Failure [INSTALL_…] reason in the message).";
+    const DESCRIPTION: &'static str = "Install (or update) an app on the bound phone. Upload first with POST /files/uploads on this channel, then pass either file_ref (one APK, or one .apks/.xapk bundle of a split app) or file_refs (the base APK and all its split APKs, installed as one session). Runs `pm install -r -t` (one APK) or `pm install-create/-write/-commit` (several), with one 300 s deadline for the whole call (an on-phone confirmation nobody answers ends in device_timeout). Returns package (the newly installed package; null when an installed app was replaced) and apk_count. Errors: policy_denied (gates.allow_install), invalid_arguments (unknown/other-channel file_ref, neither or both of file_ref/file_refs), split_apks_required (a split app without its splits: upload them all), device_permission_denied (the phone or its maker's settings refused, e.g. Xiaomi's \"Install via USB\": the message names the fix), device_command_failed (pm's Failure [INSTALL_…] reason and its fix).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = InstallArgs;
     type Output = InstallOutput;
 
     fn input_schema() -> Value {
-        json!({"type": "object", "required": ["file_ref"], "properties": {
-            "file_ref": {"type": "string", "minLength": 1, "maxLength": 200, "description": "file_ref returned by POST /files/uploads on this channel."}
-        }})
+        let file_ref = json!({"type": "string", "minLength": 1, "maxLength": 200, "description": "file_ref returned by POST /files/uploads on this channel."});
+        json!({"type": "object", "properties": {
+            "file_ref": {"type": "string", "minLength": 1, "maxLength": 200, "description": "file_ref returned by POST /files/uploads on this channel: one APK, or one .apks/.xapk bundle (a zip of the APKs of a split app)."},
+            "file_refs": {"type": "array", "minItems": 1, "maxItems": MAX_FILE_REFS, "items": file_ref, "description": "file_refs of the base APK and every split APK of one app (uploaded one by one on this channel), installed as one install session."}
+        }, "oneOf": [{"required": ["file_ref"]}, {"required": ["file_refs"]}]})
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["installed", "package", "new_packages", "byte_size", "note"], "properties": {
+        json!({"type": "object", "required": ["installed", "package", "new_packages", "byte_size", "apk_count", "note"], "properties": {
             "installed": {"const": true}, "package": {"type": ["string", "null"]},
             "new_packages": {"type": "array", "items": {"type": "string"}},
-            "byte_size": {"type": "integer", "minimum": 0}, "note": {"type": "string"}
+            "byte_size": {"type": "integer", "minimum": 0},
+            "apk_count": {"type": "integer", "minimum": 1}, "note": {"type": "string"}
         }})
     }
 
-    /// The lists before and after, the push, the install and the removal of the copy.
+    /// One deadline for the lists before and after, the pushes, the install and the clean-up.
     fn deadline(_: &InstallArgs) -> Duration {
-        PUSH_DEADLINE + INSTALL_DEADLINE + SMALL_DEADLINE * 2
+        INSTALL_DEADLINE
     }
 
     async fn run(args: InstallArgs, ctx: &ToolCtx<'_>) -> Result<InstallOutput, DeviceError> {
@@ -118,42 +188,11 @@ impl DeviceTool for AppInstall {
                 why: "installing apps is disabled for this phone".into(),
             });
         }
-        let upload = resolve_upload(ctx, &args.file_ref).await?;
-        let bytes = read_upload(&upload).await?;
+        let (apks, tag) = gather(ctx, &args).await?;
         let before = installed(ctx).await?;
-        let id: String = upload.file_id.chars().take(16).collect();
-        let remote = format!("/data/local/tmp/xagent-{id}.apk");
-        ctx.push(&remote, 0o644, &bytes, PUSH_DEADLINE).await?;
-        // Time is kept for removing the copy, whatever the install does.
-        let installing = ctx.with_deadline(ctx.deadline.reserving(CLEANUP_RESERVE));
-        let result = command::run(
-            &installing,
-            &command_line(&["pm", "install", "-r", "-t", &remote]),
-            INSTALL_DEADLINE,
-            OUTPUT_LIMIT,
-        )
-        .await;
-        // Always remove the temporary APK, also after a timeout or failure.
-        let _ = command::run(
-            ctx,
-            &command_line(&["rm", "-f", &remote]),
-            SMALL_DEADLINE,
-            OUTPUT_LIMIT,
-        )
-        .await;
-        let out = result?;
-        if let Some(e) = out.service_missing() {
-            return Err(e);
-        }
-        let all = out.all();
-        if !all.lines().any(|l| l.trim() == "Success") {
-            let (reason, line) =
-                parse_failure(&all).unwrap_or_else(|| (String::new(), out.first_line()));
-            let denied = reason.contains("USER_RESTRICTED") || reason.contains("ABORTED");
-            return Err(DeviceError::command(
-                denied,
-                format!("pm install failed: {line}"),
-            ));
+        let out = install_session::install(ctx, &apks, &tag, CLEANUP_RESERVE).await?;
+        if !out.all().lines().any(|l| l.trim() == "Success") {
+            return Err(install_error(&out, apks.len() > 1));
         }
         let after = installed(ctx).await?;
         let new: Vec<String> = after.difference(&before).cloned().collect();
@@ -166,7 +205,8 @@ impl DeviceTool for AppInstall {
                 ""
             },
             new_packages: new,
-            byte_size: bytes.len(),
+            byte_size: apks.iter().map(|a| a.bytes.len()).sum(),
+            apk_count: apks.len(),
         })
     }
 }
@@ -237,7 +277,7 @@ impl DeviceTool for AppUninstall {
         let all = out.all();
         if !all.lines().any(|l| l.trim() == "Success") {
             let line = parse_failure(&all)
-                .map(|(_, l)| l)
+                .map(|f| f.line)
                 .unwrap_or_else(|| out.first_line());
             return Err(DeviceError::CommandFailed(format!(
                 "pm uninstall failed: {line} (system apps cannot be uninstalled)"
@@ -256,22 +296,13 @@ mod tests {
     use crate::device::tools::registry::assert_output;
 
     #[test]
-    fn failure_lines() {
-        let (r, l) = parse_failure("Performing Streamed Install\nFailure [INSTALL_FAILED_VERSION_DOWNGRADE: Downgrade detected]\n").unwrap();
-        assert_eq!(r, "INSTALL_FAILED_VERSION_DOWNGRADE");
-        assert!(l.starts_with("Failure ["));
-        let (r, _) = parse_failure("Failure [DELETE_FAILED_INTERNAL_ERROR]\n").unwrap();
-        assert_eq!(r, "DELETE_FAILED_INTERNAL_ERROR");
-        assert!(parse_failure("Success\n").is_none());
-    }
-
-    #[test]
     fn outputs_match_the_schema() {
         assert_output::<AppInstall>(&InstallOutput {
             installed: true,
             package: None,
             new_packages: vec![],
             byte_size: 1024,
+            apk_count: 1,
             note: "replaced",
         });
         assert_output::<AppInstall>(&InstallOutput {
@@ -279,6 +310,7 @@ mod tests {
             package: Some("com.example.notes".into()),
             new_packages: vec!["com.example.notes".into()],
             byte_size: 1024,
+            apk_count: 3,
             note: "",
         });
         assert_output::<AppUninstall>(&UninstallOutput {

@@ -1,13 +1,16 @@
 //! File tools: `android_file_pull` (device file → `file_ref`) and `android_file_push`
 //! (`file_ref` from `POST /files/uploads` → device file), over the sync service (binary-safe).
 //!
-//! Both stay inside the device policy's `[files] roots`: the path must be absolute, free of NUL
-//! and control characters and of `..` segments; it is normalised (`//` and `.` collapsed) and
-//! must then lie strictly under one root (a root itself is a directory, refused as such). The
-//! check is on the path text only: symlinks on the phone are not resolved (the sync service
-//! follows them), so a link inside a root that points elsewhere is followed; roots must not
-//! contain such links. Sizes are capped by
-//! `files.max_pull_bytes` / `files.max_push_bytes` (`file_too_large`).
+//! Both stay inside the device policy's `[files] roots`, checked by
+//! [`crate::device::shared_storage::check_path`]: absolute, no NUL/control characters, no `..`,
+//! strictly under one root, the aliases of shared storage (`/sdcard`, `/mnt/sdcard`,
+//! `/storage/self/primary`, `/storage/emulated/0`) being one root (field bug 45). The check is
+//! on the path text only: other symlinks on the phone are not resolved (the sync service
+//! follows them), so roots must not contain links leading out of them. Sizes are capped by
+//! `files.max_pull_bytes` / `files.max_push_bytes` (`file_too_large`). A refusal of adbd is
+//! typed by its errno ([`sync_refusal`]). A push into a media directory asks the media store to
+//! index the file and says whether it did ([`media_index`], field bug 41). Each call has one
+//! deadline, [`FILE_DEADLINE`], for all its steps.
 
 use std::time::Duration;
 
@@ -15,62 +18,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::file_refs::{self, read_upload, resolve_upload};
+use super::phone::media_index;
+use super::phone::sync_refusal::{self, Direction};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::adb::AdbError;
 use crate::device::error::DeviceError;
-use crate::file_cache::IssuedFile;
+use crate::device::shared_storage::{check_path, MAX_PATH_BYTES};
+use crate::file_cache::{FileOrigin, IssuedFile};
 
-/// Deadline of one pull or push (50 MiB over USB 2 takes ~3 s; slow Wi-Fi adb ~1 MB/s).
+/// Deadline of one pull or push call, every step included (50 MiB over USB 2 takes ~3 s; slow
+/// Wi-Fi adb ~1 MB/s).
 pub const FILE_DEADLINE: Duration = Duration::from_secs(120);
 /// The call's time beyond the transfer (checks and queries around it).
 const FILE_EXTRA: Duration = Duration::from_secs(30);
-/// Longest device path (bytes; the sync protocol's limit is 1024).
-pub const MAX_PATH_BYTES: usize = 1024;
-
-/// Normalises `path` and checks it lies under one of `roots`; the error names the problem.
-pub fn check_path(path: &str, roots: &[String]) -> Result<String, DeviceError> {
-    let bad = |why: &str| DeviceError::Policy {
-        rule: "files.roots",
-        why: why.to_string(),
-    };
-    if path.len() > MAX_PATH_BYTES || path.chars().any(char::is_control) {
-        return Err(bad(
-            "the path is too long or contains NUL/control characters",
-        ));
-    }
-    if !path.starts_with('/') {
-        return Err(bad("the path must be absolute (start with /)"));
-    }
-    let mut parts = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => return Err(bad("`..` segments are not allowed")),
-            s => parts.push(s),
-        }
-    }
-    let norm = format!("/{}", parts.join("/"));
-    let roots_trimmed = roots
-        .iter()
-        .map(|r| r.trim_end_matches('/'))
-        .filter(|r| !r.is_empty());
-    let inside = roots_trimmed
-        .clone()
-        .any(|r| norm.starts_with(r) && norm[r.len()..].starts_with('/'));
-    if let Some(root) = roots_trimmed.clone().find(|r| *r == norm) {
-        return Err(bad(&format!(
-            "the path is the allowed directory {root} itself, not a file: name a file inside it ({root}/NAME)"
-        )));
-    }
-    // The caller's path is not repeated (docs/protocol.md: refusals never echo a value).
-    if !inside {
-        return Err(bad(&format!(
-            "the path is outside the allowed directories ({})",
-            roots.join(", ")
-        )));
-    }
-    Ok(norm)
-}
 
 /// MIME type from the file extension (common types; else `application/octet-stream`).
 pub fn mime_guess(path: &str) -> (&'static str, String) {
@@ -102,7 +62,7 @@ pub fn mime_guess(path: &str) -> (&'static str, String) {
     (mime, ext)
 }
 
-const PATH_DESC: &str = "Absolute device path of a file inside the allowed directories of the device policy (default /sdcard/Download, /sdcard/Pictures, /sdcard/DCIM); no `..`.";
+const PATH_DESC: &str = "Absolute device path of a file inside the allowed directories of the device policy (default /sdcard/Download, /sdcard/Pictures, /sdcard/DCIM; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 are the same shared storage); no `..`; case-sensitive.";
 
 fn path_schema() -> Value {
     json!({"type": "string", "minLength": 2, "maxLength": MAX_PATH_BYTES, "description": PATH_DESC})
@@ -153,7 +113,7 @@ impl DeviceTool for FilePull {
     }
 
     async fn run(args: PullArgs, ctx: &ToolCtx<'_>) -> Result<PullOutput, DeviceError> {
-        let path = check_path(&args.path, &ctx.policy.files.roots)?;
+        let path = check_path(&args.path, &ctx.policy.files.roots)?.path;
         let max = ctx.policy.files.max_pull_bytes;
         let limit = usize::try_from(max).unwrap_or(usize::MAX);
         let bytes = ctx
@@ -164,16 +124,10 @@ impl DeviceTool for FilePull {
                 AdbError::OutputTooLarge { .. } => DeviceError::FileTooLarge(format!(
                     "{path} is larger than files.max_pull_bytes ({max} bytes)"
                 )),
-                AdbError::Refused(m) if m.contains("No such file") => {
-                    DeviceError::FileNotFound { path: path.clone() }
-                }
-                AdbError::Refused(m) if m.contains("ermission denied") => {
-                    DeviceError::PermissionDenied(format!("the phone refused to read {path}: {m}"))
-                }
-                other => DeviceError::from(other),
+                other => sync_refusal::classify(other, Direction::Pull, &path),
             })?;
         let (mime, ext) = mime_guess(&path);
-        let file = file_refs::store(ctx, bytes, mime, &ext).await?;
+        let file = file_refs::store(ctx, bytes, mime, &ext, FileOrigin::Pulled).await?;
         Ok(PullOutput { path, file })
     }
 }
@@ -194,6 +148,12 @@ pub struct PushOutput {
     pub path: String,
     /// Bytes written.
     pub byte_size: usize,
+    /// The media store confirmed it indexed the file (galleries and pickers show it).
+    pub media_indexed: bool,
+    /// The `content://media/…` URI the media store gave the file, when it confirmed.
+    pub media_uri: Option<String>,
+    /// How the media store was asked and what it answered, or why it was not asked.
+    pub note: String,
 }
 
 /// `android_file_push`: `file_ref` from `POST /files/uploads` → device file.
@@ -202,7 +162,7 @@ pub struct FilePush;
 impl DeviceTool for FilePush {
     const ID: &'static str = "android_file_push";
     const TITLE: &'static str = "Upload a file to the phone";
-    const DESCRIPTION: &'static str = "Write a file uploaded with POST /files/uploads (its file_ref, this channel) to a path on the bound phone, replacing an existing file. Only paths inside the policy's allowed directories (policy_denied otherwise); files above files.max_push_bytes (default 50 MiB) fail with file_too_large.";
+    const DESCRIPTION: &'static str = "Write a file uploaded with POST /files/uploads (its file_ref, this channel) to a path on the bound phone, replacing an existing file. Only paths inside the policy's allowed directories (policy_denied otherwise; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 name the same shared storage); files above files.max_push_bytes (default 50 MiB) fail with file_too_large. A file pushed into a media directory (Pictures, DCIM, Movies, Music, Download, Documents, ...) is indexed by the media store so galleries show it: media_indexed says whether the media store confirmed it, note says how. Errors: device_permission_denied (the phone refused the write, with the fix), device_command_failed (e.g. the phone's storage is full).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = PushArgs;
     type Output = PushOutput;
@@ -215,8 +175,10 @@ impl DeviceTool for FilePush {
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["path", "byte_size"], "properties": {
-            "path": {"type": "string"}, "byte_size": {"type": "integer", "minimum": 0}
+        json!({"type": "object", "required": ["path", "byte_size", "media_indexed", "media_uri", "note"], "properties": {
+            "path": {"type": "string"}, "byte_size": {"type": "integer", "minimum": 0},
+            "media_indexed": {"type": "boolean"}, "media_uri": {"type": ["string", "null"]},
+            "note": {"type": "string"}
         }})
     }
 
@@ -225,7 +187,8 @@ impl DeviceTool for FilePush {
     }
 
     async fn run(args: PushArgs, ctx: &ToolCtx<'_>) -> Result<PushOutput, DeviceError> {
-        let path = check_path(&args.path, &ctx.policy.files.roots)?;
+        let target = check_path(&args.path, &ctx.policy.files.roots)?;
+        let path = target.path.clone();
         let upload = resolve_upload(ctx, &args.file_ref).await?;
         let max = ctx.policy.files.max_push_bytes;
         if upload.byte_size > max {
@@ -243,15 +206,14 @@ impl DeviceTool for FilePush {
         ctx.link
             .push(&path, 0o660, &bytes, ctx.deadline.clip(FILE_DEADLINE)?)
             .await
-            .map_err(|e| match e {
-                AdbError::Refused(m) => {
-                    DeviceError::CommandFailed(format!("the phone refused to write {path}: {m}"))
-                }
-                other => DeviceError::from(other),
-            })?;
+            .map_err(|e| sync_refusal::classify(e, Direction::Push, &path))?;
+        let media = media_index::index(ctx, &target).await;
         Ok(PushOutput {
             path,
             byte_size: bytes.len(),
+            media_indexed: media.indexed,
+            media_uri: media.uri,
+            note: media.note,
         })
     }
 }
@@ -260,31 +222,9 @@ impl DeviceTool for FilePush {
 mod tests {
     use super::*;
     use crate::device::tools::registry::assert_output;
-    use crate::protocol::ErrorCode;
 
     #[test]
-    fn paths_stay_inside_roots() {
-        let roots = vec!["/sdcard/Download".to_string(), "/sdcard/DCIM/".to_string()];
-        assert_eq!(
-            check_path("/sdcard//Download/./a.txt", &roots).unwrap(),
-            "/sdcard/Download/a.txt"
-        );
-        assert_eq!(
-            check_path("/sdcard/DCIM/x/y.jpg", &roots).unwrap(),
-            "/sdcard/DCIM/x/y.jpg"
-        );
-        for bad in [
-            "/sdcard/Download/../../data/x",
-            "sdcard/Download/a",
-            "/sdcard/Download",
-            "/sdcard/Downloads/a",
-            "/sdcard/Download/a\0b",
-            "/data/local/tmp/a",
-        ] {
-            let e = check_path(bad, &roots).unwrap_err();
-            assert_eq!(e.code(), ErrorCode::PolicyDenied, "{bad}");
-            assert!(e.to_string().contains("files.roots"));
-        }
+    fn mime_types() {
         assert_eq!(mime_guess("/a/b.JPG").0, "image/jpeg");
         assert_eq!(mime_guess("/a/b").0, "application/octet-stream");
     }
@@ -304,6 +244,16 @@ mod tests {
         assert_output::<FilePush>(&PushOutput {
             path: "/sdcard/Download/a.txt".into(),
             byte_size: 3,
+            media_indexed: true,
+            media_uri: Some("content://media/external_primary/file/7".into()),
+            note: "indexed".into(),
+        });
+        assert_output::<FilePush>(&PushOutput {
+            path: "/sdcard/x.txt".into(),
+            byte_size: 3,
+            media_indexed: false,
+            media_uri: None,
+            note: "not in a media directory".into(),
         });
     }
 }

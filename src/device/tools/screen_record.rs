@@ -12,7 +12,7 @@ use super::phone::{command, file_refs};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::shell_quote::command_line;
-use crate::file_cache::IssuedFile;
+use crate::file_cache::{FileOrigin, IssuedFile};
 
 /// Longest recording (s), screenrecord's own limit.
 pub const MAX_SECONDS: u64 = 180;
@@ -106,7 +106,7 @@ impl DeviceTool for ScreenRecord {
         (ctx.progress)(0.97, "downloading");
         let bytes = ctx.pull(&path, Duration::from_secs(60), MAX_BYTES).await;
         let _ = ctx.shell(&cleanup, Duration::from_secs(5), 1 << 12).await;
-        let file = file_refs::store(ctx, bytes?, "video/mp4", "mp4").await?;
+        let file = file_refs::store(ctx, bytes?, "video/mp4", "mp4", FileOrigin::Capture).await?;
         Ok(Output {
             file,
             duration_s: secs,

@@ -29,7 +29,7 @@ use crate::device::inventory::LIVENESS_DEADLINE;
 use crate::device::parse::devices::DeviceState;
 use crate::device::parse::{png_check, secure, text};
 use crate::device::shell_quote::command_line;
-use crate::file_cache::IssuedFile;
+use crate::file_cache::{FileOrigin, IssuedFile};
 
 /// Deadline of the capture (`exec:screencap -p`).
 pub const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(15);
@@ -514,7 +514,8 @@ impl DeviceTool for Screenshot {
         } else {
             None
         };
-        let file = file_refs::store(ctx, bytes, format.mime(), format.ext()).await?;
+        let file =
+            file_refs::store(ctx, bytes, format.mime(), format.ext(), FileOrigin::Capture).await?;
         let screenshot_id = crate::protocol::random_id("shot");
         ctx.last_seen.add_shot(
             screenshot_id.clone(),

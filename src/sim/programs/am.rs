@@ -25,7 +25,8 @@ pub fn am(phone: &Phone, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
         ["start" | "start-activity", rest @ ..] => phone.with(|s| start(s, rest)),
-        ["broadcast", rest @ ..] => super::ime::broadcast(phone, rest),
+        ["broadcast", rest @ ..] => super::media::scan_broadcast(phone, rest)
+            .unwrap_or_else(|| super::ime::broadcast(phone, rest)),
         ["force-stop" | "kill", pkg, ..] => {
             phone.with(|s| s.force_stop(pkg));
             Output::code(0)

@@ -43,7 +43,13 @@ pub fn cat(phone: &Phone, cwd: &str, args: &[String], stdin: &[u8]) -> Output {
 }
 
 fn long_line(name: &str, e: &Entry) -> String {
-    let kind = if e.is_dir() { 'd' } else { '-' };
+    let kind = if e.is_link() {
+        'l'
+    } else if e.is_dir() {
+        'd'
+    } else {
+        '-'
+    };
     let mut perms = String::new();
     for shift in [6, 3, 0] {
         let bits = (e.mode >> shift) & 7;
@@ -54,8 +60,12 @@ fn long_line(name: &str, e: &Entry) -> String {
     let days = e.mtime / 86400;
     let (y, m, d) = civil_from_days(days as i64);
     let (hh, mm) = ((e.mtime % 86400) / 3600, (e.mtime % 3600) / 60);
+    let target = match (&e.data, e.is_link()) {
+        (Some(t), true) => format!(" -> {}", String::from_utf8_lossy(t)),
+        _ => String::new(),
+    };
     format!(
-        "{kind}{perms} 1 root sdcard_rw {:>8} {y:04}-{m:02}-{d:02} {hh:02}:{mm:02} {name}\n",
+        "{kind}{perms} 1 root sdcard_rw {:>8} {y:04}-{m:02}-{d:02} {hh:02}:{mm:02} {name}{target}\n",
         e.size()
     )
 }

@@ -8,8 +8,10 @@ mod fs;
 mod getprop;
 mod ime;
 mod input;
+mod install_session;
 mod keys;
 mod logcat;
+mod media;
 mod misc;
 mod packages;
 mod pm;
@@ -91,7 +93,14 @@ pub fn stdin_size(argv: &[String]) -> Option<usize> {
         args.as_slice(),
         ["pm", "install", ..] | ["cmd", "package", "install", ..]
     );
-    install.then(|| packages::stream_size(&args)).flatten()
+    // `install-write -S SIZE ID NAME -`: the split streamed on stdin.
+    let write = matches!(
+        args.as_slice(),
+        ["pm", "install-write", .., "-"] | ["cmd", "package", "install-write", .., "-"]
+    );
+    (install || write)
+        .then(|| install_session::stream_size(&args))
+        .flatten()
 }
 
 /// Whether the program reads standard input when no file is named.
@@ -160,6 +169,7 @@ pub async fn run(
         "am" => am::am(phone, args),
         "monkey" => am::monkey(phone, args),
         "pm" => pm::pm(phone, args, &stdin),
+        "content" => media::content(phone, args),
         "cmd" => pm::cmd(phone, args, &stdin),
         "logcat" => logcat::logcat(phone, args),
         "pidof" => logcat::pidof(phone, args),

@@ -12,14 +12,19 @@
 //! or `Error: Activity not started, unable to resolve Intent { … }`.
 //!
 //! Simulator simplification: an installed APK is kept in the VFS at `/data/app/PKG-1/base.apk`
-//! (the VFS is the package database). The sim does not parse binary XML: a file is an APK when it
-//! starts with the ZIP signature `PK\x03\x04`, and its manifest facts are read from text in it —
-//! `package="…"`, `android:versionName="…"`, and `android.intent.category.LAUNCHER`.
+//! (its splits beside it as `split_NAME.apk`; the VFS is the package database). The sim does not
+//! parse binary XML: a file is an APK when it starts with the ZIP signature `PK\x03\x04`, and its
+//! manifest facts are read from text in it — `package="…"`, `android:versionName="…"`,
+//! `android.intent.category.LAUNCHER`, and for split apps the manifest attributes AOSP reads
+//! (`ApkLiteParseUtils.parseApkLite`): on a base `android:isSplitRequired="true"` and
+//! `android:requiredSplitTypes="a,b"`, on a split APK `split="NAME"` and
+//! `android:splitTypes="a"`. A base that requires splits installs only with a split of each
+//! required type in the same session, else `INSTALL_FAILED_MISSING_SPLIT: Missing split for PKG`
+//! (`PackageInstallerSession.validateApkInstallLocked`); see `install_session.rs`.
 
 use super::Output;
 use crate::apps;
-use crate::phone::{now_secs, Phone, PhoneState};
-use crate::vfs::normalize;
+use crate::phone::{Phone, PhoneState};
 
 /// Where installed APKs live in the VFS.
 pub const APP_DIR: &str = "/data/app";
@@ -33,6 +38,14 @@ pub struct SimApk {
     pub version_name: Option<String>,
     /// Declares a LAUNCHER activity.
     pub launcher: bool,
+    /// `split="NAME"`: this is a split APK, not a base.
+    pub split: Option<String>,
+    /// `android:isSplitRequired="true"` (a base that needs splits).
+    pub split_required: bool,
+    /// `android:requiredSplitTypes="…"` (comma-separated) of a base.
+    pub required_split_types: Vec<String>,
+    /// `android:splitTypes="…"` of a split.
+    pub split_types: Vec<String>,
 }
 
 fn attr(text: &str, key: &str) -> Option<String> {
@@ -47,10 +60,24 @@ pub fn parse_apk(bytes: &[u8]) -> Option<SimApk> {
         return None;
     }
     let text = String::from_utf8_lossy(bytes);
+    let list = |key: &str| -> Vec<String> {
+        attr(&text, key)
+            .map(|v| {
+                v.split(',')
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     Some(SimApk {
         package: attr(&text, "package=\"")?,
         version_name: attr(&text, "versionName=\""),
         launcher: text.contains("android.intent.category.LAUNCHER"),
+        split: attr(&text, " split=\""),
+        split_required: attr(&text, "isSplitRequired=\"").as_deref() == Some("true"),
+        required_split_types: list("requiredSplitTypes=\""),
+        split_types: list("splitTypes=\""),
     })
 }
 
@@ -67,58 +94,6 @@ pub fn installed_apks(s: &PhoneState) -> Vec<SimApk> {
 
 fn last_operand<'a>(args: &[&'a str]) -> Option<&'a str> {
     args.iter().rev().find(|a| !a.starts_with('-')).copied()
-}
-
-/// `pm install [-r] [-t] [-d] [-g] PATH` and `pm|cmd package install [-r] -S SIZE` (the APK
-/// streamed on stdin: how `adb install` sends it when the device has `cmd`, AOSP
-/// `client/adb_install.cpp install_app_streamed`, `PackageManagerShellCommand.runInstall`).
-pub fn install(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
-    let replace = args.contains(&"-r");
-    if let Some(size) = stream_size(args) {
-        if stdin.len() < size {
-            return Output::err(1, "Error: APK content must be streamed\n");
-        }
-        return install_bytes(phone, stdin[..size].to_vec(), "-", replace);
-    }
-    let Some(path) = last_operand(args) else {
-        return Output::err(1, "Error: APK content must be streamed\n");
-    };
-    let path = normalize("/", path);
-    let bytes = phone.with(|s| s.vfs.read(&path).map(<[u8]>::to_vec));
-    match bytes {
-        Ok(b) => install_bytes(phone, b, &path, replace),
-        Err(_) => Output::err(255, format!("Error: Can't open file: {path}\n")),
-    }
-}
-
-/// The `-S SIZE` of a streamed install.
-pub fn stream_size(args: &[&str]) -> Option<usize> {
-    let i = args.iter().position(|a| *a == "-S")?;
-    args.get(i + 1)?.parse().ok()
-}
-
-fn install_bytes(phone: &Phone, bytes: Vec<u8>, path: &str, replace: bool) -> Output {
-    phone.with(|s| {
-        let Some(apk) = parse_apk(&bytes) else {
-            let mut out = Output::ok(format!("Failure [INSTALL_PARSE_FAILED_NOT_APK: Failed to parse {path}]\n"));
-            out.code = 1;
-            return out;
-        };
-        let dir = format!("{APP_DIR}/{}-1", apk.package);
-        if !replace && s.vfs.stat(&dir).is_ok() {
-            let mut out = Output::ok(format!("Failure [INSTALL_FAILED_ALREADY_EXISTS: Attempt to re-install {} without first uninstalling.]\n", apk.package));
-            out.code = 1;
-            return out;
-        }
-        let stored = s
-            .vfs
-            .mkdir(&dir, true, now_secs())
-            .and_then(|()| s.vfs.write(&format!("{dir}/base.apk"), &bytes, false, now_secs()));
-        match stored {
-            Ok(()) => Output::ok("Success\n"),
-            Err(_) => Output::ok("Failure [INSTALL_FAILED_INSUFFICIENT_STORAGE]\n"),
-        }
-    })
 }
 
 /// `pm uninstall [-k] [--user N] PKG`: only packages installed with `pm install` can go.
@@ -298,7 +273,15 @@ mod tests {
         assert_eq!(apk.package, "com.example.x");
         assert_eq!(apk.version_name.as_deref(), Some("3.1"));
         assert!(apk.launcher);
+        assert!(apk.split.is_none() && !apk.split_required);
         assert!(parse_apk(b"<manifest package=\"a.b\">").is_none());
+        let base = parse_apk(b"PK\x03\x04<manifest package=\"a.b\" android:isSplitRequired=\"true\" android:requiredSplitTypes=\"base__abi, base__density\">").unwrap();
+        assert!(base.split_required && base.split.is_none());
+        assert_eq!(base.required_split_types, ["base__abi", "base__density"]);
+        let split = parse_apk(b"PK\x03\x04<manifest package=\"a.b\" split=\"config.arm64_v8a\" android:splitTypes=\"base__abi\">").unwrap();
+        assert_eq!(split.split.as_deref(), Some("config.arm64_v8a"));
+        assert_eq!(split.split_types, ["base__abi"]);
+        assert!(split.required_split_types.is_empty());
         assert!(view("https://example.com/a b")
             .stdout
             .starts_with(b"Starting"));

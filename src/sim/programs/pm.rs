@@ -65,7 +65,21 @@ fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
             Output::ok(lines)
         }
         ["path", pkg] if installed.iter().any(|p| p == pkg) => {
-            Output::ok(format!("package:/data/app/~~sim/{pkg}-1/base.apk\n"))
+            // A split app lists its base, then each split (AOSP `runPath`).
+            let splits: Vec<String> = phone.with(|s| {
+                s.vfs
+                    .list(&format!("{}/{pkg}-1", super::packages::APP_DIR))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .filter(|n| n.starts_with("split_"))
+                    .collect()
+            });
+            let mut out = format!("package:/data/app/~~sim/{pkg}-1/base.apk\n");
+            for split in splits {
+                out.push_str(&format!("package:/data/app/~~sim/{pkg}-1/{split}\n"));
+            }
+            Output::ok(out)
         }
         ["path", _] => Output::code(1),
         ["clear", pkg] => {
@@ -75,7 +89,11 @@ fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
             Output::ok("Success\n")
         }
         ["resolve-activity", rest @ ..] => resolve_activity(phone, rest),
-        ["install", rest @ ..] => super::packages::install(phone, rest, stdin),
+        ["install", rest @ ..] => super::install_session::install(phone, rest, stdin),
+        ["install-create", ..] => super::install_session::create(phone),
+        ["install-write", rest @ ..] => super::install_session::write(phone, rest, stdin),
+        ["install-commit", rest @ ..] => super::install_session::commit_session(phone, rest),
+        ["install-abandon", rest @ ..] => super::install_session::abandon(phone, rest),
         ["uninstall", rest @ ..] => super::packages::uninstall(phone, rest),
         ["query-activities", rest @ ..] => super::packages::query_activities(phone, rest),
         _ => Output::err(255, "Package manager (package) commands:\n  help\n  list packages [-3] [FILTER]\n  path PACKAGE\n  resolve-activity [--brief] [-c CATEGORY] PACKAGE\n"),

@@ -1,9 +1,12 @@
 //! The `sync:` service over the VFS: `STAT`, `STA2`/`LST2`, `LIST`/`LIS2`, `RECV`, `SEND`,
 //! `QUIT`. A failure answers `FAIL` + message and ends the session, as adbd does.
 //! Source: AOSP `daemon/file_sync_service.cpp`, `file_sync_protocol.h`; research notes §3.6.
+//! Injected refusals ([`crate::sync_fault`]) answer adbd's own `FAIL` texts; a failed `SEND`
+//! leaves no file (adbd's `do_unlink`).
 
 use crate::phone::{now_secs, Phone};
 use crate::stream::{StreamReader, StreamWriter};
+use crate::sync_fault::{self, FaultKind, SyncOp};
 use crate::vfs::{Entry, VfsError};
 use xagent_adb_wire::sync_proto::{
     encode, encode_stat_v1, encode_word, ID_DATA, ID_DENT, ID_DNT2, ID_DONE, ID_FAIL, ID_LIS2,
@@ -92,12 +95,24 @@ fn list(phone: &Phone, path: &str, v2: bool) -> Vec<u8> {
 }
 
 fn recv(phone: &Phone, path: &str) -> (Vec<u8>, bool) {
+    let fault = phone.with(|s| sync_fault::take(&mut s.sync_faults, SyncOp::Recv, path));
+    if let Some(f) = fault.as_ref().filter(|f| f.fault == FaultKind::Denied) {
+        return (fail(f.message()), false);
+    }
     match phone.with(|s| s.vfs.read(path).map(|b| b.to_vec())) {
         Err(e) => (fail(&format!("open failed: {}", e.message())), false),
         Ok(bytes) => {
-            let mut out = Vec::with_capacity(bytes.len() + 16);
-            for chunk in bytes.chunks(SYNC_DATA_MAX) {
+            let cut = fault
+                .as_ref()
+                .map(|f| (f.after_bytes as usize).min(bytes.len()));
+            let sent = &bytes[..cut.unwrap_or(bytes.len())];
+            let mut out = Vec::with_capacity(sent.len() + 16);
+            for chunk in sent.chunks(SYNC_DATA_MAX) {
                 out.extend_from_slice(&encode(ID_DATA, chunk));
+            }
+            if let Some(f) = fault {
+                out.extend_from_slice(&fail(f.message()));
+                return (out, false);
             }
             out.extend_from_slice(&encode_word(ID_DONE, 0));
             (out, true)
@@ -125,6 +140,15 @@ async fn send(phone: &Phone, input: &mut Input, spec: &str) -> (Vec<u8>, bool) {
             _ => return (fail("invalid data message"), false),
         }
     };
+    if let Some(f) = phone.with(|s| sync_fault::take(&mut s.sync_faults, SyncOp::Send, &path)) {
+        // adbd unlinked a regular file it replaces before writing, and removes what it wrote.
+        phone.with(|s| {
+            if s.vfs.stat(&path).is_ok_and(|e| !e.is_dir()) {
+                let _ = s.vfs.remove(&path, false);
+            }
+        });
+        return (fail(f.message()), false);
+    }
     let stored = phone.with(|s| {
         let parent = path
             .rsplit_once('/')

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::device::error::DeviceError;
 use crate::device::tools::ToolCtx;
-use crate::file_cache::{FileRefError, IssuedFile};
+use crate::file_cache::{FileOrigin, FileRefError, IssuedFile};
 
 /// An uploaded file of the calling channel.
 #[derive(Debug, Clone)]
@@ -41,15 +41,17 @@ pub async fn read_upload(upload: &Upload) -> Result<Vec<u8>, DeviceError> {
         .map_err(|_| DeviceError::UploadGone)
 }
 
-/// Stores `bytes` for the calling channel and returns the issued `file_ref`.
+/// Stores `bytes` for the calling channel and returns the issued `file_ref`; `origin` decides
+/// whether the file is served inline ([`FileOrigin::served_inline`]).
 pub async fn store(
     ctx: &ToolCtx<'_>,
     bytes: Vec<u8>,
     mime: &str,
     extension: &str,
+    origin: FileOrigin,
 ) -> Result<IssuedFile, DeviceError> {
     ctx.files
-        .put(ctx.channel_id, bytes, mime, extension)
+        .put(ctx.channel_id, bytes, mime, extension, origin)
         .await
         .map_err(|e| DeviceError::Internal(e.to_string()))
 }

@@ -18,7 +18,12 @@
 //! - [`packages`]: package names, `pm path`, launcher categories.
 //! - [`file_refs`]: uploads in and pulled files out of the connector's file cache.
 //! - [`last_seen`]: what the agent last saw on the channel (UI snapshot, screenshot geometry).
+//! - [`sync_refusal`]: what a sync `FAIL` (push/pull refused by adbd) means.
+//! - [`media_index`]: asking the media store to index a pushed file.
+//! - [`apk_bundle`]: one APK or a `.apks`/`.xapk` bundle of them; [`install_session`]: installing
+//!   them (`pm install`, or one `install-create`/`-write`/`-commit` session), temp files removed.
 
+pub mod apk_bundle;
 pub mod command;
 pub mod deadline;
 pub mod display;
@@ -27,11 +32,14 @@ pub mod file_refs;
 pub mod hints;
 pub mod ime;
 pub mod input;
+pub mod install_session;
 pub mod last_seen;
+pub mod media_index;
 pub mod opaque;
 pub mod packages;
 pub mod readiness;
 pub mod selector;
+pub mod sync_refusal;
 pub mod target;
 pub mod ui;
 pub mod ui_dump;
