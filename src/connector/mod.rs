@@ -24,6 +24,7 @@ pub mod form;
 pub mod invoke;
 pub mod lease;
 pub mod pairing;
+pub mod pairing_connect;
 pub mod pairing_watch;
 pub mod qr_pairing;
 pub mod runtime;
@@ -123,7 +124,7 @@ pub struct Connector {
     followers: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
