@@ -3,9 +3,11 @@
 #![allow(dead_code)]
 
 pub mod adb_server;
+pub mod netns;
 pub mod procs;
 pub mod scenario;
 pub mod schemas;
+pub mod wireless;
 pub mod xagent;
 
 /// Reads the API key the test wrote.
