@@ -78,7 +78,7 @@ impl ServiceWatch {
             })
             .map(|(_, record)| *record)
             .collect();
-        named.sort_by(|a, b| b.1.cmp(&a.1));
+        named.sort_by_key(|record| std::cmp::Reverse(record.1));
         let mut out: Vec<SocketAddr> = Vec::with_capacity(named.len());
         for (addr, _) in named {
             if !out.contains(&addr) {
