@@ -12,7 +12,7 @@ mod common;
 
 use serde_json::{json, Value};
 
-use common::netns::{inside, Netns};
+use common::netns::{inside, post_inside, Netns};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::schemas::assert_packet;
 use common::wireless::{
@@ -199,6 +199,174 @@ fn field_bug_35_variant_mdns_blocked_names_both_causes_and_keeps_the_pairing() {
             .logs()
             .contains("connecting with the pairing made earlier on this channel"));
     });
+}
+
+/// Google adb 34 with its mDNS discovery (Openscreen, which ignores loopback) inside the
+/// caller's namespace, on that namespace's own port 5037 and a temporary HOME; killed on drop.
+struct MdnsAdb {
+    home: std::path::PathBuf,
+}
+
+impl MdnsAdb {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new(common::adb_server::AdbFlavor::Google34.binary())
+            .args(["-P", "5037"])
+            .args(args)
+            .env("HOME", &self.home)
+            .env("ADB_MDNS_OPENSCREEN", "1")
+            .env("ADB_MDNS_AUTO_CONNECT", "0")
+            .env_remove("ADB_MDNS")
+            .env_remove("ANDROID_SERIAL")
+            .env_remove("ADB_SERVER_SOCKET")
+            .output()
+            .expect("run adb")
+    }
+
+    /// Starts the server and waits (≤ 10 s) until its discovery runs: it learns of services
+    /// from announcements made after that (`tests/sim_mdns.rs`).
+    fn start(dir: &TempDir) -> MdnsAdb {
+        let adb = MdnsAdb {
+            home: dir.path().join("adb-home"),
+        };
+        std::fs::create_dir_all(&adb.home).unwrap();
+        assert!(adb.run(&["start-server"]).status.success());
+        let ready = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !String::from_utf8_lossy(&adb.run(&["mdns", "check"]).stdout)
+            .contains("mdns daemon version")
+        {
+            assert!(
+                std::time::Instant::now() < ready,
+                "adb's mDNS discovery did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        adb
+    }
+}
+
+impl Drop for MdnsAdb {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// A simulated phone in namespace `ns` listening on `ip` and announcing on `dev`: the process
+/// (killed on drop) and its control API address (that namespace's loopback).
+struct PhoneInNs {
+    child: std::process::Child,
+    control: String,
+    ns: String,
+}
+
+impl PhoneInNs {
+    fn start(ns: &str, serial: &str, ip: &str, dev: &str, state: &std::path::Path) -> PhoneInNs {
+        use std::io::BufRead;
+        std::fs::create_dir_all(state).unwrap();
+        let mut child = std::process::Command::new("ip")
+            .args(["netns", "exec", ns, common::procs::bin()])
+            .args(["sim", "--listen", &format!("{ip}:0"), "--serial", serial])
+            .args([
+                "--control",
+                "127.0.0.1:0",
+                "--wireless",
+                "--mdns-interface",
+                dev,
+            ])
+            .arg("--state-dir")
+            .arg(state)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn sim");
+        let lines = std::io::BufReader::new(child.stdout.take().unwrap());
+        let control = lines
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|l| l.strip_prefix("control API on http://").map(str::to_string))
+            .expect("the sim's control API");
+        PhoneInNs {
+            child,
+            control: control.trim().to_string(),
+            ns: ns.to_string(),
+        }
+    }
+
+    /// `POST` to the control API: the JSON answer.
+    fn post(&self, path: &str, body: Value) -> Value {
+        let raw = post_inside(&self.ns, &self.control, path, &body.to_string());
+        let json = raw.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(json).unwrap_or_else(|_| panic!("control answer: {raw}"))
+    }
+}
+
+impl Drop for PhoneInNs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Row 35, variant: the connector's own mDNS sees nothing (it browses an interface the phone
+/// does not announce on) but the adb server's discovery saw the phone re-announce its moved
+/// port: `host:mdns:services` finds it, `authenticated`. Two namespaces (the phone's, the
+/// box's) joined by a veth pair that exists only inside them.
+#[test]
+fn field_bug_35_variant_found_through_the_adb_servers_mdns_list() {
+    let phone_ns = Netns::create("fb35p");
+    let box_ns = Netns::create("fb35h");
+    let id = std::process::id() % 1_000_000;
+    let (va, vb) = (format!("xfa{id}"), format!("xfb{id}"));
+    common::netns::veth(
+        &phone_ns,
+        &va,
+        "198.18.0.1/24",
+        &box_ns,
+        &vb,
+        "198.18.0.2/24",
+    );
+    let phone_ns_name = phone_ns.0.clone();
+    inside(&box_ns, move || async move {
+        let serial = "SIMFB35ADBMD1";
+        let dir = TempDir::new("fb35-adb");
+        let adb = MdnsAdb::start(&dir);
+        let sim = PhoneInNs::start(
+            &phone_ns_name,
+            serial,
+            "198.18.0.1",
+            &va,
+            &dir.path().join("sim"),
+        );
+        let ports = sim.post("/v1/pair", json!({"code": "271828"}));
+        let moved = sim.post("/v1/wireless/move", json!({}));
+        let listed_line = format!(
+            "_adb-tls-connect._tcp\t198.18.0.1:{}",
+            moved["connect_port"]
+        );
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !String::from_utf8_lossy(&adb.run(&["mdns", "services"]).stdout)
+            .contains(&listed_line)
+        {
+            assert!(
+                std::time::Instant::now() < until,
+                "adb never saw the moved port"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        let conn = ConnectorProc::start_with(
+            dir.path(),
+            Phones::AdbServer("127.0.0.1:5037".into()),
+            &["--mdns-interface", "lo"],
+        );
+        let mut x = connect(&conn.addr).await;
+        x.hello_fresh().await;
+        let (ch, _) = x.open(None).await;
+        let input = json!({"host": "198.18.0.1", "port": ports["pairing_port"], "code": "271828",
+                           "connect_port": ports["connect_port"]});
+        let ack = start_pair_code(&mut x, &ch, input).await;
+        assert_bound(&mut x, &ch, &ack).await;
+        drop(adb);
+    });
+    drop(phone_ns);
 }
 
 // ---- Row 36: connect_port left out, or the pairing port given as it -------------------------

@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::claim::ClaimError;
 use super::Connector;
 use crate::adb::host_key::retry_until_key_recorded;
-use crate::adb::mdns::{Browser, CONNECT_SERVICE};
+use crate::adb::mdns::{find_each_announced, Browser, CONNECT_SERVICE};
 use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
 use crate::device::inventory::{self, AttachedPhone, Inventory};
 use crate::protocol::{now_ms, ErrorCode};
@@ -147,20 +147,16 @@ impl Connector {
             }
         };
         let shutdown = self.lifecycle.shutdown();
-        let found = match &browser {
-            Some(b) => {
-                b.find_each(
-                    CONNECT_SERVICE,
-                    guid,
-                    LOOKUP_DEADLINE,
-                    shutdown,
-                    adb_server.as_ref(),
-                    attempt,
-                )
-                .await
-            }
-            None => None,
-        };
+        let found = find_each_announced(
+            browser.as_ref(),
+            CONNECT_SERVICE,
+            guid,
+            LOOKUP_DEADLINE,
+            shutdown,
+            adb_server.as_ref(),
+            attempt,
+        )
+        .await;
         match found {
             Some(found) => Ok(found),
             None if refused.load(Ordering::SeqCst) => Err(ConnectFailure::KeyRefused),

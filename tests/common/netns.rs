@@ -70,3 +70,43 @@ where
         std::panic::resume_unwind(panic);
     }
 }
+
+/// Runs `ip ARGS…`, asserting it succeeds.
+pub fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("run ip");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Joins namespaces `a` and `b` with a veth pair that exists only inside them (`a_dev` with
+/// `a_addr`, `b_dev` with `b_addr`, CIDR form), both up with multicast on and multicast routed
+/// through them. For peers that ignore loopback (adb's Openscreen mDNS backend).
+pub fn veth(a: &Netns, a_dev: &str, a_addr: &str, b: &Netns, b_dev: &str, b_addr: &str) {
+    ip(&[
+        "link", "add", a_dev, "netns", &a.0, "type", "veth", "peer", "name", b_dev, "netns", &b.0,
+    ]);
+    for (ns, dev, addr) in [(a, a_dev, a_addr), (b, b_dev, b_addr)] {
+        ip(&["-n", &ns.0, "addr", "add", addr, "dev", dev]);
+        ip(&["-n", &ns.0, "link", "set", dev, "up", "multicast", "on"]);
+        ip(&["-n", &ns.0, "route", "replace", "224.0.0.0/4", "dev", dev]);
+    }
+}
+
+/// `POST` of a JSON `body` to `path` of an HTTP server at `addr` (`HOST:PORT`) inside namespace `ns`
+/// (a sim's control API listens on that namespace's loopback), with bash's `/dev/tcp`: the
+/// raw answer, headers included.
+pub fn post_inside(ns: &str, addr: &str, path: &str, body: &str) -> String {
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    let script = format!(
+        "exec 3<>/dev/tcp/{host}/{port}; printf 'POST {path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n%s' '{body}' >&3; cat <&3",
+        body.len()
+    );
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "bash", "-c", &script])
+        .output()
+        .expect("bash");
+    String::from_utf8_lossy(&out.stdout).to_string()
+}

@@ -212,6 +212,35 @@ impl Browser {
     }
 }
 
+/// [`Browser::find_each`] where mDNS may be unavailable (`browser` `None`: its sockets could not
+/// open): then only `adb_server`'s list is asked, within the same `within`.
+pub async fn find_each_announced<T, F, Fut>(
+    browser: Option<&Browser>,
+    service_type: &'static str,
+    instance: &str,
+    within: Duration,
+    cancel: &CancellationToken,
+    adb_server: Option<&AdbServerClient>,
+    attempt: F,
+) -> Option<T>
+where
+    F: FnMut(SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    if let Some(b) = browser {
+        return b
+            .find_each(service_type, instance, within, cancel, adb_server, attempt)
+            .await;
+    }
+    adb_server?;
+    let (_, no_mdns) = tokio::sync::mpsc::unbounded_channel();
+    let offered = offer_each(no_mdns, adb_server, service_type, instance, cancel, attempt);
+    tokio::time::timeout_at(super::deadline_in(within), offered)
+        .await
+        .ok()
+        .flatten()
+}
+
 /// The loop of [`Browser::find_each`]: addresses from `rx` (mDNS) and `adb_server`, each
 /// handed to `attempt` once, freshest first; `None` on `cancel` (the caller bounds it in time).
 async fn offer_each<T, F, Fut>(
