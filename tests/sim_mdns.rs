@@ -13,12 +13,16 @@
 
 #[path = "common/adb_server.rs"]
 mod adb_server;
+#[path = "common/netns.rs"]
+#[allow(dead_code)]
+mod netns;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use adb_server::AdbFlavor;
+use netns::{ip, post_inside};
 
 /// The namespaces, the processes inside them and the adb server, removed in that order on drop
 /// (also when an assertion panics).
@@ -27,15 +31,6 @@ struct Rig {
     sim: Option<Child>,
     adb: Option<(String, String, u16)>,
     home: std::path::PathBuf,
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 impl Rig {
@@ -73,20 +68,6 @@ impl Drop for Rig {
         }
         let _ = std::fs::remove_dir_all(&self.home);
     }
-}
-
-/// `POST` from inside `ns` with bash's `/dev/tcp` (the control API is on the phone's loopback).
-fn post_inside(ns: &str, control: &str, path: &str, body: &str) -> String {
-    let (host, port) = control.rsplit_once(':').unwrap();
-    let script = format!(
-        "exec 3<>/dev/tcp/{host}/{port}; printf 'POST {path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n%s' '{body}' >&3; cat <&3",
-        body.len()
-    );
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, "bash", "-c", &script])
-        .output()
-        .expect("bash");
-    String::from_utf8_lossy(&out.stdout).to_string()
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::claim::ClaimError;
 use super::Connector;
 use crate::adb::host_key::retry_until_key_recorded;
-use crate::adb::mdns::{find_each_announced, Browser, CONNECT_SERVICE};
+use crate::adb::mdns::{find_each, Browser, CONNECT_SERVICE};
 use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
 use crate::device::inventory::{self, AttachedPhone, Inventory};
 use crate::protocol::{now_ms, ErrorCode};
@@ -147,7 +147,7 @@ impl Connector {
             }
         };
         let shutdown = self.lifecycle.shutdown();
-        let found = find_each_announced(
+        let found = find_each(
             browser.as_ref(),
             CONNECT_SERVICE,
             guid,

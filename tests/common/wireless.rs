@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::procs::SimPhone;
-use super::xagent::XAgent;
+use super::procs::{ConnectorProc, Phones, SimPhone, TempDir};
+use super::xagent::{connect, XAgent};
 
 /// A simulated phone with wireless debugging, its pairing state in `state` and its control API
 /// on; with `mdns` it announces on `lo` (only inside a network namespace the test made).
@@ -83,5 +83,42 @@ pub async fn status_once_reachable(x: &mut XAgent, ch: &str, secs: u64) -> Value
             return ack;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// A wireless phone served over the connector's own transport, and a client on it: the sim
+/// (state in `DIR/sim-state`), the connector (data dir `DIR`, which `conn.restart()` keeps; no
+/// adb server; mDNS on `lo`, then the extra flags), the client after `hello` (the connector id
+/// it answered) with one new channel.
+pub struct WirelessPhone {
+    pub sim: SimPhone,
+    pub conn: ConnectorProc,
+    pub x: XAgent,
+    pub id: String,
+    pub ch: String,
+    pub dir: TempDir,
+}
+
+impl WirelessPhone {
+    /// Starts phone `serial` (announcing itself over mDNS on `lo` with `mdns`: only inside a
+    /// test-made namespace) and the connector with `extra` flags, logging at `rust_log`.
+    pub async fn start(serial: &str, mdns: bool, extra: &[&str], rust_log: &str) -> Self {
+        let dir = TempDir::new(&format!("pair-{}", serial.to_lowercase()));
+        let sim = wireless_sim(serial, &dir.path().join("sim-state"), mdns);
+        let mut flags = vec!["--mdns-interface", "lo"];
+        flags.extend_from_slice(extra);
+        let conn =
+            ConnectorProc::start_logging(dir.path(), Phones::Direct(vec![]), &flags, rust_log);
+        let mut x = connect(&conn.addr).await;
+        let id = x.hello_fresh().await;
+        let (ch, _) = x.open(None).await;
+        WirelessPhone {
+            sim,
+            conn,
+            x,
+            id,
+            ch,
+            dir,
+        }
     }
 }

@@ -146,7 +146,8 @@ impl Browser {
         cancel: &CancellationToken,
         adb_server: Option<&AdbServerClient>,
     ) -> Option<SocketAddr> {
-        self.find_each(
+        find_each(
+            Some(self),
             service_type,
             instance,
             within,
@@ -155,47 +156,6 @@ impl Browser {
             |addr| async move { Some(addr) },
         )
         .await
-    }
-
-    /// Hands each address announced for `instance` of `service_type` (exactly or renamed
-    /// after a name conflict) to `attempt`, once per address, the freshest of those waiting
-    /// first, until `attempt` answers `Some`, `within` passes (a running attempt is dropped
-    /// then) or `cancel` fires. Sources: mDNS on the browser's interfaces, and `adb_server`'s
-    /// `host:mdns:services` when given (asked every second). A stale record at a dead port
-    /// only costs its attempt: the next address is tried. `None`: nothing announced answered.
-    pub async fn find_each<T, F, Fut>(
-        &self,
-        service_type: &'static str,
-        instance: &str,
-        within: Duration,
-        cancel: &CancellationToken,
-        adb_server: Option<&AdbServerClient>,
-        attempt: F,
-    ) -> Option<T>
-    where
-        F: FnMut(SocketAddr) -> Fut,
-        Fut: std::future::Future<Output = Option<T>>,
-    {
-        let deadline = super::deadline_in(within);
-        let receiver = self.daemon.browse(service_type).ok()?;
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<SocketAddr>();
-        let stop = cancel.child_token();
-        let watcher = {
-            let (stop, wanted) = (stop.clone(), instance.to_string());
-            let until = deadline.into_std();
-            tokio::task::spawn_blocking(move || {
-                forward_resolved(&receiver, service_type, &wanted, until, &stop, &tx)
-            })
-        };
-        let found = offer_each(rx, adb_server, service_type, instance, cancel, attempt);
-        let found = tokio::time::timeout_at(deadline, found)
-            .await
-            .ok()
-            .flatten();
-        stop.cancel();
-        let _ = watcher.await;
-        let _ = self.daemon.stop_browse(service_type);
-        found
     }
 }
 
@@ -212,9 +172,13 @@ impl Browser {
     }
 }
 
-/// [`Browser::find_each`] where mDNS may be unavailable (`browser` `None`: its sockets could not
-/// open): then only `adb_server`'s list is asked, within the same `within`.
-pub async fn find_each_announced<T, F, Fut>(
+/// Hands each address announced for `instance` of `service_type` (exactly or renamed after a
+/// name conflict) to `attempt`, once per address, the freshest of those waiting first, until
+/// `attempt` answers `Some`, `within` passes (a running attempt is dropped then) or `cancel`
+/// fires. Sources: mDNS through `browser` (`None`: mDNS could not start), and `adb_server`'s
+/// `host:mdns:services` when given (asked every second). A stale record at a dead port only
+/// costs its attempt: the next address is tried. `None`: nothing announced answered.
+pub async fn find_each<T, F, Fut>(
     browser: Option<&Browser>,
     service_type: &'static str,
     instance: &str,
@@ -227,21 +191,38 @@ where
     F: FnMut(SocketAddr) -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    if let Some(b) = browser {
-        return b
-            .find_each(service_type, instance, within, cancel, adb_server, attempt)
-            .await;
+    let deadline = super::deadline_in(within);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<SocketAddr>();
+    let stop = cancel.child_token();
+    // mDNS answers come from a blocking thread (mdns-sd's receiver blocks); without a browser
+    // only the adb server is asked.
+    let browsing = browser.and_then(|b| Some((b, b.daemon.browse(service_type).ok()?)));
+    let watcher = browsing.as_ref().map(|(_, receiver)| {
+        let (stop, wanted, receiver) = (stop.clone(), instance.to_string(), receiver.clone());
+        let until = deadline.into_std();
+        tokio::task::spawn_blocking(move || {
+            forward_resolved(&receiver, service_type, &wanted, until, &stop, &tx)
+        })
+    });
+    if browsing.is_none() && adb_server.is_none() {
+        return None;
     }
-    adb_server?;
-    let (_, no_mdns) = tokio::sync::mpsc::unbounded_channel();
-    let offered = offer_each(no_mdns, adb_server, service_type, instance, cancel, attempt);
-    tokio::time::timeout_at(super::deadline_in(within), offered)
+    let found = offer_each(rx, adb_server, service_type, instance, cancel, attempt);
+    let found = tokio::time::timeout_at(deadline, found)
         .await
         .ok()
-        .flatten()
+        .flatten();
+    stop.cancel();
+    if let Some(w) = watcher {
+        let _ = w.await;
+    }
+    if let Some((b, _)) = browsing {
+        let _ = b.daemon.stop_browse(service_type);
+    }
+    found
 }
 
-/// The loop of [`Browser::find_each`]: addresses from `rx` (mDNS) and `adb_server`, each
+/// The loop of [`find_each`]: addresses from `rx` (mDNS) and `adb_server`, each
 /// handed to `attempt` once, freshest first; `None` on `cancel` (the caller bounds it in time).
 async fn offer_each<T, F, Fut>(
     mut rx: tokio::sync::mpsc::UnboundedReceiver<SocketAddr>,
