@@ -90,6 +90,26 @@ async fn attach_at(
 }
 
 impl Connector {
+    /// The first address in `given` where the phone `guid` answers (each within 8 s); a
+    /// refusal of the key is noted in `refused`.
+    async fn attach_given(
+        &self,
+        key_file: &HostKeyFile,
+        guid: &str,
+        given: &[String],
+        refused: &AtomicBool,
+    ) -> Option<(AttachedPhone, String)> {
+        for addr in given {
+            let attached = attach_at(&self.inventory, key_file, guid, addr);
+            match tokio::time::timeout(ADDRESS_DEADLINE, attached).await {
+                Ok(Ok(Some(phone))) => return Some((phone, addr.clone())),
+                Ok(Err(AdbError::NotPaired)) => refused.store(true, Ordering::SeqCst),
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// Where the phone `guid`, paired just now with `key_file`, answers: each address in
     /// `given` (`HOST:PORT`), then its announcements (see the module). Returns the phone (in
     /// the inventory from now on) and its address. Errors: [`ConnectFailure::KeyRefused`]
@@ -102,17 +122,8 @@ impl Connector {
         given: &[String],
     ) -> Result<(AttachedPhone, String), ConnectFailure> {
         let refused = Arc::new(AtomicBool::new(false));
-        for addr in given {
-            match tokio::time::timeout(
-                ADDRESS_DEADLINE,
-                attach_at(&self.inventory, key_file, guid, addr),
-            )
-            .await
-            {
-                Ok(Ok(Some(phone))) => return Ok((phone, addr.clone())),
-                Ok(Err(AdbError::NotPaired)) => refused.store(true, Ordering::SeqCst),
-                _ => {}
-            }
+        if let Some(found) = self.attach_given(key_file, guid, given, &refused).await {
+            return Ok(found);
         }
         let interfaces = self.qr_config.mdns_interfaces.clone();
         let browser = match tokio::task::spawn_blocking(move || Browser::start(&interfaces)).await {

@@ -61,12 +61,37 @@ const SERVER_ASK_EVERY: Duration = Duration::from_secs(5);
 /// adb server's list; addresses that did not answer as the phone, with when.
 struct Lookup {
     announced: Option<ServiceWatch>,
+    /// Kept alive for `announced` (dropping it stops its daemon).
+    _browser: Option<Browser>,
     adb_server: Option<AdbServerClient>,
     server_asked: Option<tokio::time::Instant>,
     dead: Vec<(SocketAddr, tokio::time::Instant)>,
 }
 
 impl Lookup {
+    /// One lasting browse per followed phone (its re-announcements arrive as they happen) and
+    /// the adb server of `discovery`. mDNS that cannot start leaves the adb server only.
+    async fn start(discovery: &QrPairingConfig, phone: &WirelessPhoneRecord) -> Lookup {
+        let interfaces = discovery.mdns_interfaces.clone();
+        let browser = match tokio::task::spawn_blocking(move || Browser::start(&interfaces)).await {
+            Ok(Ok(b)) => Some(b),
+            _ => {
+                tracing::warn!(
+                    guid = %mask_serial(&phone.guid),
+                    "mDNS unavailable: the phone is watched at its last address and looked up in the adb server's list only"
+                );
+                None
+            }
+        };
+        Lookup {
+            announced: browser.as_ref().and_then(|b| b.watch(CONNECT_SERVICE).ok()),
+            _browser: browser,
+            adb_server: discovery.adb_server.as_deref().map(AdbServerClient::new),
+            server_asked: None,
+            dead: Vec::new(),
+        }
+    }
+
     /// The addresses announced for `phone` other than its current one, freshest first (mDNS
     /// records, conflict renames included, then the adb server's), without those that
     /// recently failed.
@@ -136,24 +161,7 @@ pub async fn follow(
     lifecycle: Lifecycle,
     shutdown: CancellationToken,
 ) {
-    // One lasting browse per followed phone: its re-announcements arrive as they happen.
-    let interfaces = discovery.mdns_interfaces.clone();
-    let browser = match tokio::task::spawn_blocking(move || Browser::start(&interfaces)).await {
-        Ok(Ok(b)) => Some(b),
-        _ => {
-            tracing::warn!(
-                guid = %mask_serial(&phone.guid),
-                "mDNS unavailable: the phone is watched at its last address only"
-            );
-            None
-        }
-    };
-    let mut lookup = Lookup {
-        announced: browser.as_ref().and_then(|b| b.watch(CONNECT_SERVICE).ok()),
-        adb_server: discovery.adb_server.as_deref().map(AdbServerClient::new),
-        server_asked: None,
-        dead: Vec::new(),
-    };
+    let mut lookup = Lookup::start(&discovery, &phone).await;
     let mut watch: Option<CancellationToken> = None;
     loop {
         let now = seen(&inv, &phone.serial);
