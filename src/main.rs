@@ -460,6 +460,9 @@ async fn pair_qr(
         QrStop::Canceled => anyhow::anyhow!("interrupted"),
         QrStop::Expired => anyhow::anyhow!("no phone scanned the QR code in time"),
         QrStop::Failed(reason) => anyhow::anyhow!(reason),
+        QrStop::NotAnnounced(_) => anyhow::anyhow!(
+            xagent_adb_connector::connector::qr_pairing::attempt::not_announced_message()
+        ),
     })?;
     println!("paired with {}", guid.as_str());
     let link = DeviceLink::direct_with_key(addr.to_string(), key_file);

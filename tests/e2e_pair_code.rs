@@ -12,8 +12,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
+use common::procs::{run_cli, SimPhone, TempDir};
 use common::schemas::assert_packet;
+use common::wireless::WirelessPhone;
 use common::xagent::{connect, http_get, XAgent};
 use common::API_KEY;
 
@@ -26,45 +27,15 @@ fn pair_input(ports: &Value, code: &str) -> Value {
     })
 }
 
-/// A simulated phone with wireless debugging (`sim --wireless`), its pairing state in `state`
-/// and its control API on.
+/// A simulated phone with wireless debugging (`sim --wireless`, no mDNS), its pairing state in
+/// `state` and its control API on.
 fn wireless_sim(serial: &str, state: &Path) -> SimPhone {
-    SimPhone::start_with_control(
-        serial,
-        &["--wireless", "--state-dir", state.to_str().unwrap()],
-    )
+    common::wireless::wireless_sim(serial, state, false)
 }
 
-/// A wireless phone served over the connector's own transport, and a client on it: the sim
-/// (state in `DIR/sim-state`), the connector (data dir `DIR`, which `conn.restart()` keeps; no
-/// adb server; mDNS on loopback so no multicast leaves the machine; then `extra` flags), the
-/// client after `hello` (the connector id it answered) with one new channel.
-struct WirelessPhone {
-    sim: SimPhone,
-    conn: ConnectorProc,
-    x: XAgent,
-    id: String,
-    ch: String,
-    dir: TempDir,
-}
-
+/// [`WirelessPhone::start`] without mDNS announcements (on 127.0.0.1), logging at `debug`.
 async fn wireless_phone(serial: &str, extra: &[&str]) -> WirelessPhone {
-    let dir = TempDir::new(&format!("pair-{}", serial.to_lowercase()));
-    let sim = wireless_sim(serial, &dir.path().join("sim-state"));
-    let mut flags = vec!["--mdns-interface", "lo"];
-    flags.extend_from_slice(extra);
-    let conn = ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &flags);
-    let mut x = connect(&conn.addr).await;
-    let id = x.hello_fresh().await;
-    let (ch, _) = x.open(None).await;
-    WirelessPhone {
-        sim,
-        conn,
-        x,
-        id,
-        ch,
-        dir,
-    }
+    WirelessPhone::start(serial, false, extra, "debug").await
 }
 
 /// `auth.start` of flow `adb_pair_code` on channel `ch` for the pairing dialog at `ports`
@@ -380,25 +351,10 @@ async fn paired_phone(serial: &str) -> WirelessPhone {
 }
 
 /// The status of the descriptor pushes, read until one says `want` (for at most 60 s): the
-/// last one read.
-async fn pushed_status(x: &mut common::xagent::XAgent, want: &str) -> String {
-    // On a loaded machine the phone may pass through other states first (a redial past its
-    // grace is `offline` before the refusal is read).
-    let mut status = String::new();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while std::time::Instant::now() < deadline {
-        let Some(push) = x.wait_push("connection.descriptor.push", 10).await else {
-            continue;
-        };
-        status = push["payload"]["connection_descriptor"]["connection"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if status == want {
-            break;
-        }
-    }
-    status
+/// last one read. On a loaded machine the phone may pass through other states first (a redial
+/// past its grace is `offline` before the refusal is read).
+async fn pushed_status(x: &mut XAgent, want: &str) -> String {
+    common::wireless::pushed_status(x, want, 60).await
 }
 
 /// A phone paired over Wi-Fi that stops accepting the connector's key (the user revoked the

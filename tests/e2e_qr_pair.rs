@@ -11,79 +11,16 @@
 
 mod common;
 
-use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use common::netns::{inside, is_root, Netns};
 use common::procs::{ConnectorProc, Phones, SimPhone, TempDir};
 use common::schemas::assert_packet;
 use common::xagent::{connect, http_get, XAgent};
 use common::API_KEY;
-
-/// A network namespace, deleted on drop.
-struct Netns(String);
-
-impl Netns {
-    fn create(tag: &str) -> Netns {
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("xagent-qr-{tag}-{}-{n}", std::process::id());
-        let ns = Netns(name.clone());
-        for args in [
-            vec!["netns", "add", &name],
-            vec!["-n", &name, "link", "set", "lo", "up", "multicast", "on"],
-            vec!["-n", &name, "route", "add", "224.0.0.0/4", "dev", "lo"],
-        ] {
-            let out = Command::new("ip").args(&args).output().expect("run ip");
-            assert!(
-                out.status.success(),
-                "ip {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        ns
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
-}
-
-/// Runs `body` on a new thread that first enters `ns` (sockets and children follow the thread),
-/// with a current-thread runtime so no task hops to a thread outside the namespace.
-fn inside<F, Fut>(ns: &Netns, body: F)
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()>,
-{
-    let path = format!("/var/run/netns/{}", ns.0);
-    let joined = std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("netns file");
-        // SAFETY: setns on this thread only, with a valid namespace fd we hold open.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(body());
-    })
-    .join();
-    if let Err(panic) = joined {
-        std::panic::resume_unwind(panic);
-    }
-}
 
 fn wireless_sim(serial: &str, dir: &TempDir) -> SimPhone {
     let state = dir.path().join(format!("sim-{serial}"));
@@ -256,7 +193,7 @@ fn qr_pairing_over_mdns_binds_the_phone_and_survives_a_restart() {
         eprintln!("skipped: creating network namespaces needs root");
         return;
     }
-    let ns = Netns::create("ok");
+    let ns = Netns::create("qr-ok");
     inside(&ns, || async {
         let dir = TempDir::new("qr-ok");
         let sim = wireless_sim("SIMQRPAIR001", &dir);
@@ -442,7 +379,7 @@ fn qr_pairing_failures_expiry_refresh_and_cancel_are_named() {
         eprintln!("skipped: creating network namespaces needs root");
         return;
     }
-    let ns = Netns::create("neg");
+    let ns = Netns::create("qr-neg");
     inside(&ns, || async {
         let dir = TempDir::new("qr-neg");
         let sim = wireless_sim("SIMQRPAIR002", &dir);
@@ -550,7 +487,7 @@ fn a_canceled_qr_session_is_not_refreshed() {
         eprintln!("skipped: creating network namespaces needs root");
         return;
     }
-    let ns = Netns::create("cxl");
+    let ns = Netns::create("qr-cxl");
     inside(&ns, || async {
         let dir = TempDir::new("qr-cancel");
         let conn = qr_connector(&dir, &[]);
@@ -597,7 +534,7 @@ fn a_logout_while_a_qr_pairing_runs_leaves_the_channel_unbound() {
         eprintln!("skipped: creating network namespaces needs root");
         return;
     }
-    let ns = Netns::create("qlo");
+    let ns = Netns::create("qr-qlo");
     inside(&ns, || async {
         let dir = TempDir::new("qr-logout");
         let sim = wireless_sim("SIMQRPAIR005", &dir);
@@ -706,7 +643,7 @@ fn pair_cli_draws_a_scannable_qr_and_prints_the_serial() {
         eprintln!("skipped: creating network namespaces needs root");
         return;
     }
-    let ns = Netns::create("cli");
+    let ns = Netns::create("qr-cli");
     inside(&ns, || async {
         use std::io::{BufRead, BufReader};
         let dir = TempDir::new("qr-cli");

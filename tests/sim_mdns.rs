@@ -3,7 +3,8 @@
 //! the phone's (`sim --wireless --mdns-interface <veth>`) and the host's (the adb server), joined
 //! by a veth pair that exists only inside them. adb's Openscreen backend ignores loopback
 //! interfaces, hence the veth pair rather than `lo`. Nothing touches the machine's own
-//! interfaces. The QR password never reaches the sim's log (`RUST_LOG=debug`) or its answers.
+//! interfaces. After a move with a conflict rename (`POST /v1/wireless/move
+//! {"conflict_suffix":2}`) adb lists `<GUID> (2)` at the new port. The QR password never reaches the sim's log (`RUST_LOG=debug`) or its answers.
 //! Needs root (CI runs as root); skipped with a message otherwise.
 //!
 //! The adb server starts before the phone: mdns-sd answers PTR queries but not Openscreen's
@@ -12,12 +13,16 @@
 
 #[path = "common/adb_server.rs"]
 mod adb_server;
+#[path = "common/netns.rs"]
+#[allow(dead_code)]
+mod netns;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use adb_server::AdbFlavor;
+use netns::{ip, post_inside};
 
 /// The namespaces, the processes inside them and the adb server, removed in that order on drop
 /// (also when an assertion panics).
@@ -26,15 +31,6 @@ struct Rig {
     sim: Option<Child>,
     adb: Option<(String, String, u16)>,
     home: std::path::PathBuf,
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 impl Rig {
@@ -72,20 +68,6 @@ impl Drop for Rig {
         }
         let _ = std::fs::remove_dir_all(&self.home);
     }
-}
-
-/// `POST` from inside `ns` with bash's `/dev/tcp` (the control API is on the phone's loopback).
-fn post_inside(ns: &str, control: &str, path: &str, body: &str) -> String {
-    let (host, port) = control.rsplit_once(':').unwrap();
-    let script = format!(
-        "exec 3<>/dev/tcp/{host}/{port}; printf 'POST {path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n%s' '{body}' >&3; cat <&3",
-        body.len()
-    );
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, "bash", "-c", &script])
-        .output()
-        .expect("bash");
-    String::from_utf8_lossy(&out.stdout).to_string()
 }
 
 #[test]
@@ -197,8 +179,8 @@ fn google_adb34_sees_the_sims_mdns_advertisements() {
     let pairing_prefix = "xagent-MdnsTest01\t_adb-tls-pairing._tcp\t";
     let pairing_suffix = format!(":{pairing_port}");
     let deadline = Instant::now() + Duration::from_secs(20);
-    let mut listed = String::new();
-    while Instant::now() < deadline {
+    let mut listed;
+    loop {
         listed = String::from_utf8_lossy(&rig.adb(&["mdns", "services"]).stdout).to_string();
         let connect_line = listed
             .lines()
@@ -214,9 +196,44 @@ fn google_adb34_sees_the_sims_mdns_advertisements() {
                 !log.contains("pw0123456789ab"),
                 "the password reached the log"
             );
-            return;
+            break;
         }
+        assert!(
+            Instant::now() < deadline,
+            "adb mdns services never listed both services:\n{listed}"
+        );
         std::thread::sleep(Duration::from_millis(500));
     }
-    panic!("adb mdns services never listed both services:\n{listed}");
+
+    // The phone moves and its responder renames the service after a name conflict
+    // (`POST /v1/wireless/move {"conflict_suffix":2}`): adb lists `<GUID> (2)` at the new port.
+    let answer = post_inside(
+        &phone_ns,
+        &control,
+        "/v1/wireless/move",
+        r#"{"conflict_suffix":2}"#,
+    );
+    let new_port = answer
+        .split("\"connect_port\":")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .unwrap_or_else(|| panic!("{answer}"))
+        .to_string();
+    assert!(answer.contains(" (2)\""), "{answer}");
+    let renamed = format!(" (2)\t_adb-tls-connect._tcp\t198.18.0.1:{new_port}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        listed = String::from_utf8_lossy(&rig.adb(&["mdns", "services"]).stdout).to_string();
+        if listed
+            .lines()
+            .any(|l| l.starts_with("adb-SIMMDNS1-") && l.ends_with(&renamed))
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "adb never listed the renamed instance at port {new_port}:\n{listed}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }

@@ -326,3 +326,57 @@ fn pairing_needs_wireless_and_a_sound_body() {
     assert!(matches!(resp, Err(ureq::Error::StatusCode(400))));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `POST /v1/wireless/move` takes no body, `{}`, or `conflict_suffix` (2–999: `<GUID> (N)`)
+/// and `keep_stale`; anything else is a 400 naming what is wrong, and the phone stays where it
+/// was. Each move closes the old connect port and opens a new one (announced only with
+/// `--mdns-interface`, so `instance` is `null` here).
+#[test]
+fn a_move_takes_an_optional_conflict_suffix_and_keep_stale() {
+    let dir = state_dir("move");
+    let sim = wireless_sim("SIMWIFI04", &dir);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let url = format!("{}/v1/wireless/move", sim.control);
+    let mut before = port(&sim.get("/v1/state")["wireless"], "connect_port");
+    let empty = agent.post(&url).send_empty().unwrap();
+    assert_eq!(empty.status().as_u16(), 200);
+    for body in [
+        json!({}),
+        json!({"conflict_suffix": 2}),
+        json!({"conflict_suffix": 3, "keep_stale": true}),
+    ] {
+        let moved = sim.post("/v1/wireless/move", body.clone());
+        let now = port(&moved, "connect_port");
+        assert_ne!(now, before, "{body}: {moved}");
+        assert_eq!(moved["instance"], Value::Null, "{moved}");
+        assert_eq!(port(&sim.get("/v1/state")["wireless"], "connect_port"), now);
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", before)).is_err(),
+            "the old connect port is closed"
+        );
+        before = now;
+    }
+    for (body, says) in [
+        (json!({"conflict_suffix": 1}), "from 2 to 999"),
+        (json!({"conflict_suffix": 1000}), "from 2 to 999"),
+        (json!({"conflict_suffix": "2"}), "conflict_suffix"),
+        (json!({"suffix": 2}), "suffix"),
+    ] {
+        let mut resp = agent
+            .post(&url)
+            .content_type("application/json")
+            .send(body.to_string())
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 400, "{body}");
+        let text = resp.body_mut().read_to_string().unwrap();
+        assert!(text.contains(says), "{body}: {text}");
+        assert_eq!(
+            port(&sim.get("/v1/state")["wireless"], "connect_port"),
+            before
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -55,8 +55,20 @@ mod tests {
         let needle = concat!("crate", "::");
         let grandparent = concat!("super", "::", "super", "::");
         let mut leaks = Vec::new();
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
+        // Every file under src/adb, its subdirectories (`mdns/`) included.
+        let mut files = Vec::new();
+        let mut dirs = vec![dir];
+        while let Some(d) = dirs.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    files.push(path);
+                }
+            }
+        }
+        for path in files {
             let code = std::fs::read_to_string(&path).unwrap();
             for (n, line) in code.lines().enumerate() {
                 if line.trim_start().starts_with("//") {

@@ -285,7 +285,7 @@ impl Connector {
             ));
         }
         // A pairing flow may run on a channel bound to a phone that must pair again
-        // (`check_channel_unbound`); another phone paired there is not taken.
+        // (`check_channel_pairable`); another phone paired there is not taken.
         if refusal == Some(BindRefusal::ChannelBound) {
             return Err(refuse(
                 ErrorCode::AuthFailed,

@@ -25,6 +25,7 @@ pub mod form;
 pub mod invoke;
 pub mod lease;
 pub mod pairing;
+pub mod pairing_connect;
 pub mod pairing_watch;
 pub mod qr_pairing;
 pub mod runtime;
@@ -127,7 +128,7 @@ pub struct Connector {
     phone_hints: Mutex<HashMap<String, Arc<crate::device::tools::PhoneHints>>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -1,10 +1,13 @@
 //! Auth flow `adb_pair_code` (type `form`; fields `host`, `port`, `code`, optional
 //! `connect_port`): Android 11+ "Wireless debugging → Pair device with pairing code". The
-//! connector pairs its adb key with the phone (`xagent_adb_pairing::pair_as_host`), connects to
-//! the phone's wireless-debugging port over the `STLS` upgrade, reads `ro.serialno`, adds the
-//! phone to the inventory (watched from then on) and binds the channel. A code that is not 6
-//! digits is refused before anything is dialled. The network steps run outside the write gate
-//! (pairing takes seconds); only the bind takes it. The phone's serial, GUID and address are
+//! connector pairs its adb key with the phone (`xagent_adb_pairing::pair_as_host`), then finds
+//! the phone by the GUID it sent — at `host:connect_port` when given and plausible, else by its
+//! `_adb-tls-connect._tcp` announcement ([`super::pairing_connect`]) — connects over the `STLS`
+//! upgrade, reads `ro.serialno`, adds the phone to the inventory (watched from then on) and
+//! binds the channel. A code that is not 6 digits is refused before anything is dialled. A
+//! pairing that succeeded but could not connect is kept on the channel: the next attempt there
+//! (no code, or the same spent dialog) connects with it. The network steps run outside the write
+//! gate (pairing takes seconds); only the bind takes it. The phone's serial, GUID and address are
 //! stored, so a restarted connector watches it again. The code is never logged, echoed or
 //! stored.
 
@@ -17,15 +20,12 @@ use xagent_adb_pairing::PairingError;
 
 use super::claim::{refuse, ClaimError};
 use super::form;
+use super::pairing_connect::{ConnectFailure, PairedPhone};
 use super::state::BindRefusal;
 use super::Connector;
 use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
-use crate::adb::{AdbError, DeviceLink};
-use crate::device::inventory;
-use crate::device::parse::devices::{DeviceState, RouteKind};
 use crate::protocol::payloads::AuthStartPayload;
-use crate::protocol::{now_ms, ErrorCode};
-use crate::store::WirelessPhoneRecord;
+use crate::protocol::ErrorCode;
 
 /// Deadline of the pairing exchange (TCP connect, TLS, SPAKE2, PeerInfo).
 pub const PAIR_DEADLINE: Duration = Duration::from_secs(30);
@@ -38,10 +38,16 @@ fn is_host_char(c: char) -> bool {
 /// The form input of `adb_pair_code`, checked.
 struct PairCodeInput {
     host: String,
-    port: u16,
-    code: zeroize::Zeroizing<String>,
+    /// The pairing port; may be left out when the channel holds a pairing already.
+    port: Option<u16>,
+    /// The code; may be left out when the channel holds a pairing already.
+    code: Option<zeroize::Zeroizing<String>>,
     connect_port: Option<u16>,
 }
+
+/// The `adb tcpip` port (AOSP `DEFAULT_ADB_LOCAL_TRANSPORT_PORT`): never the wireless-debugging
+/// (`STLS`) port, which is random (`TlsServer(0)`, `daemon/adb_wifi.cpp`).
+const TCPIP_PORT: u16 = 5555;
 
 fn port_field(
     input: &serde_json::Map<String, Value>,
@@ -92,19 +98,12 @@ impl PairCodeInput {
                 "field `host` is not an IP address or host name (letters, digits, `.`, `-`, `:`, `[`, `]`, `%` and `_` only, at most 253 characters): give the phone's IP address shown under \"Pair device with pairing code\"",
             ));
         }
-        let port = port_field(input, "port")?.ok_or_else(|| {
-            refuse(
-                ErrorCode::AuthFailed,
-                "field `port` is required: the port shown under \"Pair device with pairing code\"",
-            )
-        })?;
+        let port = port_field(input, "port")?;
         const CODE: &str = "the pairing code the phone shows, in quotes";
-        let code = form::string_field(input, "code", CODE)?
-            .map(str::trim)
-            .ok_or_else(|| form::missing("code", CODE))?;
+        let code = form::string_field(input, "code", CODE)?.map(str::trim);
         // Checked before dialling: any other code could only fail as a "wrong code" (and
         // cost one of the phone's pairing attempts). Never echoed.
-        if !xagent_adb_pairing::valid_pairing_code(code) {
+        if code.is_some_and(|c| !xagent_adb_pairing::valid_pairing_code(c)) {
             return Err(refuse(
                 ErrorCode::AuthFailed,
                 &format!(
@@ -116,9 +115,38 @@ impl PairCodeInput {
         Ok(PairCodeInput {
             host: host.to_string(),
             port,
-            code: zeroize::Zeroizing::new(code.to_string()),
+            code: code.map(|c| zeroize::Zeroizing::new(c.to_string())),
             connect_port: port_field(input, "connect_port")?,
         })
+    }
+
+    /// `HOST:PORT` of the pairing dialog, when `port` was given.
+    fn pairing_addr(&self) -> Option<String> {
+        self.port.map(|port| format!("{}:{port}", self.host))
+    }
+
+    /// The port and code to pair with. Errors: `auth_failed` naming the missing field.
+    fn pairing(&self) -> Result<(u16, &str), ClaimError> {
+        let port = self.port.ok_or_else(|| {
+            refuse(
+                ErrorCode::AuthFailed,
+                "field `port` is required: the port shown under \"Pair device with pairing code\"",
+            )
+        })?;
+        let code = self
+            .code
+            .as_ref()
+            .ok_or_else(|| form::missing("code", "the pairing code the phone shows, in quotes"))?;
+        Ok((port, code.as_str()))
+    }
+
+    /// Where to try the phone first: `host:connect_port`, unless it is left out or cannot be
+    /// the connect port (the pairing port, closed after its one pairing; 5555, `adb tcpip`'s).
+    fn connect_addrs(&self) -> Vec<String> {
+        self.connect_port
+            .filter(|p| Some(*p) != self.port && *p != TCPIP_PORT)
+            .map(|p| vec![format!("{}:{p}", self.host)])
+            .unwrap_or_default()
     }
 }
 
@@ -141,19 +169,23 @@ pub(super) fn pairing_refusal(e: &PairingError) -> ClaimError {
     refuse(ErrorCode::AuthFailed, message)
 }
 
-/// Words for a failed connect to `shown`: the address when the connector found it (mDNS), the
-/// names of the fields when the caller gave it (their values are never repeated).
-fn connect_refusal(e: &AdbError, shown: &str) -> ClaimError {
-    let message = match e {
-        AdbError::NotPaired => {
-            format!("the phone paired but refused the connector's key on {shown}: pair it again")
-        }
-        AdbError::Timeout { .. } => format!("the phone did not answer on {shown} in time"),
-        _ => format!(
-            "paired, but the phone's wireless-debugging port {shown} cannot be reached: check `connect_port` (Wireless debugging → IP address & Port)"
+/// Words for a connect after pairing that did not bind; `given`: what the caller said of the
+/// connect port (never its value).
+pub(super) fn connect_refusal(failure: ConnectFailure, given: &str) -> ClaimError {
+    match failure {
+        ConnectFailure::Refused(e) => e,
+        ConnectFailure::KeyRefused => refuse(
+            ErrorCode::AuthFailed,
+            "the phone paired but then refused the connector's key: pair it again (open \"Pair device with pairing code\" for a new code)",
         ),
-    };
-    refuse(ErrorCode::AuthFailed, &message)
+        ConnectFailure::NotFound => refuse(
+            ErrorCode::AuthFailed,
+            &format!(
+                "paired, but the phone's wireless-debugging port was not found: {given}, and no `_adb-tls-connect._tcp` announcement of this phone reached the connector within {} s. Either the port changed (Wi-Fi toggled: read it again under Wireless debugging → IP address & Port) or mDNS is blocked between the phone and the connector (client isolation or a firewall on the Wi-Fi, or --mdns-interface naming another interface). The pairing is kept: auth.start again with `host` and `connect_port`, no new code needed",
+                super::pairing_connect::LOOKUP_DEADLINE.as_secs()
+            ),
+        ),
+    }
 }
 
 impl Connector {
@@ -164,34 +196,14 @@ impl Connector {
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Whether both pairing flows may start on `channel_id`: a channel of this connector with
-    /// no phone bound yet, or one whose bound phone refuses the connector's key over its
-    /// Wi-Fi-paired route (pairing revoked or forgotten), as pairing again is that phone's fix
-    /// ([`DeviceState::remedy`] for [`RouteKind::WifiPaired`]); the bind at the end then
-    /// accepts only that same phone. Errors: `auth_failed` (bound already),
+    /// Whether both pairing flows may start on `channel_id`: any channel of this connector,
+    /// bound or not. Re-pairing the phone bound there is always accepted (its key may have just
+    /// been revoked, before the connector saw the refusal: field bug 38); the bind at the end
+    /// accepts only that same phone, so another phone paired there is refused then ("already
+    /// bound to another phone"), its pairing kept for the channel. Errors:
     /// `connector_channel_not_owned`.
-    pub(super) fn check_channel_unbound(&self, channel_id: &str) -> Result<(), ClaimError> {
-        // The state lock is let go before the inventory's is taken.
-        let (check, bound) = {
-            let state = self.state();
-            let bound = state.binding(channel_id).map(|b| b.serial.clone());
-            (state.check_bind(channel_id, ""), bound)
-        };
-        match check {
-            Err(BindRefusal::ChannelBound)
-                if bound
-                    .and_then(|serial| self.inventory.get(&serial))
-                    .is_some_and(|p| {
-                        p.state == DeviceState::Unauthorized
-                            && p.route_kind() == RouteKind::WifiPaired
-                    }) =>
-            {
-                Ok(())
-            }
-            Err(BindRefusal::ChannelBound) => Err(refuse(
-                ErrorCode::AuthFailed,
-                "this channel is already bound to another phone; auth.logout first",
-            )),
+    pub(super) fn check_channel_pairable(&self, channel_id: &str) -> Result<(), ClaimError> {
+        match self.state().check_bind(channel_id, "") {
             Err(BindRefusal::UnknownChannel) => Err(refuse(
                 ErrorCode::ConnectorChannelNotOwned,
                 "connector_channel_id is not a channel of this connector",
@@ -217,7 +229,7 @@ impl Connector {
         p: &AuthStartPayload,
     ) -> Result<(), ClaimError> {
         let input = PairCodeInput::parse(&p.input)?;
-        self.check_channel_unbound(channel_id)?;
+        self.check_channel_pairable(channel_id)?;
         let logouts = self.logouts(channel_id);
         let Some(key_file) = self.host_key.clone() else {
             return Err(refuse(
@@ -225,14 +237,54 @@ impl Connector {
                 "wireless pairing is not available on this connector",
             ));
         };
+        let guid = self.pairing_for(channel_id, &input, &key_file).await?;
+        let given = match input.connect_port {
+            None => "`connect_port` was not given",
+            Some(p) if Some(p) == input.port => {
+                "`connect_port` is the pairing port, which closes after pairing"
+            }
+            Some(TCPIP_PORT) => {
+                "`connect_port` 5555 is the `adb tcpip` port, not the wireless-debugging one"
+            }
+            Some(_) => "nothing answers at the `host` and `connect_port` given",
+        };
+        self.connect_and_bind(channel_id, key_file, &guid, &input.connect_addrs(), logouts)
+            .await
+            .map(|_| ())
+            .map_err(|failure| connect_refusal(failure, given))
+    }
+
+    /// The GUID to connect to: the channel's earlier pairing when this attempt brings no new
+    /// dialog (no code, or the same spent dialog: field bug 36), else a new pairing with the
+    /// code, kept on the channel until it is bound. Errors: `auth_failed` in words for the
+    /// person at the phone, `internal_error` (key).
+    async fn pairing_for(
+        &self,
+        channel_id: &str,
+        input: &PairCodeInput,
+        key_file: &crate::adb::HostKeyFile,
+    ) -> Result<String, ClaimError> {
+        let runtime = self.runtime(channel_id);
+        let earlier = super::lock(&runtime.paired).clone();
+        if let Some(earlier) = earlier.filter(|e| {
+            input.code.is_none() || (input.port.is_some() && e.pairing_addr == input.pairing_addr())
+        }) {
+            tracing::info!(
+                channel = channel_id,
+                guid = %mask_serial(&earlier.guid),
+                "connecting with the pairing made earlier on this channel"
+            );
+            return Ok(earlier.guid);
+        }
+        let (port, code) = input.pairing()?;
         let key = key_file.get().await.map_err(|_| {
             refuse(
                 ErrorCode::InternalError,
                 "the connector's adb key cannot be read or made",
             )
         })?;
-        let pairing_addr = format!("{}:{}", input.host, input.port);
-        let guid = pair_with_phone(&key, &pairing_addr, input.code.as_bytes(), PAIR_DEADLINE)
+        let pairing_addr = format!("{}:{port}", input.host);
+        let guid = pair_with_phone(&key, &pairing_addr, code.as_bytes(), PAIR_DEADLINE)
             .await
             .map_err(|e| match e {
                 // The host is the caller's: named by its field, never repeated.
@@ -243,77 +295,10 @@ impl Connector {
                 PairWithPhoneError::Pairing(e) => pairing_refusal(&e),
             })?;
         tracing::info!(channel = channel_id, guid = %mask_serial(guid.as_str()), "phone paired");
-        let Some(connect_port) = input.connect_port else {
-            return Err(refuse(
-                ErrorCode::AuthFailed,
-                "paired; now give `connect_port` (Wireless debugging → IP address & Port) to connect",
-            ));
-        };
-        let addr = format!("{}:{connect_port}", input.host);
-        self.connect_and_bind(
-            channel_id,
-            key_file,
-            guid.as_str(),
-            &addr,
-            "the `host` and `connect_port` given",
-            logouts,
-        )
-        .await
-        .map(|_| ())
-    }
-
-    /// The shared end of both pairing flows: connects to the paired phone's connect port
-    /// `addr` over `STLS`, reads its serial, remembers (serial, `guid`, `addr`) for restarts,
-    /// binds `channel_id` and watches the phone from then on. Returns the serial. Errors:
-    /// `auth_failed` in words for the person at the phone (naming the address as `shown`),
-    /// `internal_error` (store).
-    pub(super) async fn connect_and_bind(
-        &self,
-        channel_id: &str,
-        key_file: crate::adb::HostKeyFile,
-        guid: &str,
-        addr: &str,
-        shown: &str,
-        logouts: u64,
-    ) -> Result<String, ClaimError> {
-        let addr = addr.to_string();
-        let transport = format!("tcp:{addr}");
-        let link = DeviceLink::direct_with_key(addr.clone(), key_file.clone());
-        let phone = crate::adb::host_key::retry_until_key_recorded(|| {
-            inventory::attach_paired(&self.inventory, &link, &transport)
-        })
-        .await
-        .map_err(|e| connect_refusal(&e, shown))?;
-        // Remembered before the bind: a restart follows the phone again whatever the bind says.
-        let record = WirelessPhoneRecord {
-            serial: phone.serial.clone(),
-            guid: guid.to_string(),
-            addr: addr.clone(),
-            paired_ms: now_ms(),
-        };
-        self.store
-            .wireless_phone_upsert(record.clone())
-            .await
-            .map_err(|e| {
-                refuse(
-                    ErrorCode::InternalError,
-                    &format!("could not store the paired phone: {e}"),
-                )
-            })?;
-        // From now on the phone is followed (watched, re-found by GUID, second to USB), as
-        // after a restart, whatever the bind says: the inventory never keeps an unwatched route.
-        self.follow_wireless_phone(record);
-        {
-            let _gate = self.writes.lock().await;
-            if self.logouts(channel_id) != logouts {
-                return Err(refuse(
-                    ErrorCode::AuthFailed,
-                    "auth.logout ended this pairing before it finished: the phone is paired but not bound; auth.start again to bind it",
-                ));
-            }
-            self.bind_phone(channel_id, &phone.serial, &phone.model)
-                .await?;
-        }
-        Ok(phone.serial)
+        *super::lock(&runtime.paired) = Some(PairedPhone {
+            guid: guid.as_str().to_string(),
+            pairing_addr: Some(pairing_addr),
+        });
+        Ok(guid.as_str().to_string())
     }
 }

@@ -26,6 +26,9 @@ pub struct ChannelRuntime {
     /// binds only if it is unchanged: a logout answered meanwhile ends the flow (the client
     /// was told nothing is bound, so nothing may be bound behind its back).
     pub logouts: AtomicU64,
+    /// A pairing that succeeded on this channel and is not bound yet: the next `adb_pair_code`
+    /// connects with it, no new code (field bug 36).
+    pub paired: Mutex<Option<super::pairing_connect::PairedPhone>>,
 }
 
 /// Tool calls allowed in a burst per channel.

@@ -42,7 +42,7 @@ use tokio::sync::watch;
 use crate::adb::DeviceLink;
 use crate::device::parse::devices::{DeviceState, RouteKind};
 
-pub use direct::{attach_direct, attach_paired, run_direct_watch, run_paired_watch};
+pub use direct::{attach_direct, attach_paired, identify, run_direct_watch, run_paired_watch};
 pub use identity::SECOND_PROPERTY_DEADLINE;
 pub use names::{NameBook, NameRecord};
 pub use reconnect::{RECONNECT_ATTEMPTS, RECONNECT_BACKOFF};

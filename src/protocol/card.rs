@@ -134,7 +134,7 @@ pub fn build_card(build: &BuildInfo, tools: &[ToolDecl]) -> Value {
             "target_type": TARGET_TYPE,
             "type": "form",
             "title": "Pair a phone over Wi-Fi with a pairing code",
-            "description": "Android 11+: on the phone open Developer options → Wireless debugging → Pair device with pairing code, and type what it shows. The connector pairs, connects over TLS and binds this channel to the phone. Give connect_port (the port under Wireless debugging → IP address & Port) so the connector can connect after pairing.",
+            "description": "Android 11+: on the phone open Developer options → Wireless debugging → Pair device with pairing code, and type what it shows. The connector pairs, connects over TLS and binds this channel to the phone. connect_port (the port under Wireless debugging → IP address & Port) is optional: the connector finds the phone by the name it announces over mDNS when it is left out or has changed. A pairing that could not connect is kept: the next attempt on this channel needs no new code.",
             "fields": [
                 {
                     "name": "host",
@@ -164,9 +164,9 @@ pub fn build_card(build: &BuildInfo, tools: &[ToolDecl]) -> Value {
                     "name": "connect_port",
                     "label": "Connect port",
                     "input_type": "text",
-                    "required": true,
+                    "required": false,
                     "placeholder": "e.g. 41235",
-                    "help_text": "The port under Wireless debugging → IP address & Port (it differs from the pairing port)."
+                    "help_text": "Optional: the port under Wireless debugging → IP address & Port (it differs from the pairing port). Left out, or stale after a Wi-Fi toggle, the connector finds the phone by the name it announces (mDNS)."
                 }
             ]
         }, {

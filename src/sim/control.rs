@@ -10,7 +10,7 @@
 //! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"frozen"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
 //! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys (the wireless-debugging pairings too) and drop the connections they let in; returns [`AuthView`] |
-//! | POST | `/v1/wireless/move` | – | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID; answers [`MovedPort`] `{"connect_port":N}` |
+//! | POST | `/v1/wireless/move` | optional [`MoveBody`]: `{"conflict_suffix": N, "keep_stale": true}` | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID (replacing its record), or as `<GUID> (N)` with `conflict_suffix` (a DNS-SD conflict rename; the earlier record withdrawn), the earlier record left at the dead port with `keep_stale`; answers [`MovedPort`] `{"connect_port":N,"instance":"…"\|null}` |
 //! | POST/DELETE | `/v1/sync/fault` | see [`crate::control_storage`] | sync push/pull refusals as adbd's |
 //! | GET | `/v1/media` | – | files the media store indexed ([`crate::control_storage`]) |
 //! | POST | `/v1/pair` | [`PairBody`]: `{"qr_code_text":"WIFI:T:ADB;S:…;P:…;;"}` or `{"code":"123456"}` (6 digits, else 400), optional `"wrong_password": true`, `"leave_after": "tls"\|"spake2"`, `"delay_ms": N` | `--wireless` only: the user scanned the QR code (or opened "Pair with code"); opens a one-shot pairing server, answers [`PairingPorts`] `{"pairing_port","connect_port","guid"}` |
@@ -30,12 +30,12 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::apps;
-use crate::control_json::{api_error, bad, ApiError, JsonBody};
+use crate::control_json::{api_error, bad, ApiError, JsonBody, OptionalJsonBody};
 use crate::control_storage;
 use crate::persona::ExtraDisplay;
 use crate::phone::{LogEntry, Phone, PhoneState, TransportMode, TtyDump};
 use crate::script::Script;
-use crate::wireless::{PairRequest, PairingPorts, Wireless, WirelessView};
+use crate::wireless::{MoveRequest, MovedPort, PairRequest, PairingPorts, Wireless, WirelessView};
 use xagent_adb_pairing::exchange::Stage;
 use xagent_adb_pairing::QrPairing;
 
@@ -479,24 +479,41 @@ fn pair_request(body: PairBody) -> Result<PairRequest, String> {
     })
 }
 
-/// Answer of `POST /v1/wireless/move`.
-#[derive(Debug, Serialize)]
-pub struct MovedPort {
-    /// The new `STLS` connect port.
-    pub connect_port: u16,
+/// `POST /v1/wireless/move` body (optional; empty: a plain move under the GUID).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoveBody {
+    /// Announce the new port as `<GUID> (N)`, N from 2 to 999 (a DNS-SD conflict rename).
+    pub conflict_suffix: Option<u32>,
+    /// Leave the earlier announcement registered at its now closed port.
+    #[serde(default)]
+    pub keep_stale: bool,
 }
 
 async fn post_wireless_move(
     State(state): State<ControlState>,
+    OptionalJsonBody(body): OptionalJsonBody<MoveBody>,
 ) -> Result<Json<MovedPort>, ApiError> {
     let wireless = state
         .wireless
         .ok_or_else(|| bad("wireless debugging is off: start the sim with --wireless"))?;
-    let connect_port = wireless
-        .move_connect_port()
+    if body
+        .conflict_suffix
+        .is_some_and(|n| !(2..=999).contains(&n))
+    {
+        return Err(bad(
+            "conflict_suffix must be from 2 to 999 (a renamed instance is `<GUID> (2)`, `(3)`…)",
+        ));
+    }
+    let how = MoveRequest {
+        conflict_suffix: body.conflict_suffix,
+        keep_stale: body.keep_stale,
+    };
+    let moved = wireless
+        .move_connect_port(&how)
         .await
         .map_err(|e| bad(format!("cannot move the connect port: {e}")))?;
-    Ok(Json(MovedPort { connect_port }))
+    Ok(Json(moved))
 }
 
 async fn post_pair(

@@ -27,6 +27,32 @@ where
     }
 }
 
+/// A JSON body that may be left out: an empty body is `T::default()`, anything else is read
+/// as [`JsonBody`] reads it.
+pub struct OptionalJsonBody<T>(pub T);
+
+impl<T, S> axum::extract::FromRequest<S> for OptionalJsonBody<T>
+where
+    T: serde::de::DeserializeOwned + Default,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        let (parts, body) = req.into_parts();
+        let bytes = axum::body::to_bytes(body, 64 * 1024)
+            .await
+            .map_err(|e| bad(format!("request body: {e}")))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJsonBody(T::default()));
+        }
+        let req = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+        JsonBody::<T>::from_request(req, state)
+            .await
+            .map(|JsonBody(v)| OptionalJsonBody(v))
+    }
+}
+
 /// Drops the offending value from serde's `invalid type: string "…", expected …` and
 /// `invalid value: …, expected …` messages, keeping the kind and what was expected.
 fn redact_values(msg: &str) -> String {

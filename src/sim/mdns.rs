@@ -3,6 +3,14 @@
 //! `--mdns-interface`, so nothing is announced on any other interface. Without interface
 //! names there is no daemon at all (tests run it only inside a network namespace).
 //! Service types and instance names: research notes §1.2 (`adb_mdns.h`, `daemon/mdns.cpp`).
+//!
+//! Each announcement carries a host name of its own (`<serial>-<n>.local.`). mdns-sd's goodbye
+//! for a withdrawn service sends its address records with TTL 0 too, which withdraws the
+//! address of every other service of the same host from the hosts' caches (a fresh pairing
+//! service announced just before the goodbye of the previous one then never resolves).
+//! Android's responder does not: its exit announcement covers the service's PTR records only
+//! (`MdnsRecordRepository.exitService`, Connectivity module), so the phone's other services
+//! stay resolvable. Own host names keep that property.
 
 use std::net::IpAddr;
 
@@ -11,7 +19,10 @@ use mdns_sd::{IfKind, ServiceDaemon, ServiceInfo};
 /// One mDNS responder restricted to some interfaces.
 pub struct Advertiser {
     daemon: ServiceDaemon,
+    /// Host label (the serial, DNS-safe); each announcement's host is `<label>-<n>.local.`.
     host: String,
+    /// Announcements made so far (the `n` of the next host name).
+    announced: std::sync::atomic::AtomicU64,
     /// The address the phone's ports listen on; unspecified: every enabled interface's.
     ip: IpAddr,
 }
@@ -28,7 +39,7 @@ fn other(e: mdns_sd::Error) -> std::io::Error {
 
 impl Advertiser {
     /// A responder on `interfaces` (names such as `lo`, `wlan0`), host name
-    /// `<serial>.local.`, announcing `ip` (the phone's listen address; `0.0.0.0`: the enabled
+    /// `<serial>-<n>.local.` (see the module), announcing `ip` (the phone's listen address; `0.0.0.0`: the enabled
     /// interfaces' addresses, as adbd listening on all of them); `None` when `interfaces` is
     /// empty. Errors: the daemon cannot start.
     pub fn start(
@@ -52,7 +63,8 @@ impl Advertiser {
             .collect();
         Ok(Some(Advertiser {
             daemon,
-            host: format!("{label}.local."),
+            host: label,
+            announced: std::sync::atomic::AtomicU64::new(0),
             ip,
         }))
     }
@@ -68,13 +80,16 @@ impl Advertiser {
         port: u16,
         txt: &[(&str, &str)],
     ) -> std::io::Result<String> {
+        let n = self
+            .announced
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let host = format!("{}-{n}.local.", self.host);
         let info = if self.ip.is_unspecified() {
-            ServiceInfo::new(service_type, instance, &self.host, "", port, txt)
+            ServiceInfo::new(service_type, instance, &host, "", port, txt)
                 .map_err(other)?
                 .enable_addr_auto()
         } else {
-            ServiceInfo::new(service_type, instance, &self.host, self.ip, port, txt)
-                .map_err(other)?
+            ServiceInfo::new(service_type, instance, &host, self.ip, port, txt).map_err(other)?
         };
         let fullname = info.get_fullname().to_string();
         self.daemon.register(info).map_err(other)?;

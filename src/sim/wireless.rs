@@ -124,6 +124,31 @@ struct Inner {
 struct ConnectPort {
     port: u16,
     stop: CancellationToken,
+    /// Full mDNS name it is announced under (`None` without mDNS).
+    announced: Option<String>,
+}
+
+/// How a move of the connect port is announced (control API `POST /v1/wireless/move`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MoveRequest {
+    /// Announce the new port as `<GUID> (N)`: the phone's responder renamed the service after
+    /// a name conflict (RFC 6762 §9, RFC 6763 Appendix D; Android's
+    /// `MdnsAdvertiser.Registration.getUpdatedServiceName` counts from 2). `None`: under the
+    /// GUID itself.
+    pub conflict_suffix: Option<u32>,
+    /// Leave the earlier announcement registered, pointing at the port that just closed (a
+    /// stale record: builds that register the new instance before withdrawing the old,
+    /// b/432299214). Otherwise it is replaced (same name) or withdrawn (renamed).
+    pub keep_stale: bool,
+}
+
+/// Answer of a move: the new port and the instance name announced (`None` without mDNS).
+#[derive(Clone, Debug, Serialize)]
+pub struct MovedPort {
+    /// The new `STLS` connect port.
+    pub connect_port: u16,
+    /// The `_adb-tls-connect._tcp` instance it is announced under.
+    pub instance: Option<String>,
 }
 
 fn guid(serial: &str, state_dir: Option<&Path>) -> std::io::Result<String> {
@@ -170,6 +195,7 @@ impl Wireless {
                 connect: Mutex::new(ConnectPort {
                     port: 0,
                     stop: CancellationToken::new(),
+                    announced: None,
                 }),
                 identity,
                 guid,
@@ -179,49 +205,74 @@ impl Wireless {
                 next_pairing: Mutex::new(0),
             }),
         };
-        wireless.open_connect_port(&model, &sdk).await?;
+        wireless
+            .open_connect_port(&model, &sdk, &MoveRequest::default())
+            .await?;
         Ok(wireless)
     }
 
     /// Serves the `STLS` connect port on a fresh OS-chosen port and announces it (under the
-    /// GUID, replacing an earlier announcement); an earlier port stops, with its connections.
-    async fn open_connect_port(&self, model: &str, sdk: &str) -> std::io::Result<u16> {
+    /// GUID, or the GUID with the conflict suffix `how` asks for), replacing or withdrawing
+    /// the earlier announcement unless `how` keeps it stale; an earlier port stops, with its
+    /// connections.
+    async fn open_connect_port(
+        &self,
+        model: &str,
+        sdk: &str,
+        how: &MoveRequest,
+    ) -> std::io::Result<MovedPort> {
         let inner = &self.inner;
         let listener = TcpListener::bind((inner.ip, 0)).await?;
         let port = listener.local_addr()?.port();
         let stop = inner.shutdown.child_token();
+        let instance = match how.conflict_suffix {
+            Some(n) => format!("{} ({n})", inner.guid),
+            None => inner.guid.clone(),
+        };
         // Registered again under the same name, which replaces the earlier record in place (a
         // withdrawal first would race the new probe and mdns-sd would rename it `… (2)`).
-        if let Some(m) = &inner.mdns {
-            let txt = [("v", "1"), ("name", model), ("api", sdk)];
-            m.register(CONNECT_SERVICE, &inner.guid, port, &txt)?;
-        }
+        let announced = match &inner.mdns {
+            Some(m) => {
+                let txt = [("v", "1"), ("name", model), ("api", sdk)];
+                Some(m.register(CONNECT_SERVICE, &instance, port, &txt)?)
+            }
+            None => None,
+        };
         let old = std::mem::replace(
             &mut *lock(&inner.connect),
             ConnectPort {
                 port,
                 stop: stop.clone(),
+                announced: announced.clone(),
             },
         );
         old.stop.cancel();
+        if let (Some(m), Some(earlier)) = (&inner.mdns, &old.announced) {
+            if Some(earlier) != announced.as_ref() && !how.keep_stale {
+                m.unregister(earlier);
+            }
+        }
         tokio::spawn(serve_connect(
             listener,
             inner.phone.clone(),
             inner.identity.clone(),
             stop,
         ));
-        Ok(port)
+        Ok(MovedPort {
+            connect_port: port,
+            instance: announced.map(|_| instance),
+        })
     }
 
     /// Moves the connect port (what a Wi-Fi toggle does to a real phone's wireless-debugging
-    /// port): closes the old one and its connections, serves and announces a new one. Returns
-    /// the new port. Errors: bind or mDNS failures.
-    pub async fn move_connect_port(&self) -> std::io::Result<u16> {
+    /// port): closes the old one and its connections, serves and announces a new one as `how`
+    /// says. Errors: bind or mDNS failures.
+    pub async fn move_connect_port(&self, how: &MoveRequest) -> std::io::Result<MovedPort> {
         let (model, sdk) = self.inner.phone.with(|s| {
             let sdk = s.props.get("ro.build.version.sdk").cloned();
             (s.model.clone(), sdk.unwrap_or_default())
         });
-        self.open_connect_port(&model, &sdk).await
+        self.open_connect_port(&model, &sdk, how).await
     }
 
     /// The `GET /v1/state` view.

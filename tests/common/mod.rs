@@ -3,10 +3,12 @@
 #![allow(dead_code)]
 
 pub mod adb_server;
+pub mod netns;
 pub mod procs;
 pub mod scenario;
 pub mod schemas;
 pub mod usb_listing;
+pub mod wireless;
 pub mod xagent;
 
 /// Reads the API key the test wrote.

@@ -324,6 +324,8 @@ pub struct ConnectorProc {
     pub log_path: PathBuf,
     phones: Phones,
     extra: Vec<String>,
+    /// `RUST_LOG` of the process (`debug` unless started with [`ConnectorProc::start_logging`]).
+    rust_log: String,
 }
 
 impl ConnectorProc {
@@ -351,6 +353,16 @@ impl ConnectorProc {
 
     /// Starts `serve` with extra flags.
     pub fn start_with(data_dir: &Path, phones: Phones, extra: &[&str]) -> ConnectorProc {
+        Self::start_logging(data_dir, phones, extra, "debug")
+    }
+
+    /// [`ConnectorProc::start_with`] logging at `rust_log` (`RUST_LOG`, e.g. `trace`).
+    pub fn start_logging(
+        data_dir: &Path,
+        phones: Phones,
+        extra: &[&str],
+        rust_log: &str,
+    ) -> ConnectorProc {
         let mut c = ConnectorProc {
             child: None,
             base: String::new(),
@@ -359,6 +371,7 @@ impl ConnectorProc {
             log_path: data_dir.join("connector.log"),
             phones,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            rust_log: rust_log.to_string(),
         };
         c.spawn("127.0.0.1:0");
         c
@@ -380,7 +393,7 @@ impl ConnectorProc {
             .arg("--api-key-file")
             .arg(&key_file)
             .args(&self.extra)
-            .env("RUST_LOG", "debug")
+            .env("RUST_LOG", &self.rust_log)
             .stderr(Stdio::from(log));
         match &self.phones {
             Phones::AdbServer(addr) => {

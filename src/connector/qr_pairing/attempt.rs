@@ -18,7 +18,8 @@ use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
 use crate::adb::mdns::{Browser, CONNECT_SERVICE, PAIRING_SERVICE};
 use crate::adb::{AdbServerClient, HostKey};
 use crate::connector::claim::AuthStatus;
-use crate::connector::pairing::{pairing_refusal, PAIR_DEADLINE};
+use crate::connector::pairing::{connect_refusal, pairing_refusal, PAIR_DEADLINE};
+use crate::connector::pairing_connect::PairedPhone;
 use crate::connector::Connector;
 
 /// How long the phone has, once paired, to announce `_adb-tls-connect._tcp` (it does so at
@@ -34,6 +35,17 @@ pub enum QrStop {
     Expired,
     /// A step failed; the reason is for a person (never holds the password).
     Failed(String),
+    /// Paired (the phone holds the key, this is its GUID), but its connect service was not
+    /// announced in time.
+    NotAnnounced(Guid),
+}
+
+/// What [`QrStop::NotAnnounced`] tells a person.
+pub fn not_announced_message() -> String {
+    format!(
+        "paired, but the phone did not announce its wireless-debugging port within {} s: either Wireless debugging was turned off or mDNS is blocked between the phone and the connector (client isolation or a firewall on the Wi-Fi, or --mdns-interface naming another interface)",
+        CONNECT_FIND_DEADLINE.as_secs()
+    )
 }
 
 /// The network half of QR pairing: waits (≤ `ttl`) for the phone that scanned `offer` to
@@ -109,12 +121,7 @@ pub async fn pair_by_qr(
             adb_server.as_ref(),
         )
         .await
-        .ok_or_else(|| {
-            stopped_or(QrStop::Failed(format!(
-                "paired, but the phone did not announce its wireless-debugging port within {} s: is Wireless debugging still on?",
-                CONNECT_FIND_DEADLINE.as_secs()
-            )))
-        })?;
+        .ok_or_else(|| stopped_or(QrStop::NotAnnounced(guid.clone())))?;
     Ok((guid, connect_addr))
 }
 
@@ -150,6 +157,22 @@ pub async fn run(
             tracing::info!(channel, reason = reason.as_str(), "QR pairing failed");
             attempt.set(generation, AuthStatus::Failed, &reason);
         }
+        Err(QrStop::NotAnnounced(guid)) => {
+            // The phone holds the key: the channel keeps the pairing (field bug 36).
+            *crate::connector::lock(&connector.runtime(channel).paired) = Some(PairedPhone {
+                guid: guid.as_str().to_string(),
+                pairing_addr: None,
+            });
+            let reason = format!(
+                "{}. The pairing is kept: auth.start flow adb_pair_code with `host` and `connect_port` (no code) connects it",
+                not_announced_message()
+            );
+            tracing::info!(
+                channel,
+                "QR pairing failed: the phone paired but was not announced"
+            );
+            attempt.set(generation, AuthStatus::Failed, &reason);
+        }
     }
 }
 
@@ -181,16 +204,23 @@ async fn steps(
     if stop.is_cancelled() {
         return Err(QrStop::Canceled);
     }
-    let addr = connect_addr.to_string();
+    *crate::connector::lock(&connector.runtime(&attempt.channel_id).paired) = Some(PairedPhone {
+        guid: guid.as_str().to_string(),
+        pairing_addr: None,
+    });
+    // The address announced first is tried first; a stale one falls back to the lookup.
     connector
         .connect_and_bind(
             &attempt.channel_id,
             key_file,
             guid.as_str(),
-            &addr,
-            &addr,
+            &[connect_addr.to_string()],
             attempt.logouts,
         )
         .await
-        .map_err(|e| QrStop::Failed(e.message))
+        .map_err(|failure| {
+            QrStop::Failed(
+                connect_refusal(failure, "the address it announced does not answer").message,
+            )
+        })
 }

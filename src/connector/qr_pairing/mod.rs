@@ -157,9 +157,10 @@ pub type QrAttempts = Mutex<HashMap<String, Arc<QrAttempt>>>;
 impl Connector {
     /// `auth.start` of `adb_qr_pair`: a new QR code and the task waiting for the phone. A
     /// channel has one attempt at a time: an unfinished earlier one is canceled. Errors:
-    /// `auth_failed` (channel already bound, no adb key), `connector_channel_not_owned`.
+    /// `auth_failed` (no adb key), `connector_channel_not_owned`. A bound channel may pair
+    /// again: only the phone bound there is bound at the end.
     pub fn qr_start(self: &Arc<Self>, channel_id: &str) -> Result<QrOffer, ClaimError> {
-        self.check_channel_unbound(channel_id)?;
+        self.check_channel_pairable(channel_id)?;
         if self.host_key.is_none() {
             return Err(refuse(
                 ErrorCode::AuthFailed,

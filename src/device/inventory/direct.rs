@@ -50,6 +50,13 @@ pub async fn attach_direct(
     attach(inv, link, transport, false).await
 }
 
+/// The `ro.serialno` of the phone behind a direct `link` (the identity probe,
+/// [`super::PROBE_DEADLINE`]), recording nothing: whether an announced address is the phone
+/// looked for. Errors: the link's ([`AdbError`]).
+pub async fn identify(link: &DeviceLink) -> Result<String, AdbError> {
+    Ok(probe(link).await?.serialno)
+}
+
 /// [`attach_direct`] for a phone the connector paired over Wi-Fi: its route is
 /// [`RouteKind::WifiPaired`] (the Wi-Fi fixes in errors, as `check` gives them).
 pub async fn attach_paired(

@@ -6,6 +6,7 @@
 //! Browsing is confined to the configured interfaces (`--mdns-interface`); with none named,
 //! every interface of the box is used (mdns-sd's default — a desk user's Wi-Fi and Ethernet).
 //! The adb server's `host:mdns:services` is a second, optional source ([`adb_server_services`]).
+//! Instance names are matched with their DNS-SD conflict renames (`<GUID> (2)`: [`instance`]).
 //! mdns-sd runs its own thread; waiting on its channel happens on a blocking thread, never on an
 //! async worker.
 
@@ -15,6 +16,16 @@ use std::time::Duration;
 use mdns_sd::{IfKind, ServiceDaemon, ServiceEvent};
 use tokio_util::sync::CancellationToken;
 
+mod adb_server;
+pub mod instance;
+mod watch;
+
+pub use adb_server::{
+    adb_server_addresses, adb_server_services, parse_adb_server_services, AdbServerService,
+};
+pub use instance::{instance_of, names_instance};
+pub use watch::ServiceWatch;
+
 use super::server_client::AdbServerClient;
 
 /// DNS-SD type of a phone's pairing server ("Pair device with QR code").
@@ -23,6 +34,8 @@ pub const PAIRING_SERVICE: &str = "_adb-tls-pairing._tcp.local.";
 pub const CONNECT_SERVICE: &str = "_adb-tls-connect._tcp.local.";
 /// How often a waiting browse looks at its cancel token and at the adb server.
 const POLL: Duration = Duration::from_millis(250);
+/// How often a waiting browse asks the adb server's list again.
+const SERVER_ASK_EVERY: Duration = Duration::from_secs(1);
 
 /// Why mDNS browsing cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -121,10 +134,10 @@ impl Browser {
         Ok(Browser { daemon })
     }
 
-    /// Waits up to `within` (or until `cancel`) for `instance` of `service_type` to resolve;
-    /// its address (IPv4 preferred) and port. `adb_server`, when given, is asked too
-    /// (`host:mdns:services`), so a phone only adb's own discovery sees is found as well.
-    /// `None`: not seen in time, or canceled.
+    /// Waits up to `within` (or until `cancel`) for `instance` of `service_type` to resolve
+    /// (conflict renames included: [`names_instance`]); its address (IPv4 preferred) and port.
+    /// `adb_server`, when given, is asked too (`host:mdns:services`), so a phone only adb's own
+    /// discovery sees is found as well. `None`: not seen in time, or canceled.
     pub async fn find(
         &self,
         service_type: &'static str,
@@ -133,97 +146,159 @@ impl Browser {
         cancel: &CancellationToken,
         adb_server: Option<&AdbServerClient>,
     ) -> Option<SocketAddr> {
-        let deadline = super::deadline_in(within);
-        let receiver = self.daemon.browse(service_type).ok()?;
-        let wanted = format!("{instance}.{service_type}").to_ascii_lowercase();
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<SocketAddr>(1);
-        let stop = cancel.child_token();
-        let watcher = {
-            let stop = stop.clone();
-            let std_deadline = deadline.into_std();
-            tokio::task::spawn_blocking(move || {
-                while !stop.is_cancelled() && std::time::Instant::now() < std_deadline {
-                    let Ok(event) = receiver.recv_timeout(POLL) else {
-                        if receiver.is_disconnected() {
-                            return;
-                        }
-                        continue;
-                    };
-                    if let ServiceEvent::ServiceResolved(found) = event {
-                        if found.fullname.to_ascii_lowercase() != wanted {
-                            continue;
-                        }
-                        if let Some(addr) = address(&found) {
-                            let _ = tx.blocking_send(addr);
-                            return;
-                        }
-                    }
-                }
-            })
-        };
-        let found = loop {
-            if let Some(server) = adb_server {
-                if let Some(addr) = adb_server_find(server, service_type, instance).await {
-                    break Some(addr);
-                }
-            }
-            tokio::select! {
-                _ = cancel.cancelled() => break None,
-                _ = tokio::time::sleep_until(deadline) => break None,
-                got = rx.recv() => break got,
-                _ = tokio::time::sleep(POLL * 4), if adb_server.is_some() => {}
-            }
-        };
-        stop.cancel();
-        let _ = watcher.await;
-        let _ = self.daemon.stop_browse(service_type);
-        found
+        find_each(
+            Some(self),
+            service_type,
+            instance,
+            within,
+            cancel,
+            adb_server,
+            |addr| async move { Some(addr) },
+        )
+        .await
     }
 }
 
 impl Browser {
     /// Starts a lasting browse of `service_type`: announcements (a phone re-announcing its
     /// connect port after a Wi-Fi toggle) and answers to the browse's own queries are read
-    /// with [`ServiceWatch::latest`]. Errors: the daemon stopped.
+    /// with [`ServiceWatch::candidates`]. Errors: the daemon stopped.
     pub fn watch(&self, service_type: &'static str) -> Result<ServiceWatch, MdnsError> {
         let events = self
             .daemon
             .browse(service_type)
             .map_err(|e| MdnsError(e.to_string()))?;
-        Ok(ServiceWatch {
-            events,
-            service_type,
-        })
+        Ok(ServiceWatch::new(events, service_type))
     }
 }
 
-/// A lasting browse of one service type (see [`Browser::watch`]).
-pub struct ServiceWatch {
-    events: mdns_sd::Receiver<ServiceEvent>,
+/// Hands each address announced for `instance` of `service_type` (exactly or renamed after a
+/// name conflict) to `attempt`, once per address, the freshest of those waiting first, until
+/// `attempt` answers `Some`, `within` passes (a running attempt is dropped then) or `cancel`
+/// fires. Sources: mDNS through `browser` (`None`: mDNS could not start), and `adb_server`'s
+/// `host:mdns:services` when given (asked every second). A stale record at a dead port only
+/// costs its attempt: the next address is tried. `None`: nothing announced answered.
+pub async fn find_each<T, F, Fut>(
+    browser: Option<&Browser>,
     service_type: &'static str,
-}
-
-impl std::fmt::Debug for ServiceWatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ServiceWatch({})", self.service_type)
+    instance: &str,
+    within: Duration,
+    cancel: &CancellationToken,
+    adb_server: Option<&AdbServerClient>,
+    attempt: F,
+) -> Option<T>
+where
+    F: FnMut(SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = super::deadline_in(within);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<SocketAddr>();
+    let stop = cancel.child_token();
+    // mDNS answers come from a blocking thread (mdns-sd's receiver blocks); without a browser
+    // only the adb server is asked.
+    let browsing = browser.and_then(|b| Some((b, b.daemon.browse(service_type).ok()?)));
+    let watcher = browsing.as_ref().map(|(_, receiver)| {
+        let (stop, wanted, receiver) = (stop.clone(), instance.to_string(), receiver.clone());
+        let until = deadline.into_std();
+        tokio::task::spawn_blocking(move || {
+            forward_resolved(&receiver, service_type, &wanted, until, &stop, &tx)
+        })
+    });
+    if browsing.is_none() && adb_server.is_none() {
+        return None;
     }
+    let found = offer_each(rx, adb_server, service_type, instance, cancel, attempt);
+    let found = tokio::time::timeout_at(deadline, found)
+        .await
+        .ok()
+        .flatten();
+    stop.cancel();
+    if let Some(w) = watcher {
+        let _ = w.await;
+    }
+    if let Some((b, _)) = browsing {
+        let _ = b.daemon.stop_browse(service_type);
+    }
+    found
 }
 
-impl ServiceWatch {
-    /// The newest address resolved for `instance` among the events received since the last
-    /// call (never waits). `None`: nothing new for it.
-    pub fn latest(&self, instance: &str) -> Option<SocketAddr> {
-        let wanted = format!("{instance}.{}", self.service_type).to_ascii_lowercase();
-        let mut newest = None;
-        while let Ok(event) = self.events.try_recv() {
-            tracing::trace!(event = ?event, "mDNS event");
-            if let ServiceEvent::ServiceResolved(found) = event {
-                if found.fullname.to_ascii_lowercase() == wanted {
-                    newest = address(&found).or(newest);
-                }
+/// The loop of [`find_each`]: addresses from `rx` (mDNS) and `adb_server`, each
+/// handed to `attempt` once, freshest first; `None` on `cancel` (the caller bounds it in time).
+async fn offer_each<T, F, Fut>(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<SocketAddr>,
+    adb_server: Option<&AdbServerClient>,
+    service_type: &str,
+    instance: &str,
+    cancel: &CancellationToken,
+    mut attempt: F,
+) -> Option<T>
+where
+    F: FnMut(SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let mut pending: Vec<SocketAddr> = Vec::new();
+    let mut tried: Vec<SocketAddr> = Vec::new();
+    let mut ask_server_at = tokio::time::Instant::now();
+    let mut open = true;
+    loop {
+        while let Ok(addr) = rx.try_recv() {
+            pending.push(addr);
+        }
+        if let Some(server) = adb_server {
+            if tokio::time::Instant::now() >= ask_server_at {
+                pending.extend(adb_server_addresses(server, service_type, instance).await);
+                ask_server_at = tokio::time::Instant::now() + SERVER_ASK_EVERY;
             }
         }
-        newest
+        // Freshest first: the last one announced is tried first.
+        while let Some(addr) = pending.pop() {
+            if tried.contains(&addr) {
+                continue;
+            }
+            tried.push(addr);
+            if let Some(t) = attempt(addr).await {
+                return Some(t);
+            }
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return None,
+            got = rx.recv(), if open => match got {
+                Some(addr) => pending.push(addr),
+                None => open = false,
+            },
+            _ = tokio::time::sleep(POLL), if adb_server.is_some() || !open => {}
+        }
+    }
+}
+
+/// Sends on `tx` the address of every resolution of `wanted` (or a conflict rename of it) of
+/// `service_type` that `receiver` gets, until `until`, `stop`, or either channel closes. Runs
+/// on a blocking thread (mdns-sd's receiver blocks).
+fn forward_resolved(
+    receiver: &mdns_sd::Receiver<ServiceEvent>,
+    service_type: &str,
+    wanted: &str,
+    until: std::time::Instant,
+    stop: &CancellationToken,
+    tx: &tokio::sync::mpsc::UnboundedSender<SocketAddr>,
+) {
+    while !stop.is_cancelled() && std::time::Instant::now() < until {
+        let Ok(event) = receiver.recv_timeout(POLL) else {
+            if receiver.is_disconnected() {
+                return;
+            }
+            continue;
+        };
+        let ServiceEvent::ServiceResolved(found) = event else {
+            continue;
+        };
+        let named = instance_of(&found.fullname, service_type)
+            .is_some_and(|name| names_instance(&name, wanted));
+        if let (true, Some(addr)) = (named, address(&found)) {
+            if tx.send(addr).is_err() {
+                return;
+            }
+        }
     }
 }
 
@@ -242,77 +317,9 @@ impl Drop for Browser {
     }
 }
 
-/// One line of `host:mdns:services`: instance, service type (`_adb-tls-pairing._tcp`) and
-/// `IP:PORT`, tab-separated (AOSP `client/adb_wifi.cpp` / `transport_mdns.cpp`, as printed by
-/// `adb mdns services`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AdbServerService {
-    /// Instance name.
-    pub instance: String,
-    /// Service type without `.local.`.
-    pub service_type: String,
-    /// Address.
-    pub addr: SocketAddr,
-}
-
-/// Parses the `host:mdns:services` text; malformed lines are skipped.
-pub fn parse_adb_server_services(text: &str) -> Vec<AdbServerService> {
-    text.lines()
-        .filter_map(|line| {
-            let mut parts = line.split('\t').map(str::trim);
-            let instance = parts.next()?.to_string();
-            let service_type = parts.next()?.trim_end_matches('.').to_string();
-            let addr = parts.next()?.parse().ok()?;
-            Some(AdbServerService {
-                instance,
-                service_type,
-                addr,
-            })
-        })
-        .collect()
-}
-
-/// `host:mdns:services` of an adb server (only servers with mDNS discovery answer it; adb 29
-/// does not). Errors: the server's.
-pub async fn adb_server_services(
-    server: &AdbServerClient,
-) -> Result<Vec<AdbServerService>, super::AdbError> {
-    Ok(parse_adb_server_services(&server.mdns_services().await?))
-}
-
-async fn adb_server_find(
-    server: &AdbServerClient,
-    service_type: &str,
-    instance: &str,
-) -> Option<SocketAddr> {
-    let short = service_type.trim_end_matches(".local.");
-    adb_server_services(server)
-        .await
-        .ok()?
-        .into_iter()
-        .find(|s| {
-            s.service_type == short
-                && s.instance.eq_ignore_ascii_case(instance)
-                && !s.addr.ip().is_unspecified()
-        })
-        .map(|s| s.addr)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn adb_server_lines_parse_and_odd_ones_are_skipped() {
-        let text = "adb-SIM1-abc123\t_adb-tls-connect._tcp\t198.18.0.1:40001\n\
-                    xagent-Abc\t_adb-tls-pairing._tcp.\t198.18.0.1:40002\n\
-                    broken line\n";
-        let got = parse_adb_server_services(text);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].instance, "adb-SIM1-abc123");
-        assert_eq!(got[1].service_type, "_adb-tls-pairing._tcp");
-        assert_eq!(got[1].addr, "198.18.0.1:40002".parse().unwrap());
-    }
 
     #[test]
     fn loopback_exists_and_an_unknown_interface_is_named_with_the_real_ones() {
