@@ -184,11 +184,20 @@ fn ui_flow(r: &Rig) {
         xml.contains("text=\"hello\" resource-id=\"com.example.notes:id/note_text\""),
         "{xml}"
     );
-    let focus = r.stdout(&["shell", "dumpsys", "window", "windows"]);
+    // Android 11+ print the focus per display (`dumpsys window displays`); the windows
+    // section lists the window without a focus line (fixtures/window/appium-android1*).
+    let focus = r.stdout(&["shell", "dumpsys", "window", "displays"]);
     assert!(
         focus.contains("mCurrentFocus=Window{")
             && focus.contains("com.example.notes/com.example.notes.MainActivity}"),
         "{focus}"
+    );
+    let windows = r.stdout(&["shell", "dumpsys", "window", "windows"]);
+    assert!(
+        windows.contains(" Window{")
+            && windows.contains(" u0 com.example.notes/com.example.notes.MainActivity}:")
+            && !windows.contains("mCurrentFocus="),
+        "{windows}"
     );
 }
 

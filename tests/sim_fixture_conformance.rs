@@ -168,13 +168,42 @@ fn dumpsys_window_focus_parses_like_captures() {
             "{cmd}"
         );
     }
+    // Android 11+ windows sections carry no focus line: the real ones and the sim's both give
+    // the focus from the window list (field bug 61); Android 6 keeps the line.
+    let ours = sim(&p, "dumpsys window windows");
+    assert!(!ours.contains("mCurrentFocus="), "{ours}");
+    let legacy = phone("legacy-android6");
+    sim(&legacy, "am start -n com.example.notes/.MainActivity");
+    assert!(sim(&legacy, "dumpsys window windows").contains("  mCurrentFocus=Window{"));
     for c in [
         "window/avc-dumpsys-window-windows-jb-emulator.txt",
         "window/android8-grep-mcurrentfocus-mfocusedapp-appwindowtoken.txt",
+        "window/appium-android12-emulator-dumpsys-window-windows.txt",
+        "window/appium-android13-emulator-dumpsys-window-windows.txt",
     ] {
         let f = window::parse_current_focus(&fixture(c)).unwrap();
         assert!(f.package.is_some() && f.activity.is_some(), "{c}: {f:?}");
     }
+    // A framework dialog over the app, in the real Android 11 list and in the sim's.
+    let real = window::parse_current_focus(&fixture(
+        "window/appium-android11-emulator-dumpsys-window-windows.txt",
+    ))
+    .and_then(|f| f.dialog)
+    .expect("the ANR dialog");
+    p.with(|s| {
+        s.app_dialog = Some(xagent_adb_sim::framework::AppDialog {
+            kind: xagent_adb_sim::framework::DialogKind::Anr,
+            process: "com.example.notes".into(),
+        })
+    });
+    let ours = window::parse_current_focus(&sim(&p, "dumpsys window windows"))
+        .and_then(|f| f.dialog)
+        .expect("the sim's ANR dialog");
+    assert_eq!(
+        (ours.kind, real.kind),
+        (real.kind, window::DialogKind::NotResponding)
+    );
+    p.with(|s| s.app_dialog = None);
     let real = window::parse_resumed_activity(&fixture(
         "activity/mtk-tablet-android13-dumpsys-activity-activities.txt",
     ));

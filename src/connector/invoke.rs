@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use std::future::Future;
 
 use super::{lock, CallKey, Connector, InFlightCall, Ticket};
-use crate::device::error::state_refusal;
+use crate::device::error::{state_refusal, unauthorized_lead};
 use crate::device::policy::PhoneFacts;
 use crate::device::tools::{
     integral_floats_as_integers, registry, CallDeadline, SideEffect, ToolCtx, ToolError,
@@ -88,6 +88,15 @@ impl Connector {
             ToolError::new(ErrorCode::DeviceOffline, "the bound phone is not attached")
         })?;
         if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
+            // What the tools learned while the phone answered explains a missing prompt.
+            let facts = self.runtime(channel_id).readiness.facts();
+            let lead = (code == ErrorCode::DeviceUnauthorized)
+                .then(|| unauthorized_lead(phone.route_kind(), facts.tv, facts.lock_task))
+                .flatten();
+            let message = match lead {
+                Some(lead) => format!("{lead}. {message}"),
+                None => message,
+            };
             return Err(ToolError::new(code, message));
         }
         // The model's copy of connector_channel_id is ignored: routing uses the envelope (§10).

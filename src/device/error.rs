@@ -109,6 +109,30 @@ pub enum DeviceError {
         /// What did run before the lock screen was seen (`None`: nothing).
         done: Option<String>,
     },
+    /// The phone is in lock task mode (a kiosk app's, or the user's screen pinning): `am start`
+    /// of any other app is refused (`unknown error code 101`, field bug 81). `mode` and
+    /// `package` as read from `dumpsys activity activities` (`None`: not readable).
+    #[error("{}", lock_task_message(*.mode, .package.as_deref(), .refused.as_str()))]
+    LockTask {
+        /// Kiosk or pinning.
+        mode: Option<crate::device::parse::lock_task::LockTaskMode>,
+        /// The locked app.
+        package: Option<String>,
+        /// What was refused (`com.x/.Main`, `the link https://…`).
+        refused: String,
+    },
+    /// A framework crash, ANR or debugger dialog holds the focus after a launch (field bug
+    /// 79): the app did not come up usable. `launched` is the package started, `started` what
+    /// ran (`PKG/ACTIVITY was started`).
+    #[error("{}", app_dialog_message(.dialog, .launched.as_str(), .started.as_str()))]
+    AppDialog {
+        /// The dialog and whose process it is about.
+        dialog: crate::device::parse::window::AppDialog,
+        /// The package the tool launched.
+        launched: String,
+        /// What ran before the dialog was seen.
+        started: String,
+    },
     /// The phone refused (SecurityException, permission denied, user restriction).
     #[error("{0}")]
     PermissionDenied(String),
@@ -178,6 +202,11 @@ impl DeviceError {
             DeviceError::SplitApksRequired(_) => ErrorCode::SplitApksRequired,
             DeviceError::ServiceMissing { .. } => ErrorCode::DeviceBooting,
             DeviceError::Locked { .. } => ErrorCode::DeviceLocked,
+            DeviceError::LockTask { .. } => ErrorCode::DeviceLockTask,
+            DeviceError::AppDialog { dialog, .. } => match dialog.kind {
+                crate::device::parse::window::DialogKind::Crash => ErrorCode::AppCrashed,
+                _ => ErrorCode::AppNotResponding,
+            },
             DeviceError::PermissionDenied(_) => ErrorCode::DevicePermissionDenied,
             DeviceError::Policy { .. } | DeviceError::ShellRefused(_) => ErrorCode::PolicyDenied,
             DeviceError::FileTooLarge(_) => ErrorCode::FileTooLarge,
@@ -240,6 +269,71 @@ pub fn locked_message(
     format!("{lead}. {done}; {how}, then retry")
 }
 
+/// The message of [`DeviceError::LockTask`]: what lock task mode holds the phone, what was
+/// refused, and who can end it (screen pinning: the user, with the unpin gesture; a kiosk: its
+/// app, the device owner's — not adb).
+pub fn lock_task_message(
+    mode: Option<crate::device::parse::lock_task::LockTaskMode>,
+    package: Option<&str>,
+    refused: &str,
+) -> String {
+    use crate::device::parse::lock_task::LockTaskMode;
+    let app = package.map_or("one app".to_string(), |p| p.to_string());
+    let (what, fix) = match mode {
+        Some(LockTaskMode::Pinned) => (
+            format!("the screen is pinned to {app} (screen pinning)"),
+            "unpin it on the phone (hold Back and Overview, or swipe up and hold, as the \"App is pinned\" notice says), then retry",
+        ),
+        Some(LockTaskMode::Locked) => (
+            format!("the device is in lock task mode: a kiosk keeps {app} in front"),
+            "leave kiosk mode in that app (only the kiosk app, the device owner, can end it; Home and Recents are off meanwhile), then retry",
+        ),
+        _ => (
+            "the device is in lock task mode (kiosk or screen pinning)".to_string(),
+            "leave kiosk mode or unpin the screen on the phone, then retry",
+        ),
+    };
+    format!("{what}: {refused} was refused (am start: lock task mode violation); {fix}")
+}
+
+/// The message of [`DeviceError::AppDialog`]: which dialog, about whom, what ran, and the
+/// buttons that clear it (the dialog's own: AOSP `AppErrorDialog` "Close app" / "App info",
+/// `AppNotRespondingDialog` "Close app" / "Wait").
+pub fn app_dialog_message(
+    dialog: &crate::device::parse::window::AppDialog,
+    launched: &str,
+    started: &str,
+) -> String {
+    use crate::device::parse::window::DialogKind;
+    let own = dialog.package == launched;
+    let who = if own {
+        launched.to_string()
+    } else {
+        format!("{} (another app)", dialog.process)
+    };
+    let (state, window, fix) = match dialog.kind {
+        DialogKind::Crash => (
+            "crashed: the system's \"keeps stopping\" dialog",
+            "Application Error",
+            "close it (android_tap on \"Close app\", or android_press_key back); android_logcat shows the crash",
+        ),
+        DialogKind::NotResponding => (
+            "is not responding: the system's \"isn't responding\" dialog",
+            "Application Not Responding",
+            "android_tap \"Wait\" to give it time or \"Close app\" to stop it",
+        ),
+        DialogKind::WaitingForDebugger => (
+            "waits for a debugger (`am set-debug-app -w` is set): the \"Waiting For Debugger\" dialog",
+            "Waiting For Debugger",
+            "attach a debugger, or run `am clear-debug-app` and relaunch",
+        ),
+    };
+    format!(
+        "{who} {state} (window `{window}: {}`) holds the focus; {started}, not verified. {fix}, then retry",
+        dialog.process
+    )
+}
+
 /// Why a phone in `state`, reached through `route`, cannot take a claim or a tool call: its
 /// protocol code and a message saying what the state means and naming the fix for that route
 /// (no `adb` command for a direct phone, no cable for a Wi-Fi one) — the one mapping of
@@ -264,6 +358,28 @@ pub fn state_refusal(state: &DeviceState, route: RouteKind) -> Option<(ErrorCode
         other => (ErrorCode::DeviceOffline, other.meaning(route)),
     };
     Some((code, format!("{}; {remedy}", what.trim_end())))
+}
+
+/// What leads a `device_unauthorized` message when the connector learned, while the phone
+/// still answered, why it may show no "Allow USB debugging?" prompt (field bug 80): an
+/// Android TV build (none for a network connection until Network debugging is toggled:
+/// dwaan/homebridge-adb#71, `tests/fixtures/device-state/nvidia-shield-tcp-failed-to-authenticate-unauthorized.txt`)
+/// or lock task mode (the prompt cannot show over a kiosk: RushB-fr/freekiosk#268). `None`
+/// when nothing is known, or the route's own fix is the whole answer (USB, a phone paired over
+/// Wi-Fi).
+pub fn unauthorized_lead(
+    route: RouteKind,
+    tv: Option<bool>,
+    lock_task: Option<crate::device::parse::lock_task::LockTaskMode>,
+) -> Option<&'static str> {
+    use crate::device::parse::lock_task::LockTaskMode;
+    if matches!(route, RouteKind::UsbAdbServer | RouteKind::WifiPaired) {
+        return None;
+    }
+    if matches!(lock_task, Some(LockTaskMode::Locked | LockTaskMode::Pinned)) {
+        return Some("this device was in lock task mode (a kiosk or screen pinning) when last read: the \"Allow USB debugging?\" prompt cannot show until that mode ends (leave kiosk mode or unpin first)");
+    }
+    (tv == Some(true)).then_some("this device is an Android TV build, which shows no prompt for a network connection: on the TV open Developer options, revoke the debugging authorisations, switch Network debugging off and on, and accept the prompt that then shows on the TV")
 }
 
 /// Protocol code of a transport failure.
@@ -312,6 +428,61 @@ mod tests {
         assert_eq!(
             DeviceError::from(AdbError::DeviceUnauthorized).code(),
             ErrorCode::DeviceUnauthorized
+        );
+    }
+
+    #[test]
+    fn field_bugs_79_80_81_messages_name_the_way_out() {
+        use crate::device::parse::lock_task::LockTaskMode;
+        use crate::device::parse::window::app_dialog;
+        let e = DeviceError::AppDialog {
+            dialog: app_dialog("Application Error: com.x.y").unwrap(),
+            launched: "com.x.y".into(),
+            started: "com.x.y/.Main was started".into(),
+        };
+        assert_eq!(e.code(), ErrorCode::AppCrashed);
+        let m = e.to_string();
+        assert!(
+            m.starts_with("com.x.y crashed") && m.contains("\"Close app\""),
+            "{m}"
+        );
+        let e = DeviceError::AppDialog {
+            dialog: app_dialog("Application Not Responding: com.o:bg").unwrap(),
+            launched: "com.x.y".into(),
+            started: "com.x.y/.Main was started".into(),
+        };
+        assert_eq!(e.code(), ErrorCode::AppNotResponding);
+        assert!(e
+            .to_string()
+            .starts_with("com.o:bg (another app) is not responding"));
+        let e = DeviceError::LockTask {
+            mode: Some(LockTaskMode::Pinned),
+            package: Some("com.k".into()),
+            refused: "com.x.y/.Main".into(),
+        };
+        assert_eq!(e.code(), ErrorCode::DeviceLockTask);
+        assert!(
+            e.to_string().starts_with("the screen is pinned to com.k"),
+            "{e}"
+        );
+        // The lead of an unauthorized refusal: lock task first, then a TV; never on USB or
+        // a Wi-Fi-paired phone, whose fixes are their own.
+        let lead = |r, tv, lt| unauthorized_lead(r, tv, lt);
+        assert!(lead(RouteKind::Direct, Some(true), None)
+            .unwrap()
+            .contains("Android TV"));
+        assert!(lead(
+            RouteKind::WifiAdbServer,
+            Some(true),
+            Some(LockTaskMode::Locked)
+        )
+        .unwrap()
+        .contains("lock task mode"));
+        assert_eq!(lead(RouteKind::UsbAdbServer, Some(true), None), None);
+        assert_eq!(lead(RouteKind::WifiPaired, Some(true), None), None);
+        assert_eq!(
+            lead(RouteKind::Direct, Some(false), Some(LockTaskMode::None)),
+            None
         );
     }
 

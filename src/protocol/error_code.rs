@@ -61,6 +61,13 @@ pub enum ErrorCode {
     /// The lock screen (keyguard) is showing, or the screen is off: the tool would act on the
     /// lock screen instead of the app; wake and unlock the phone, then retry.
     DeviceLocked,
+    /// The phone is in lock task mode (a kiosk, or screen pinning): only the locked app runs,
+    /// so the launch or link was refused; leave kiosk mode or unpin, then retry.
+    DeviceLockTask,
+    /// The app crashed: the system's "keeps stopping" dialog holds the focus (field bug 79).
+    AppCrashed,
+    /// The app is not responding: the system's "isn't responding" dialog holds the focus.
+    AppNotResponding,
     /// Coordinates outside the display.
     OutOfBounds,
     /// Text cannot be typed by the available input method.
@@ -130,6 +137,9 @@ impl ErrorCode {
             Self::AdbServerUnavailable => "adb_server_unavailable",
             Self::DeviceBooting => "device_booting",
             Self::DeviceLocked => "device_locked",
+            Self::DeviceLockTask => "device_lock_task",
+            Self::AppCrashed => "app_crashed",
+            Self::AppNotResponding => "app_not_responding",
             Self::OutOfBounds => "out_of_bounds",
             Self::UnsupportedText => "unsupported_text",
             Self::UiDumpFailed => "ui_dump_failed",
@@ -175,6 +185,9 @@ mod tests {
             ErrorCode::FileNotFound,
             ErrorCode::DeviceBooting,
             ErrorCode::DeviceLocked,
+            ErrorCode::DeviceLockTask,
+            ErrorCode::AppCrashed,
+            ErrorCode::AppNotResponding,
             ErrorCode::TooManyChannels,
             ErrorCode::SplitApksRequired,
         ] {

@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::apps;
 use crate::control_json::{api_error, bad, ApiError, JsonBody, OptionalJsonBody};
 use crate::control_storage;
+use crate::framework::{AppDialog, BatteryOverride, DialogKind, LockTask};
 use crate::persona::ExtraDisplay;
 use crate::phone::{LogEntry, Phone, PhoneState, TransportMode, TtyDump};
 use crate::script::Script;
@@ -87,6 +88,14 @@ pub struct StateView {
     pub extra_displays: Vec<ExtraDisplay>,
     /// Battery percent.
     pub battery_level: u32,
+    /// Values set with `dumpsys battery set|unplug` (`null`: updates running).
+    pub battery_override: Option<BatteryOverride>,
+    /// The framework's crash or ANR dialog over the screen.
+    pub app_dialog: Option<AppDialog>,
+    /// Packages that crash or stop responding when started.
+    pub app_faults: std::collections::BTreeMap<String, DialogKind>,
+    /// Lock task mode (kiosk or screen pinning).
+    pub lock_task: Option<LockTask>,
     /// FLAG_SECURE on the focused window.
     pub secure_window: bool,
     /// Transport mode.
@@ -131,6 +140,16 @@ pub struct StatePatch {
     pub extra_displays: Option<Vec<ExtraDisplay>>,
     /// 0..=100.
     pub battery_level: Option<u32>,
+    /// A crash or ANR dialog over the screen (`{"kind":"crash"|"anr","process":"com.pkg"}`);
+    /// `null` dismisses it.
+    #[serde(default, deserialize_with = "present")]
+    pub app_dialog: Option<Option<AppDialog>>,
+    /// Replaces the packages that fail when started (`{"com.pkg": "crash"|"anr"}`).
+    pub app_faults: Option<std::collections::BTreeMap<String, DialogKind>>,
+    /// Lock task mode (`{"mode":"locked"|"pinned","package":"com.pkg"}`, the package brought
+    /// to the front); `null` ends it.
+    #[serde(default, deserialize_with = "present")]
+    pub lock_task: Option<Option<LockTask>>,
     /// `package` or `package/.Activity` to bring to the front.
     pub foreground: Option<String>,
     /// FLAG_SECURE on the focused window.
@@ -228,6 +247,10 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             services_down: s.services_down.clone(),
             extra_displays: s.extra_displays.clone(),
             battery_level: s.battery_level,
+            battery_override: s.battery_override.clone(),
+            app_dialog: s.app_dialog.clone(),
+            app_faults: s.app_faults.clone(),
+            lock_task: s.lock_task.clone(),
             secure_window: s.secure_window,
             transport,
             adb_keyboard: s.adb_keyboard,
@@ -241,6 +264,23 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             wireless,
         }
     })
+}
+
+/// A field given (`null` included) is `Some`; an absent one stays `None` (`#[serde(default)]`).
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// A package name as Android accepts it (`[A-Za-z0-9_.]`, a `:` process suffix for dialogs).
+fn plausible_package(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':'))
 }
 
 /// Extra displays must be other displays than 0, each id once, with a size and a focus of the
@@ -284,6 +324,35 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     if let Some(extra) = &p.extra_displays {
         check_extra_displays(extra)?;
     }
+    if let Some(Some(d)) = &p.app_dialog {
+        if !plausible_package(&d.process) {
+            return Err(
+                "app_dialog: process must be a package name (com.pkg or com.pkg:name)".into(),
+            );
+        }
+    }
+    if let Some(bad) = p
+        .app_faults
+        .iter()
+        .flat_map(|f| f.keys())
+        .find(|k| !plausible_package(k) || k.contains(':'))
+    {
+        return Err(format!("app_faults: {bad} is not a package name"));
+    }
+    let locked_task = match &p.lock_task {
+        Some(Some(t)) => {
+            let component = if t.package == s.persona.launcher_package {
+                s.persona.launcher_component()
+            } else {
+                let app = apps::find_any(&t.package)
+                    .ok_or_else(|| format!("lock_task: unknown package {}", t.package))?;
+                (app.package.to_string(), app.activity.to_string())
+            };
+            Some(Some((t.clone(), component)))
+        }
+        Some(None) => Some(None),
+        None => None,
+    };
     // `Some(None)`: back to the physical size.
     let size = match p.override_size.as_deref() {
         None => None,
@@ -337,6 +406,20 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     }
     if let Some(extra) = p.extra_displays {
         s.extra_displays = extra;
+    }
+    if let Some(faults) = p.app_faults {
+        s.app_faults = faults;
+    }
+    if let Some(dialog) = p.app_dialog {
+        s.app_dialog = dialog;
+    }
+    match locked_task {
+        Some(Some((task, (pkg, act)))) => {
+            s.launch(&pkg, &act);
+            s.lock_task = Some(task);
+        }
+        Some(None) => s.lock_task = None,
+        None => {}
     }
     s.secure_window = p.secure_window.unwrap_or(s.secure_window);
     s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);

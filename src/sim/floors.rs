@@ -26,6 +26,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "media",
             "sync_fault",
             "install_sessions",
+            "framework",
         ],
     ),
     ("phone", &["phone"]),

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::apps;
 use crate::auth::KeyStore;
+use crate::framework::{AppDialog, BatteryOverride, DialogKind, LockTask};
 use crate::persona::Persona;
 use crate::props;
 use crate::script::{self, Script, ScriptAnswer};
@@ -94,6 +95,16 @@ pub struct PhoneState {
     pub extra_displays: Vec<crate::persona::ExtraDisplay>,
     /// Battery percentage 0..=100.
     pub battery_level: u32,
+    /// Values set with `dumpsys battery set|unplug` (`None`: the hardware's, updates running).
+    pub battery_override: Option<BatteryOverride>,
+    /// The framework's crash or ANR dialog over the screen.
+    pub app_dialog: Option<AppDialog>,
+    /// Packages that fail when started: `crash` (the process dies, the crash dialog shows:
+    /// a repeated crash, or "Show first crash dialog" on) or `anr` (the activity shows, then
+    /// the ANR dialog).
+    pub app_faults: BTreeMap<String, DialogKind>,
+    /// Lock task mode (kiosk or screen pinning).
+    pub lock_task: Option<LockTask>,
     /// Focused window has FLAG_SECURE: screenshots come out black (field bug 8).
     pub secure_window: bool,
     /// ADBKeyBoard is installed (its IME can then be selected with `ime set`).
@@ -182,6 +193,10 @@ impl Phone {
             services_down: Vec::new(),
             extra_displays,
             battery_level: 80,
+            battery_override: None,
+            app_dialog: None,
+            app_faults: BTreeMap::new(),
+            lock_task: None,
             secure_window: false,
             adb_keyboard: false,
             adb_keyboard_enabled: false,
@@ -303,8 +318,43 @@ impl PhoneState {
             .push((package.to_string(), activity.to_string()));
     }
 
-    /// Removes a package's activities (`am force-stop`).
+    /// Starts `(package, activity)` as `am start` does (AOSP `ActivityStarter`): refused in
+    /// lock task mode unless it is the locked task's package (`START_RETURN_LOCK_TASK_MODE_
+    /// VIOLATION`, `LockTaskController.isLockTaskModeViolation`); a package in
+    /// [`PhoneState::app_faults`] crashes (its activity is gone, the crash dialog shows) or
+    /// stops responding (it shows, then the ANR dialog). `false` when refused.
+    pub fn start_activity(&mut self, package: &str, activity: &str) -> bool {
+        if self
+            .lock_task
+            .as_ref()
+            .is_some_and(|t| t.package != package)
+        {
+            return false;
+        }
+        self.launch(package, activity);
+        if let Some(kind) = self.app_faults.get(package).copied() {
+            if kind == DialogKind::Crash {
+                self.ui.stack.retain(|(p, _)| p != package);
+            }
+            self.app_dialog = Some(AppDialog {
+                kind,
+                process: package.to_string(),
+            });
+        }
+        true
+    }
+
+    /// Removes a package's activities (`am force-stop`); its process dialog goes with it. Lock
+    /// task mode stays (the locked task is relaunched by its kiosk app: RushB-fr/freekiosk#238
+    /// shows `am start` refused right after `am force-stop` of the kiosk).
     pub fn force_stop(&mut self, package: &str) {
+        if self
+            .app_dialog
+            .as_ref()
+            .is_some_and(|d| d.package() == package)
+        {
+            self.app_dialog = None;
+        }
         if package != self.persona.launcher_package {
             let before = self.ui.stack.len();
             self.ui.stack.retain(|(p, _)| p != package);
@@ -337,6 +387,15 @@ impl PhoneState {
             apps::screen(&pkg, &self.ui, self.battery_level, screen)
         };
         let root_pkg = content.package.clone();
-        Node::new("android.widget.FrameLayout", &root_pkg, screen).with(vec![content])
+        let mut layers = vec![content];
+        if let Some(d) = self
+            .app_dialog
+            .as_ref()
+            .filter(|_| self.screen_on && !self.locked)
+        {
+            let label = apps::find_any(d.package()).map_or(d.package(), |a| a.label);
+            layers.push(d.view(label, screen));
+        }
+        Node::new("android.widget.FrameLayout", &root_pkg, screen).with(layers)
     }
 }

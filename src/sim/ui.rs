@@ -48,6 +48,19 @@ pub enum Action {
     Launch(String, String),
     /// Focus the input field with this resource-id (shows the keyboard).
     Focus(String),
+    /// A button of the framework's crash or ANR dialog.
+    Dialog(DialogButton),
+}
+
+/// The buttons of a framework process dialog (AOSP `AppErrorDialog`, `AppNotRespondingDialog`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DialogButton {
+    /// "Close app": the process is killed, the dialog goes.
+    Close,
+    /// "Wait" (ANR): the dialog goes, the app stays.
+    Wait,
+    /// "App info" (crash): the dialog goes.
+    AppInfo,
 }
 
 /// One view node.

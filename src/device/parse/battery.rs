@@ -84,12 +84,21 @@ pub struct Battery {
     pub plugged: Vec<PowerSource>,
     /// `temperature:` in tenths of a degree Celsius (`364` = 36.4 °C).
     pub temperature_deci_c: Option<i32>,
+    /// The section says `(UPDATES STOPPED -- use 'reset' to restart)`: the values were set
+    /// with `dumpsys battery set|unplug` (AOSP `BatteryService.dumpInternal`, printed while
+    /// `mUpdatesStopped`), not read from the hardware (field bug 82).
+    pub overridden: bool,
 }
+
+/// The line `BatteryService` prints while its values are overridden from the shell.
+pub const UPDATES_STOPPED: &str = "(UPDATES STOPPED -- use 'reset' to restart)";
 
 /// Parses `dumpsys battery`. Reads the section after `Current Battery Service state:` (or from
 /// the top when the header is missing) up to the first non-blank line without indentation; the
 /// first occurrence of each exact key wins. `None` when none of `level`, `scale`, `status` or a
-/// `powered` line is found (e.g. `Can't find service: battery`).
+/// `powered` line is found (e.g. `Can't find service: battery`). A level outside `0..=scale`
+/// (`dumpsys battery set level 999`: `BatteryService` takes any integer) gives no percent,
+/// never a capped 100.
 pub fn parse_dumpsys_battery(text: &str) -> Option<Battery> {
     let mut lines = text.lines();
     let had_header = text
@@ -109,6 +118,7 @@ pub fn parse_dumpsys_battery(text: &str) -> Option<Battery> {
         status: None,
         plugged: Vec::new(),
         temperature_deci_c: None,
+        overridden: false,
     };
     let mut seen_powered = [false; 4];
     let mut found = false;
@@ -118,6 +128,10 @@ pub fn parse_dumpsys_battery(text: &str) -> Option<Battery> {
         }
         if had_header && !line.starts_with([' ', '\t']) {
             break;
+        }
+        if line.trim() == UPDATES_STOPPED {
+            battery.overridden = true;
+            continue;
         }
         let Some((key, value)) = line.trim().split_once(':') else {
             continue;
@@ -154,9 +168,9 @@ pub fn parse_dumpsys_battery(text: &str) -> Option<Battery> {
         return None;
     }
     battery.percent = match (battery.level, battery.scale) {
-        (Some(level), Some(scale)) if scale > 0 => {
+        (Some(level), Some(scale)) if scale > 0 && level <= scale => {
             let pct = (u64::from(level) * 100 + u64::from(scale) / 2) / u64::from(scale);
-            Some(pct.min(100) as u32)
+            Some(pct as u32)
         }
         (Some(level), None) if level <= 100 => Some(level),
         _ => None,
@@ -222,6 +236,24 @@ mod tests {
         assert_eq!(b.plugged, vec![PowerSource::Usb]);
         assert_eq!(b.temperature_deci_c, Some(357));
         assert_eq!(BatteryStatus::Charging.as_str(), "charging");
+    }
+
+    #[test]
+    fn field_bug_82_overridden_and_out_of_range_levels() {
+        // What `dumpsys battery set level 999` leaves (AOSP `BatteryService.dumpInternal`).
+        let text = "Current Battery Service state:\n  (UPDATES STOPPED -- use 'reset' to restart)\n  AC powered: false\n  USB powered: true\n  status: 2\n  level: 999\n  scale: 100\n";
+        let b = parse_dumpsys_battery(text).expect("battery");
+        assert!(b.overridden);
+        assert_eq!((b.level, b.percent), (Some(999), None));
+        // Overridden within range: the value is kept, and flagged.
+        let b = parse_dumpsys_battery(&text.replace("999", "15")).unwrap();
+        assert_eq!((b.percent, b.overridden), (Some(15), true));
+        // Another scale, over it; a negative level is no number.
+        let b = parse_dumpsys_battery("level: 5\nscale: 4\n").unwrap();
+        assert_eq!(b.percent, None);
+        let b = parse_dumpsys_battery("level: -1\nscale: 100\n").unwrap();
+        assert_eq!(b.percent, None);
+        assert!(!parse_dumpsys_battery(REDMI).unwrap().overridden);
     }
 
     #[test]

@@ -278,11 +278,18 @@ impl DeviceState {
                  after 7 days unused): pair it again (flow adb_pair_code or adb_qr_pair, or \
                  `xagent-adb-connector pair`)"
             }
+            // Some devices show no prompt for a network connection at all (field bug 80:
+            // dwaan/homebridge-adb#71, an NVIDIA Shield on Android TV 11; RushB-fr/freekiosk#268,
+            // a device in lock task mode).
             (Self::Unauthorized, _) => {
                 "unlock the phone and accept the \"Allow USB debugging?\" RSA key prompt (Android \
                  shows it for network connections too; tick \"Always allow\"); a phone on \
                  wireless debugging (Android 11+) needs pairing again (Developer options → \
-                 Wireless debugging → Pair device)"
+                 Wireless debugging → Pair device). No prompt on the screen? Android TV builds \
+                 show none for a network connection until Developer options → Network debugging \
+                 is switched off and on (revoke the debugging authorisations there first; the \
+                 prompt then shows on the TV), and a device in kiosk (lock task) mode cannot show \
+                 it until kiosk mode ends; or authorise this box once over USB"
             }
             (Self::NoPermissions { .. }, _) => {
                 "the adb server's user may not open the USB device: install the udev rule \

@@ -21,6 +21,7 @@
 
 use super::text::parse_u32;
 use super::window::{focused_app_record, parse_window_token, FocusedWindow};
+use super::window_list::{focus_candidate, parse_window_list, WindowEntry};
 
 /// Android's default display (`Display.DEFAULT_DISPLAY`): where `input` and `am start` act
 /// when no display is named.
@@ -43,10 +44,12 @@ pub struct DisplayBlock {
     pub awake: Option<bool>,
 }
 
-/// A window dump as blocks, in the order they were printed.
+/// A window dump as blocks, in the order they were printed, and its window list (the
+/// `dumpsys window windows` section, [`super::window_list`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WindowDump {
     blocks: Vec<DisplayBlock>,
+    windows: Vec<WindowEntry>,
 }
 
 impl WindowDump {
@@ -71,7 +74,15 @@ impl WindowDump {
                 block.read(line);
             }
         }
-        WindowDump { blocks }
+        WindowDump {
+            blocks,
+            windows: parse_window_list(text),
+        }
+    }
+
+    /// The window list, top of the Z-order first (empty when the dump has none).
+    pub fn windows(&self) -> &[WindowEntry] {
+        &self.windows
     }
 
     /// The ids of the display blocks, in order of first appearance.
@@ -108,8 +119,35 @@ impl WindowDump {
 
     /// The focus of display `id`: its focused window, else (focus `null` or absent) its focused
     /// app's activity — from its own blocks, then (default display only) from the lines
-    /// outside every block.
+    /// outside every block; a dump with no focus line for the display (the windows section of
+    /// Android 11+, field bug 61) answers with the window the window manager would focus: the
+    /// first of its list, top down, that can receive keys.
     pub fn focus(&self, id: u32) -> Option<FocusedWindow> {
+        self.focus_lines(id)
+            .or_else(|| focus_candidate(&self.windows, id).map(|w| w.window.clone()))
+    }
+
+    /// The app under display `id`'s focus: the focused window itself when it is an activity's,
+    /// else (a framework dialog, a system window) the display's `mFocusedApp`, else the top
+    /// shown app window of the list below the focus (field bug 79: the app a crash or ANR
+    /// dialog covers).
+    pub fn app_under_focus(&self, id: u32) -> Option<FocusedWindow> {
+        let focus = self.focus(id);
+        if let Some(f) = focus.as_ref().filter(|f| f.activity.is_some()) {
+            return Some(f.clone());
+        }
+        let app = self.pick(id, |b| b.focused_app.clone());
+        app.or_else(|| {
+            self.windows
+                .iter()
+                .filter(|w| w.on_display(id) && w.visible != Some(false) && w.is_app_window())
+                .find(|w| focus.as_ref().is_none_or(|f| f.title != w.window.title))
+                .map(|w| w.window.clone())
+        })
+    }
+
+    /// The focus lines of display `id` (`mCurrentFocus`, else `mFocusedApp`).
+    fn focus_lines(&self, id: u32) -> Option<FocusedWindow> {
         let of = |blocks: Vec<&DisplayBlock>| {
             blocks
                 .iter()
@@ -264,6 +302,42 @@ mod tests {
         assert_eq!(
             d.focus(1).and_then(|f| f.package).as_deref(),
             Some("com.android.systemui")
+        );
+    }
+
+    #[test]
+    fn field_bugs_61_79_focus_and_the_app_under_a_dialog_from_the_window_list() {
+        // Android 11's windows section: no focus line; its ANR dialog takes the focus and the
+        // launcher's shown window is the app under it.
+        let d = WindowDump::parse(fixture!(
+            "window/appium-android11-emulator-dumpsys-window-windows.txt"
+        ));
+        let f = d.focus(DEFAULT_DISPLAY).expect("focus");
+        assert_eq!(
+            f.dialog.map(|d| d.package).as_deref(),
+            Some("com.android.systemui")
+        );
+        let under = d
+            .app_under_focus(DEFAULT_DISPLAY)
+            .expect("the app under it");
+        assert_eq!(
+            under.package.as_deref(),
+            Some("com.google.android.apps.nexuslauncher")
+        );
+        // A display block's focus line still wins over the list, and its focused app is the
+        // app under a dialog focus line.
+        let t = "  Display: mDisplayId=0 rootTasks=1\n    mCurrentFocus=Window{1 u0 Application Error: a.b}\n    mFocusedApp=ActivityRecord{2 u0 c.d/.Home t1}\nWINDOW MANAGER WINDOWS (dumpsys window windows)\n  Window #0 Window{3 u0 e.f/e.f.Main}:\n    mViewVisibility=0x0\n";
+        let d = WindowDump::parse(t);
+        assert!(d.focus(0).unwrap().dialog.is_some());
+        assert_eq!(
+            d.app_under_focus(0).unwrap().package.as_deref(),
+            Some("c.d")
+        );
+        // An app's own focus is its own app.
+        let d = WindowDump::parse("  mCurrentFocus=Window{1 u0 a.b/a.b.C}\n");
+        assert_eq!(
+            d.app_under_focus(0).unwrap().package.as_deref(),
+            Some("a.b")
         );
     }
 

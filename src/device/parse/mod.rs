@@ -26,6 +26,7 @@ pub mod displays;
 pub mod getprop;
 pub mod install;
 pub mod keyguard;
+pub mod lock_task;
 pub mod package;
 pub mod png_check;
 pub mod power;
@@ -33,6 +34,7 @@ pub mod secure;
 pub mod text;
 pub mod uiautomator;
 pub mod window;
+pub mod window_list;
 pub mod wm;
 
 #[cfg(test)]
@@ -61,6 +63,7 @@ mod tests {
         hits += usize::from(window::parse_current_focus(text).is_some());
         hits += usize::from(window::parse_resumed_activity(text).is_some());
         hits += displays::WindowDump::parse(text).display_ids().len();
+        hits += window_list::parse_window_list(text).len();
         hits += usize::from(keyguard::parse_keyguard(text).showing.is_some());
         hits += usize::from(power::parse_screen_on(text).is_some());
         hits += devices::parse_devices_l(text).len();
@@ -73,11 +76,12 @@ mod tests {
 
     #[test]
     fn no_parser_panics_on_captures_or_their_truncations() {
-        let captures: [&[u8]; 9] = [
+        let captures: [&[u8]; 10] = [
             fixture_bytes!("power/samsung-dumpsys-power-head-mixed-separators-PARTIAL.txt"),
             fixture_bytes!("battery/samsung-s24-oneui-extended.txt"),
             fixture_bytes!("getprop/asus-tf201-transformer-prime-ics-4.0.txt"),
             fixture_bytes!("window/avc-dumpsys-window-windows-jb-emulator.txt"),
+            fixture_bytes!("window/appium-android13-emulator-dumpsys-window-windows.txt"),
             fixture_bytes!("devices/huawei-mate10-devices-l-usb-transport-id.txt"),
             fixture_bytes!("wm/samsung-s24-wm-size.txt"),
             fixture_bytes!("packages/appium-adb-pm-list-packages-show-versioncode.txt"),

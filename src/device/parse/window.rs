@@ -18,7 +18,7 @@
 use super::package::parse_component;
 
 /// The window that has input focus.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FocusedWindow {
     /// Display of the block the line came from (Android 10+ multi-display dumps).
     pub display_id: Option<u32>,
@@ -29,6 +29,71 @@ pub struct FocusedWindow {
     /// Window title as printed (`com.pkg/com.pkg.Act`, `NotificationShade`, `StatusBar`); for the
     /// `mFocusedApp` fallback, the component from the `ActivityRecord`.
     pub title: String,
+    /// The framework's crash, ANR or debugger dialog this window is, and whose process it is
+    /// about (field bug 79).
+    pub dialog: Option<AppDialog>,
+}
+
+/// What a framework process dialog says about an app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialogKind {
+    /// `AppErrorDialog`: "… has stopped" / "… keeps stopping" (the process crashed).
+    Crash,
+    /// `AppNotRespondingDialog`: "… isn't responding" (ANR).
+    NotResponding,
+    /// `AppWaitingForDebuggerDialog`: the process waits for a debugger (`am set-debug-app -w`).
+    WaitingForDebugger,
+}
+
+impl DialogKind {
+    /// Stable lower-case name (`crash`, `not_responding`, `waiting_for_debugger`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Crash => "crash",
+            Self::NotResponding => "not_responding",
+            Self::WaitingForDebugger => "waiting_for_debugger",
+        }
+    }
+}
+
+/// A framework dialog window about one process. The system server titles them `"Application
+/// Error: " + processName` (`AppErrorDialog`), `"Application Not Responding: " + processName`
+/// (`AppNotRespondingDialog`) and `"Waiting For Debugger: " + processName`
+/// (`AppWaitingForDebuggerDialog`), AOSP `services/core/java/com/android/server/am/`; the
+/// window's owner is `android` (`ty=SYSTEM_ALERT`). Captures:
+/// `tests/fixtures/install-launch/crash-dialog-focus-application-error.txt`,
+/// `install-launch/anr-dialog-focus-change-logcat.txt`,
+/// `window/appium-android11-emulator-dumpsys-window-windows.txt`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppDialog {
+    /// Which dialog.
+    pub kind: DialogKind,
+    /// The process as titled (`com.pkg`, or `com.pkg:service` for a secondary process).
+    pub process: String,
+    /// The package the process belongs to (the process name up to `:`).
+    pub package: String,
+}
+
+/// The framework dialog a window title names, if it is one.
+pub fn app_dialog(title: &str) -> Option<AppDialog> {
+    const TITLES: [(&str, DialogKind); 3] = [
+        ("Application Error: ", DialogKind::Crash),
+        ("Application Not Responding: ", DialogKind::NotResponding),
+        ("Waiting For Debugger: ", DialogKind::WaitingForDebugger),
+    ];
+    TITLES.iter().find_map(|(prefix, kind)| {
+        let process = title.strip_prefix(prefix)?.trim();
+        let package = process.split(':').next().unwrap_or("").to_string();
+        let plausible = !package.is_empty()
+            && package
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_');
+        plausible.then(|| AppDialog {
+            kind: *kind,
+            process: process.to_string(),
+            package,
+        })
+    })
 }
 
 /// Parses the focused window of the default display ([`super::displays::WindowDump`]: per
@@ -49,6 +114,7 @@ pub(super) fn focused_app_record(value: &str, display_id: Option<u32>) -> Option
         package: Some(package),
         activity: Some(activity),
         title,
+        dialog: None,
     })
 }
 
@@ -78,17 +144,25 @@ pub(super) fn parse_window_token(value: &str, display_id: Option<u32>) -> Option
             (looks_like_package.then(|| name.to_string()), None)
         }
     };
+    let dialog = app_dialog(&title);
     Some(FocusedWindow {
         display_id,
         package,
         activity,
         title,
+        dialog,
     })
 }
 
 fn is_user_token(t: &str) -> bool {
     t.strip_prefix('u')
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `ActivityRecord{…}` of a window block's `mActivityRecord=` / `mAppToken=` line →
+/// `(package, full class)`.
+pub(super) fn activity_record_of(line: &str) -> Option<(String, String)> {
+    activity_record(line).map(|(p, c, _)| (p, c))
 }
 
 /// Finds `ActivityRecord{hash [uN] pkg/cls [tN]}` anywhere in `value` →
@@ -203,9 +277,14 @@ mod tests {
             )),
             None
         );
-        // Kodi's window block lists the window but the focus lines were cut from the capture.
+        // Kodi's window block lists the window but the focus lines were cut from the capture:
+        // the top window that can take keys (visible, focusable) is the focus (field bug 61).
         let kodi = fixture!("window/android-tv-kodi-window-windows-head-PARTIAL.txt");
-        assert_eq!(parse_current_focus(kodi), None);
+        let w = parse_current_focus(kodi).expect("the top focusable window");
+        assert_eq!(
+            (w.package.as_deref(), w.activity.as_deref(), w.display_id),
+            (Some("org.xbmc.kodi"), Some("org.xbmc.kodi.Main"), Some(0))
+        );
         assert_eq!(
             parse_resumed_activity(kodi),
             None,
@@ -213,6 +292,37 @@ mod tests {
         );
         assert_eq!(parse_current_focus(""), None);
         assert_eq!(parse_current_focus("mCurrentFocus=Window{"), None);
+    }
+
+    #[test]
+    fn field_bug_79_framework_dialogs_name_their_process() {
+        let text = fixture!("install-launch/crash-dialog-focus-application-error.txt");
+        let w = parse_current_focus(text).expect("focus");
+        let d = w.dialog.expect("a crash dialog");
+        assert_eq!(d.kind, DialogKind::Crash);
+        assert_eq!(d.package, "dev.jasonpearson.automobile.ctrlproxy");
+        assert_eq!((w.package, w.activity), (None, None));
+        // The ANR window as the logcat names it, and a secondary process.
+        let anr = fixture!("install-launch/anr-dialog-focus-change-logcat.txt");
+        let title = anr
+            .split("to Window{397fff u0 ")
+            .nth(1)
+            .and_then(|t| t.split('}').next())
+            .expect("the focus change line");
+        let d = app_dialog(title).expect("an ANR dialog");
+        assert_eq!(
+            (d.kind, d.package.as_str()),
+            (DialogKind::NotResponding, "cgeo.geocaching")
+        );
+        let d = app_dialog("Application Not Responding: com.x.y:sync").unwrap();
+        assert_eq!(
+            (d.process.as_str(), d.package.as_str()),
+            ("com.x.y:sync", "com.x.y")
+        );
+        let d = app_dialog("Waiting For Debugger: com.x.y").unwrap();
+        assert_eq!(d.kind.as_str(), "waiting_for_debugger");
+        assert_eq!(app_dialog("Application Error: "), None);
+        assert_eq!(app_dialog("com.x/com.x.Main"), None);
     }
 
     #[test]

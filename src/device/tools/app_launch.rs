@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::command::{self, am_failure, compound, sections};
+use super::phone::command::{self, compound, sections};
+use super::phone::lock_task::{lock_task_error, start_refusal};
 use super::phone::packages::{
     check_package, cmd_unsupported, package_schema, query_activities, LAUNCHER, LEANBACK,
 };
@@ -21,6 +22,7 @@ use super::phone::readiness::{require_unlocked, Readiness};
 use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::parse::displays::WindowDump;
+use crate::device::parse::lock_task::{parse_lock_task, LockTaskMode, LockTaskState};
 use crate::device::parse::{keyguard, package, window};
 use crate::device::policy::glob;
 use crate::device::shell_quote::command_line;
@@ -158,6 +160,10 @@ struct Seen {
     focus: Option<String>,
     resumed: Option<String>,
     readiness: Readiness,
+    /// A framework crash/ANR dialog holding the focus (field bug 79).
+    dialog: Option<window::AppDialog>,
+    /// Lock task mode from the activity dump (field bug 81).
+    lock_task: Option<LockTaskState>,
 }
 
 /// The foreground package: focused window, else resumed activity.
@@ -171,8 +177,11 @@ async fn foreground(ctx: &ToolCtx<'_>) -> Result<Seen, DeviceError> {
         return Err(e);
     }
     let s = sections(&out.stdout, 2);
-    let focus = window::parse_current_focus(&s[0]).and_then(|f| f.package);
+    let focused = window::parse_current_focus(&s[0]);
+    let dialog = focused.as_ref().and_then(|f| f.dialog.clone());
+    let focus = focused.and_then(|f| f.package);
     let resumed = window::parse_resumed_activity(&s[1]).map(|(p, _)| p);
+    let lock_task = parse_lock_task(&s[1]);
     let mut readiness = Readiness::from_dumps(
         &WindowDump::parse(&out.stdout),
         &keyguard::parse_keyguard(&out.stdout),
@@ -184,6 +193,8 @@ async fn foreground(ctx: &ToolCtx<'_>) -> Result<Seen, DeviceError> {
         focus,
         resumed,
         readiness,
+        dialog,
+        lock_task,
     })
 }
 
@@ -217,7 +228,7 @@ pub struct AppLaunch;
 impl DeviceTool for AppLaunch {
     const ID: &'static str = "android_app_launch";
     const TITLE: &'static str = "Launch an app";
-    const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), policy_denied (high-risk app), device_command_failed (started but not in the foreground), device_locked (the lock screen is showing: nothing started, or started behind it and not verified).";
+    const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), policy_denied (high-risk app), device_command_failed (started but not in the foreground), device_locked (the lock screen is showing: nothing started, or started behind it and not verified), app_crashed / app_not_responding (the system's \"keeps stopping\" / \"isn't responding\" dialog holds the focus: the message names the app and the dialog's buttons), device_lock_task (a kiosk or screen pinning keeps another app in front).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
@@ -254,7 +265,7 @@ impl DeviceTool for AppLaunch {
             OUTPUT_LIMIT,
         )
         .await?;
-        if let Some(e) = am_failure(&out, "am start") {
+        if let Some(e) = start_refusal(ctx, &out, &component).await {
             return Err(e);
         }
         loop {
@@ -262,6 +273,8 @@ impl DeviceTool for AppLaunch {
                 focus,
                 resumed,
                 readiness,
+                dialog,
+                lock_task,
             } = foreground(ctx).await?;
             // Never verified behind the lock screen (it came up during the launch, or this
             // phone's window dump did not show it before `am start`).
@@ -280,6 +293,21 @@ impl DeviceTool for AppLaunch {
                         "{component} was started but is behind the lock screen, not verified"
                     )),
                 });
+            }
+            // A crash or ANR dialog over the screen: the app is not usable, whoever's it is
+            // (the resumed activity stays named under an ANR dialog).
+            if let Some(dialog) = dialog {
+                return Err(DeviceError::AppDialog {
+                    dialog,
+                    launched: pkg.to_string(),
+                    started: format!("{component} was started"),
+                });
+            }
+            // Kept out by lock task mode on a build whose `am start` said nothing.
+            if let Some(state) = lock_task
+                .filter(|t| t.mode != LockTaskMode::None && t.package.as_deref() != Some(pkg))
+            {
+                return Err(lock_task_error(Some(state), &component));
             }
             if focus.as_deref() == Some(pkg) || resumed.as_deref() == Some(pkg) {
                 return Ok(Output {

@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::command::{self, am_failure};
+use super::phone::command;
+use super::phone::lock_task::start_refusal;
 use super::phone::readiness::require_unlocked;
 use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
@@ -86,7 +87,7 @@ pub struct OpenUrl;
 impl DeviceTool for OpenUrl {
     const ID: &'static str = "android_open_url";
     const TITLE: &'static str = "Open a URL";
-    const DESCRIPTION: &'static str = "Open a URL on the bound phone with the app that handles it (browser, deep link) via an ACTION_VIEW intent. The URL is passed as data, never interpreted by a shell. Only schemes allowed by the device policy (default http, https) are opened; others (javascript:, file:, intent:, …) are refused with policy_denied. Errors: invalid_arguments (not a URL), device_command_failed (no app handles it), device_locked (the lock screen is showing: nothing opened).";
+    const DESCRIPTION: &'static str = "Open a URL on the bound phone with the app that handles it (browser, deep link) via an ACTION_VIEW intent. The URL is passed as data, never interpreted by a shell. Only schemes allowed by the device policy (default http, https) are opened; others (javascript:, file:, intent:, …) are refused with policy_denied. Errors: invalid_arguments (not a URL), device_command_failed (no app handles it), device_locked (the lock screen is showing: nothing opened), device_lock_task (a kiosk or screen pinning keeps another app in front: nothing opened).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
@@ -130,7 +131,8 @@ impl DeviceTool for OpenUrl {
             &url,
         ]);
         let out = command::run(ctx, &cmd, OPEN_URL_DEADLINE, 64 * 1024).await?;
-        if let Some(e) = am_failure(&out, "am start") {
+        let refused = format!("opening the {scheme} link");
+        if let Some(e) = start_refusal(ctx, &out, &refused).await {
             if out.all().contains("unable to resolve Intent") {
                 return Err(
                     e.reword(|m| format!("no app on the phone handles {scheme}: URLs ({m})"))

@@ -1,6 +1,7 @@
-//! `android_device_status`: model, release, battery, screen, lock screen, display size and
-//! foreground app in one shell round trip (`getprop; dumpsys battery; wm size; dumpsys power;
-//! dumpsys window; dumpsys trust`). What a section did not give is `null` and listed in
+//! `android_device_status`: model, release, battery, screen, lock screen, display size,
+//! foreground app, a crash/ANR dialog over it and lock task mode in one shell round trip
+//! (`getprop; dumpsys battery; wm size; dumpsys power; dumpsys window; dumpsys trust; dumpsys
+//! activity activities | grep …`). What a section did not give is `null` and listed in
 //! `unavailable` (a user reading `""` as a model cannot tell a blank property from a failed
 //! read); nothing at all is an error. A system service it reads that is not running (`Can't
 //! find service: window` while `sys.boot_completed` already prints 1: a system server
@@ -15,12 +16,13 @@ use serde_json::{json, Value};
 
 use super::phone::command::{Text, SEP};
 use super::phone::display::DisplayGeometry;
-use super::phone::readiness::Readiness;
+use super::phone::lock_task::LOCK_TASK_READ;
+use super::phone::readiness::{DeviceFacts, Readiness};
 use super::phone::ui::TEXT_LIMIT;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::parse::displays::{WindowDump, DEFAULT_DISPLAY};
-use crate::device::parse::{battery, getprop, keyguard, power, wm};
+use crate::device::parse::{battery, getprop, keyguard, lock_task, power, wm};
 
 /// Deadline of the one compound shell command.
 pub const STATUS_DEADLINE: Duration = Duration::from_secs(10);
@@ -72,8 +74,12 @@ pub struct Output {
     pub android_release: Option<String>,
     /// `ro.build.version.sdk`.
     pub sdk: Option<u32>,
-    /// `level`×100/`scale` (field bug 18).
+    /// `level`×100/`scale` (field bug 18); `null` when the level is outside `0..=scale` (a
+    /// value set with `dumpsys battery set level`, field bug 82: see `notes`).
     pub battery_percent: Option<u32>,
+    /// The battery values were set from the shell (`dumpsys battery set|unplug`: the dump says
+    /// `UPDATES STOPPED`), not read from the hardware; `dumpsys battery reset` restores them.
+    pub battery_overridden: Option<bool>,
     /// Whether the screen is on.
     pub screen_on: Option<bool>,
     /// The lock screen is showing on the default display (no app shown over it): acting tools
@@ -85,13 +91,34 @@ pub struct Output {
     pub lock_secure: Option<bool>,
     /// Display sizes.
     pub display: Display,
-    /// Package of the focused window.
+    /// Package of the app in front on the default display: the focused window's, or under a
+    /// framework crash/ANR dialog the app it covers (field bugs 61, 79).
     pub foreground_package: Option<String>,
+    /// The framework's crash or ANR dialog holding the default display's focus (`null`: none).
+    pub app_dialog: Option<AppDialogOut>,
+    /// Lock task mode: `none`, `locked` (a kiosk app keeps itself in front) or `pinned` (screen
+    /// pinning); other apps cannot be launched meanwhile (field bug 81).
+    pub lock_task: Option<&'static str>,
+    /// The app lock task mode keeps in front (`null` when none or not readable).
+    pub lock_task_package: Option<String>,
+    /// Why a value above is null or flagged, for the agent (e.g. an overridden battery level).
+    pub notes: Vec<String>,
     /// Fields above that are `null` because the phone did not report them, in field order
     /// ([`UNAVAILABLE_FIELDS`]; `display` when its input-space size is unknown,
     /// `display.physical` when `wm size` gave no physical size). Empty when everything was
     /// read.
     pub unavailable: Vec<&'static str>,
+}
+
+/// A framework process dialog (AOSP `AppErrorDialog`, `AppNotRespondingDialog`).
+#[derive(Debug, Serialize)]
+pub struct AppDialogOut {
+    /// `crash`, `not_responding` or `waiting_for_debugger`.
+    pub kind: &'static str,
+    /// The package whose process it is about.
+    pub package: String,
+    /// The process as titled (`com.pkg:service` for a secondary one).
+    pub process: String,
 }
 
 /// Names `unavailable` may hold, in result order.
@@ -101,12 +128,14 @@ pub const UNAVAILABLE_FIELDS: &[&str] = &[
     "android_release",
     "sdk",
     "battery_percent",
+    "battery_overridden",
     "screen_on",
     "locked",
     "lock_secure",
     "display",
     "display.physical",
     "foreground_package",
+    "lock_task",
 ];
 
 impl Output {
@@ -118,6 +147,7 @@ impl Output {
             self.android_release.is_none(),
             self.sdk.is_none(),
             self.battery_percent.is_none(),
+            self.battery_overridden.is_none(),
             self.screen_on.is_none(),
             self.locked.is_none(),
             self.lock_secure.is_none(),
@@ -125,6 +155,7 @@ impl Output {
             // `override` is null whenever no override is set: not a failure to read.
             self.display.physical.is_none(),
             self.foreground_package.is_none(),
+            self.lock_task.is_none(),
         ];
         self.unavailable = UNAVAILABLE_FIELDS
             .iter()
@@ -147,7 +178,7 @@ fn non_blank(v: Option<&String>) -> Option<String> {
 impl DeviceTool for DeviceStatus {
     const ID: &'static str = "android_device_status";
     const TITLE: &'static str = "Android device status";
-    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, whether the lock screen is showing (locked) and needs a PIN/pattern/password (lock_secure), display size (px) and the foreground app package of the default display. A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
+    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, whether the lock screen is showing (locked) and needs a PIN/pattern/password (lock_secure), display size (px), the foreground app package of the default display, a crash/ANR dialog over it (app_dialog), lock task mode (lock_task: none, locked = a kiosk, pinned = screen pinning; other apps cannot be launched) and whether the battery values were overridden from the shell (battery_overridden; an out-of-range level reads battery_percent null, explained in notes). A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
     type Args = Args;
     type Output = Output;
@@ -161,24 +192,33 @@ impl DeviceTool for DeviceStatus {
             "width": {"type": "integer"}, "height": {"type": "integer"}}});
         let text = json!({"type": ["string", "null"], "minLength": 1});
         json!({"type": "object",
-        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "screen_on", "locked", "lock_secure", "display", "foreground_package", "unavailable"],
+        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "battery_overridden", "screen_on", "locked", "lock_secure", "display", "foreground_package", "app_dialog", "lock_task", "lock_task_package", "notes", "unavailable"],
         "properties": {
             "model": text, "manufacturer": text,
             "android_release": text, "sdk": {"type": ["integer", "null"]},
-            "battery_percent": {"type": ["integer", "null"]}, "screen_on": {"type": ["boolean", "null"]},
+            "battery_percent": {"type": ["integer", "null"], "minimum": 0, "maximum": 100},
+            "battery_overridden": {"type": ["boolean", "null"]},
+            "screen_on": {"type": ["boolean", "null"]},
             "locked": {"type": ["boolean", "null"]}, "lock_secure": {"type": ["boolean", "null"]},
             "display": {"type": "object", "required": ["width", "height", "physical", "override"], "properties": {
                 "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
                 "physical": size, "override": size
             }},
             "foreground_package": {"type": ["string", "null"]},
+            "app_dialog": {"type": ["object", "null"], "required": ["kind", "package", "process"], "properties": {
+                "kind": {"enum": ["crash", "not_responding", "waiting_for_debugger"]},
+                "package": {"type": "string"}, "process": {"type": "string"}
+            }},
+            "lock_task": {"enum": ["none", "locked", "pinned", null]},
+            "lock_task_package": {"type": ["string", "null"]},
+            "notes": {"type": "array", "items": {"type": "string"}},
             "unavailable": {"type": "array", "uniqueItems": true, "items": {"enum": UNAVAILABLE_FIELDS}}
         }})
     }
 
     async fn run(_: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let cmd = format!(
-            "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window; echo {SEP}; dumpsys trust"
+            "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window; echo {SEP}; dumpsys trust; echo {SEP}; {LOCK_TASK_READ}"
         );
         let out = ctx.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
         let decoded = Text::decode(&out);
@@ -212,12 +252,34 @@ impl DeviceTool for DeviceStatus {
             ..Readiness::from_dumps(&windows, &lock)
         };
         let _ = ctx.readiness.record(readiness.clone());
+        let lock_task = lock_task::parse_lock_task(part(6));
+        ctx.readiness.note(DeviceFacts {
+            tv: prop("ro.build.characteristics").map(|c| c.split(',').any(|t| t.trim() == "tv")),
+            lock_task: lock_task.as_ref().map(|t| t.mode),
+        });
+        let focus = windows.focus(DEFAULT_DISPLAY);
+        let app_dialog = focus.as_ref().and_then(|f| f.dialog.clone());
+        // Under a framework dialog, the app in front is the one it covers.
+        let foreground = match &app_dialog {
+            Some(_) => windows.app_under_focus(DEFAULT_DISPLAY),
+            None => focus,
+        };
+        let mut notes = Vec::new();
+        if let Some(b) = battery.as_ref().filter(|b| b.percent.is_none()) {
+            if let (Some(level), Some(scale)) = (b.level, b.scale) {
+                notes.push(format!("battery level {level} is outside 0..={scale}{}: battery_percent is null", if b.overridden { " (set with `dumpsys battery set level`; `dumpsys battery reset` restores the real readings)" } else { "" }));
+            }
+        }
+        if battery.as_ref().is_some_and(|b| b.overridden) && notes.is_empty() {
+            notes.push("the battery values were set with `dumpsys battery set|unplug` (UPDATES STOPPED), not read from the hardware; `dumpsys battery reset` restores them".to_string());
+        }
         let out = Output {
             model: prop("ro.product.model"),
             manufacturer: prop("ro.product.manufacturer"),
             android_release: prop("ro.build.version.release"),
             sdk: prop("ro.build.version.sdk").and_then(|v| v.parse::<u32>().ok()),
             battery_percent: battery.as_ref().and_then(|b| b.percent),
+            battery_overridden: battery.as_ref().map(|b| b.overridden),
             screen_on,
             locked: readiness.locked,
             lock_secure: readiness.lock_secure,
@@ -227,7 +289,15 @@ impl DeviceTool for DeviceStatus {
                 physical: size.as_ref().and_then(|s| s.physical).map(Size::from),
                 r#override: size.as_ref().and_then(|s| s.override_size).map(Size::from),
             },
-            foreground_package: windows.focus(DEFAULT_DISPLAY).and_then(|f| f.package),
+            foreground_package: foreground.and_then(|f| f.package),
+            app_dialog: app_dialog.map(|d| AppDialogOut {
+                kind: d.kind.as_str(),
+                package: d.package,
+                process: d.process,
+            }),
+            lock_task: lock_task.as_ref().map(|t| t.mode.as_str()),
+            lock_task_package: lock_task.and_then(|t| t.package),
+            notes,
             unavailable: Vec::new(),
         }
         .with_unavailable();
@@ -239,8 +309,8 @@ impl DeviceTool for DeviceStatus {
 }
 
 /// Services this call reads that may be absent on a working phone: `trust` (builds without
-/// TrustManagerService) only adds `lock_secure`.
-const OPTIONAL_SERVICES: &[&str] = &["trust"];
+/// TrustManagerService) only adds `lock_secure`, `activity` only `lock_task`.
+const OPTIONAL_SERVICES: &[&str] = &["trust", "activity"];
 
 /// `device_booting` naming the first service the status read found not running (`dumpsys`
 /// prints `Can't find service: NAME` on stderr, `cmd`/`wm` `cmd: Can't find service: NAME`),
@@ -285,6 +355,7 @@ mod tests {
             android_release: Some("14".into()),
             sdk: Some(34),
             battery_percent: None,
+            battery_overridden: Some(false),
             screen_on: Some(true),
             locked: Some(false),
             lock_secure: None,
@@ -295,6 +366,14 @@ mod tests {
                 r#override: None,
             },
             foreground_package: None,
+            app_dialog: Some(AppDialogOut {
+                kind: "crash",
+                package: "com.example.notes".into(),
+                process: "com.example.notes".into(),
+            }),
+            lock_task: Some("pinned"),
+            lock_task_package: Some("com.example.notes".into()),
+            notes: vec!["battery level 999 is outside 0..=100".into()],
             unavailable: Vec::new(),
         }
         .with_unavailable();

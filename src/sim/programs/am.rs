@@ -51,6 +51,14 @@ fn start(s: &mut PhoneState, args: &[&str]) -> Output {
         }
     }
     if let (None, Some("android.intent.action.VIEW"), Some(d)) = (component, action, data) {
+        // The browser is another task: refused in lock task mode like any other.
+        if s.lock_task.is_some() {
+            let out = super::packages::view(d);
+            if out.code == 0 {
+                return lock_task_violation(s, out);
+            }
+            return out;
+        }
         return super::packages::view(d);
     }
     let target = match (component, action, category) {
@@ -68,8 +76,12 @@ fn start(s: &mut PhoneState, args: &[&str]) -> Output {
     };
     match target {
         Ok((pkg, act)) => {
-            s.launch(&pkg, &act);
-            Output::ok(format!("Starting: Intent {{ {intent} }}\n"))
+            let started = Output::ok(format!("Starting: Intent {{ {intent} }}\n"));
+            if s.start_activity(&pkg, &act) {
+                started
+            } else {
+                lock_task_violation(s, started)
+            }
         }
         Err(c) if !c.is_empty() => {
             let (pkg, act) = c.split_once('/').unwrap_or((c.as_str(), ""));
@@ -79,6 +91,21 @@ fn start(s: &mut PhoneState, args: &[&str]) -> Output {
             out
         }
         Err(_) => Output::err(255, format!("Starting: Intent {{ {intent} }}\nError: Activity not started, unable to resolve Intent {{ {intent} flg=0x10000000 }}\n")),
+    }
+}
+
+/// `am start` refused in lock task mode: `START_RETURN_LOCK_TASK_MODE_VIOLATION`, which
+/// `ActivityManagerShellCommand.runStartActivity` has no message for, so its `default:` branch
+/// prints `Error: Activity not started, unknown error code N` on the error stream (no `-W`)
+/// and the command still returns 0 (RushB-fr/freekiosk#238, LineageOS 11:
+/// `tests/fixtures/device-state/lineageos11-echo-show5-lock-task-am-start-error-101.txt`).
+/// N is 101 since Android 8.0 (`FIRST_START_NON_FATAL_ERROR_CODE + 1`) and 5 before (AOSP
+/// `ActivityManager.java` of those releases).
+fn lock_task_violation(s: &PhoneState, started: Output) -> Output {
+    let code = if s.persona.sdk >= 26 { 101 } else { 5 };
+    Output {
+        stderr: format!("Error: Activity not started, unknown error code {code}\n").into_bytes(),
+        ..started
     }
 }
 
@@ -130,7 +157,8 @@ pub fn monkey(phone: &Phone, args: &[String]) -> Output {
     }
     let launched = phone.with(|s| match apps::find(pkg) {
         Some(app) => {
-            s.launch(app.package, app.activity);
+            // Refused in lock task mode like `am start` (monkey injects the launch intent).
+            s.start_activity(app.package, app.activity);
             true
         }
         None => false,

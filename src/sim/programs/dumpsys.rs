@@ -18,6 +18,11 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         let installed = super::pm::installed(phone);
         return phone.with(|s| Output::ok(super::packages::dumpsys_package(s, pkg, &installed)));
     }
+    if let ["battery", sub, rest @ ..] = args.as_slice() {
+        if *sub != "-a" {
+            return phone.with(|s| battery_command(s, sub, rest));
+        }
+    }
     phone.with(|s| match args.first().copied() {
         Some("battery") => Output::ok(battery(s)),
         Some("window") => Output::ok(window_dump::window(s, args.get(1).copied())),
@@ -44,21 +49,66 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
     })
 }
 
+/// `dumpsys battery set [-f] KEY VALUE`, `unplug [-f]`, `reset [-f]` (AOSP `BatteryService`
+/// `Shell.onCommand`): `set` and `unplug` stop the hardware updates and override the values,
+/// `reset` restores them. `set level` takes any integer (no range check: `set level 999` is
+/// printed as `level: 999`, brevent/Brevent#1399). Prints nothing on success.
+fn battery_command(s: &mut PhoneState, sub: &str, rest: &[&str]) -> Output {
+    let rest: Vec<&str> = rest.iter().copied().filter(|a| *a != "-f").collect();
+    match (sub, rest.as_slice()) {
+        ("reset", []) => {
+            s.battery_override = None;
+            Output::code(0)
+        }
+        ("unplug", []) => {
+            let o = s.battery_override.get_or_insert_with(Default::default);
+            (o.ac, o.usb, o.wireless) = (Some(false), Some(false), Some(false));
+            Output::code(0)
+        }
+        ("set", [key, value]) => {
+            let Ok(n) = value.parse::<i64>() else {
+                return Output::err(255, format!("Bad value: {value}\n"));
+            };
+            let o = s.battery_override.get_or_insert_with(Default::default);
+            match *key {
+                "level" => o.level = Some(n),
+                "status" => o.status = Some(n),
+                "ac" => o.ac = Some(n != 0),
+                "usb" => o.usb = Some(n != 0),
+                "wireless" => o.wireless = Some(n != 0),
+                other => return Output::err(255, format!("Unknown set option: {other}\n")),
+            }
+            Output::code(0)
+        }
+        _ => Output::err(255, "Battery service (battery) commands:\n  help\n    Print this help text.\n  set [-f] [ac|usb|wireless|status|level|temp|present|invalid] <value>\n    Force a battery property value, freezing battery state.\n  unplug [-f]\n    Force battery unplugged, freezing battery state.\n  reset [-f]\n    Unfreeze battery state, returning to current hardware values.\n"),
+    }
+}
+
 fn battery(s: &PhoneState) -> String {
     let level = s.battery_level;
+    let o = s.battery_override.clone().unwrap_or_default();
+    let flag = |v: Option<bool>, real: bool| v.unwrap_or(real).to_string();
+    let shown_level = o.level.unwrap_or(i64::from(level));
+    let status = o
+        .status
+        .unwrap_or(if level >= 100 { 5 } else { 2 })
+        .to_string();
     let mut t = String::from("Current Battery Service state:\n");
+    if s.battery_override.is_some() {
+        t.push_str("  (UPDATES STOPPED -- use 'reset' to restart)\n");
+    }
     for (k, v) in [
-        ("AC powered", "false".to_string()),
-        ("USB powered", "true".into()),
-        ("Wireless powered", "false".into()),
+        ("AC powered", flag(o.ac, false)),
+        ("USB powered", flag(o.usb, true)),
+        ("Wireless powered", flag(o.wireless, false)),
         ("Dock powered", "false".into()),
         ("Max charging current", "500000".into()),
         ("Max charging voltage", "5000000".into()),
         ("Charge counter", (level * 46_000).to_string()),
-        ("status", if level >= 100 { "5" } else { "2" }.into()),
+        ("status", status),
         ("health", "2".into()),
         ("present", "true".into()),
-        ("level", level.to_string()),
+        ("level", shown_level.to_string()),
         ("scale", "100".into()),
         ("voltage", "4123".into()),
         ("temperature", "285".into()),
@@ -128,6 +178,39 @@ fn activity(s: &PhoneState) -> String {
         activity_record(&pkg, &act), activity_record(&pkg, &act)
     ));
     t.push_str(&window_dump::activity_supervisor(s));
+    t.push_str(&lock_task(s));
+    t
+}
+
+/// `LockTaskController.dump` (AOSP; the layout of the locked Android 13 capture
+/// `fixtures/activity/mtk-tablet-android13-dumpsys-activity-activities.txt`, where it reads
+/// `NONE`): the mode, the locked tasks (`Task{…}` since Android 12, `TaskRecord{…}` before)
+/// and the packages allowed to lock (a kiosk's; empty for screen pinning).
+fn lock_task(s: &PhoneState) -> String {
+    let mode = s.lock_task.as_ref().map_or("NONE", |t| t.mode.as_dump());
+    let mut t = format!(
+        "\n  LockTaskController:\n    mLockTaskModeState={mode}\n    mLockTaskModeTasks=\n"
+    );
+    let mut allowed = String::new();
+    if let Some(lock) = &s.lock_task {
+        let pkg = &lock.package;
+        let task = if s.persona.sdk >= 31 {
+            format!("Task{{{} #{} type=standard A=10123:{pkg} U=0 visible=true visibleRequested=true mode=fullscreen translucent=false sz=1}}", ident(&format!("task{pkg}")), task_id(pkg))
+        } else {
+            format!(
+                "TaskRecord{{{} #{} A={pkg} U=0 StackId=1 sz=1}}",
+                ident(&format!("task{pkg}")),
+                task_id(pkg)
+            )
+        };
+        t.push_str(&format!("      #0 {task}\n"));
+        if lock.mode == crate::framework::LockTaskMode::Locked {
+            allowed = pkg.clone();
+        }
+    }
+    t.push_str(&format!(
+        "    mLockTaskPackages (userId:packages)=\n      u0:[{allowed}]\n"
+    ));
     t
 }
 
@@ -181,4 +264,53 @@ fn input(s: &PhoneState) -> String {
         "INPUT MANAGER (dumpsys input)\n\nInput Manager State:\n  Viewports:\n    displayId=0, uniqueId=local:{}, port=0, orientation={}, isActive=true, logicalFrame=[0, 0, {w}, {h}], deviceSize=[{}, {}]\n\nInput Reader State:\n  Device 4: sec_touchscreen\n    Touch Input Mapper (mode - DIRECT):\n      SurfaceOrientation: {}\n      SurfaceWidth: {w}px\n      SurfaceHeight: {h}px\n",
         d.physical_id, s.rotation, d.width, d.height, s.rotation
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persona::Persona;
+
+    fn run_on(p: &Phone, line: &str) -> Output {
+        let args: Vec<String> = line.split(' ').map(str::to_string).collect();
+        run(p, &args)
+    }
+
+    #[test]
+    fn battery_set_unplug_reset_and_lock_task_dump() {
+        let p = Phone::new(Persona::load("pixel-android14").unwrap(), "SIMDS0001", "");
+        let text = |o: Output| String::from_utf8(o.stdout).unwrap();
+        assert!(!text(run_on(&p, "battery")).contains("UPDATES STOPPED"));
+        assert_eq!(run_on(&p, "battery set level 999").code, 0);
+        let t = text(run_on(&p, "battery"));
+        assert!(
+            t.starts_with(
+                "Current Battery Service state:\n  (UPDATES STOPPED -- use 'reset' to restart)\n"
+            ) && t.contains("  level: 999\n"),
+            "{t}"
+        );
+        assert_eq!(run_on(&p, "battery set volume 3").code, 255);
+        run_on(&p, "battery unplug");
+        assert!(text(run_on(&p, "battery")).contains("  USB powered: false\n"));
+        run_on(&p, "battery reset");
+        let t = text(run_on(&p, "battery"));
+        assert!(
+            !t.contains("UPDATES STOPPED") && t.contains("  level: 80\n"),
+            "{t}"
+        );
+        assert!(text(run_on(&p, "activity activities")).contains("    mLockTaskModeState=NONE\n"));
+        p.with(|s| {
+            s.lock_task = Some(crate::framework::LockTask {
+                mode: crate::framework::LockTaskMode::Locked,
+                package: "com.example.notes".into(),
+            })
+        });
+        let t = text(run_on(&p, "activity activities"));
+        assert!(
+            t.contains("    mLockTaskModeState=LOCKED\n    mLockTaskModeTasks=\n      #0 Task{")
+                && t.contains("A=10123:com.example.notes ")
+                && t.contains("      u0:[com.example.notes]\n"),
+            "{t}"
+        );
+    }
 }

@@ -3,8 +3,9 @@
 //! behaves the same for these verbs). Usage text: `fixtures/input-usage/android6-7-unknown-command-help.txt`.
 
 use super::{keys, Output};
+use crate::framework::DialogKind;
 use crate::phone::{Phone, PhoneState};
-use crate::ui::Action;
+use crate::ui::{Action, DialogButton};
 
 const USAGE: &str = "Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\nThe sources are: \n      dpad\n      keyboard\n      mouse\n      touchpad\n      gamepad\n      touchnavigation\n      joystick\n      touchscreen\n      stylus\n      trackball\n\nThe commands and default sources are:\n      text <string> (Default: keyboard)\n      keyevent [--longpress|--doubletap] <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n      press (Default: trackball)\n      roll <dx> <dy> (Default: trackball)\n";
 
@@ -124,10 +125,28 @@ fn key(s: &mut PhoneState, code: u32) {
         // unless `config_disableMenuKeyInLockScreen`); a secure one stays.
         keys::MENU if s.locked && !s.lock_secure => s.locked = false,
         _ if s.locked => {}
+        // The dialog has the key focus: BACK cancels the crash dialog (`AppErrorDialog` is
+        // cancelable), the ANR dialog waits for its buttons; other keys but Home reach no app.
+        keys::BACK if s.app_dialog.is_some() => {
+            if s.app_dialog
+                .as_ref()
+                .is_some_and(|d| d.kind == DialogKind::Crash)
+            {
+                s.app_dialog = None;
+            }
+        }
+        c if c != keys::HOME && s.app_dialog.is_some() => {}
+        // Home and Recents do nothing in lock task mode ("App is pinned" toast; a kiosk has
+        // them off: `LockTaskController`, `LOCK_TASK_FEATURE_HOME` unset).
+        keys::HOME | keys::APP_SWITCH if s.lock_task.is_some() => {}
         keys::HOME => {
             let (p, a) = s.persona.launcher_component();
             s.launch(&p, &a);
         }
+        keys::BACK
+            if s.lock_task
+                .as_ref()
+                .is_some_and(|t| s.ui.stack.last().is_some_and(|(p, _)| *p == t.package)) => {}
         keys::BACK if s.ui.focused.is_some() => s.ui.focused = None,
         keys::BACK => {
             if s.ui.stack.len() > 1 {
@@ -153,8 +172,19 @@ fn tap(s: &mut PhoneState, x: f32, y: f32) {
     }
     let tree = s.ui_tree();
     let action = tree.hit(x as i32, y as i32).map(|n| n.action.clone());
+    if let Some(dialog) = s.app_dialog.clone() {
+        // The dialog is modal: only its buttons take a tap.
+        match action {
+            Some(Action::Dialog(DialogButton::Close)) => s.force_stop(dialog.package()),
+            Some(Action::Dialog(_)) => s.app_dialog = None,
+            _ => {}
+        }
+        return;
+    }
     match action {
-        Some(Action::Launch(pkg, act)) => s.launch(&pkg, &act),
+        Some(Action::Launch(pkg, act)) => {
+            s.start_activity(&pkg, &act);
+        }
         Some(Action::Focus(id)) => s.ui.focused = Some(id),
         _ => s.ui.focused = None,
     }

@@ -11,6 +11,8 @@ pub const POWER: u32 = 26;
 pub const DEL: u32 = 67;
 /// `KEYCODE_MENU` (dismisses an insecure keyguard).
 pub const MENU: u32 = 82;
+/// `KEYCODE_APP_SWITCH` (Recents).
+pub const APP_SWITCH: u32 = 187;
 /// `KEYCODE_SLEEP`.
 pub const SLEEP: u32 = 223;
 /// `KEYCODE_WAKEUP`.

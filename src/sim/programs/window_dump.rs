@@ -69,21 +69,31 @@ pub fn activity_record(pkg: &str, act: &str) -> String {
     )
 }
 
-/// `mCurrentFocus=` / `mFocusedApp=` of display 0: the lock screen's window while locked or
-/// dark, else the foreground activity's.
-fn focus_lines(s: &PhoneState, indent: &str) -> String {
+/// The window holding display 0's focus: the lock screen's while locked or dark, else the
+/// framework's crash/ANR dialog when one shows, else the foreground activity's.
+fn focus_window(s: &PhoneState) -> String {
     let (pkg, act) = s.foreground();
-    let focus = if s.locked || !s.screen_on {
+    if s.locked || !s.screen_on {
         keyguard_window(s)
+    } else if let Some(d) = &s.app_dialog {
+        let title = d.title();
+        format!("Window{{{} u0 {title}}}", ident(&title))
     } else {
         format!(
             "Window{{{} u0 {}}}",
             ident(&act),
             full_component(&pkg, &act)
         )
-    };
+    }
+}
+
+/// `mCurrentFocus=` / `mFocusedApp=` of display 0 (the focused app stays the top activity
+/// under a dialog or the lock screen).
+fn focus_lines(s: &PhoneState, indent: &str) -> String {
+    let (pkg, act) = s.foreground();
     format!(
-        "{indent}mCurrentFocus={focus}\n{indent}mFocusedApp={}\n",
+        "{indent}mCurrentFocus={}\n{indent}mFocusedApp={}\n",
+        focus_window(s),
         activity_record(&pkg, &act)
     )
 }
@@ -240,38 +250,113 @@ fn displays(s: &PhoneState) -> String {
     )
 }
 
-/// `WINDOW MANAGER WINDOWS`: the foreground app's window, then the tail
-/// (`mTopFocusedDisplayId`, rotation, the focus lines tools grep for).
-fn windows(s: &PhoneState) -> String {
-    let (pkg, act) = s.foreground();
-    let (w, h) = s.display_size();
+/// First SDK whose windows section prints no `mCurrentFocus=`/`mFocusedApp=` (only the
+/// per-display blocks do): Android 11 (captures `fixtures/window/appium-android1{1,2,3}-…`;
+/// openatx/uiautomator2#952, #1148; JeffLIrion/python-androidtv#271).
+const NO_FOCUS_IN_WINDOWS_SDK: u32 = 30;
+
+/// One block of the window list (`WindowState.dump`): header, display, owner, type and
+/// flags, view visibility, and on Android 11+ `isOnScreen=`/`isVisible=`.
+struct ListedWindow {
+    title: String,
+    owner: String,
+    ty: &'static str,
+    flags: String,
+    visible: bool,
+    activity: Option<String>,
+}
+
+fn listed(s: &PhoneState, n: usize, w: &ListedWindow) -> String {
+    let (dw, dh) = s.display_size();
+    let mut t = format!(
+        "  Window #{n} Window{{{} u0 {}}}:\n    mDisplayId=0 rootTaskId=1 mSession=Session{{{} 12345:u0a10123}}\n    mOwnerUid=10123 showForAllUsers=false package={} appop=NONE\n    mAttrs={{(0,0)(fillxfill) sim={{adjust=resize}} ty={} fmt=TRANSLUCENT\n      fl={}}}\n",
+        ident(&w.title), w.title, ident("session"), w.owner, w.ty, w.flags
+    );
+    if let Some(record) = &w.activity {
+        t.push_str(&format!("    mActivityRecord={record}\n"));
+    }
+    t.push_str(&format!(
+        "    mViewVisibility=0x{} mHaveFrame=true mObscured=false\n    mFrame=[0,0][{dw},{dh}]\n",
+        if w.visible { 0 } else { 8 }
+    ));
+    if s.persona.sdk >= NO_FOCUS_IN_WINDOWS_SDK {
+        t.push_str(&format!(
+            "    isOnScreen={v}\n    isVisible={v}\n",
+            v = w.visible
+        ));
+    }
+    t
+}
+
+/// The windows top down: the crash/ANR dialog, the lock screen's window (or the
+/// not-focusable status bar), then the activity stack (the top one shown, those below
+/// `GONE`).
+fn window_list(s: &PhoneState) -> Vec<ListedWindow> {
+    let mut list = Vec::new();
+    if let Some(d) = s.app_dialog.as_ref().filter(|_| s.screen_on && !s.locked) {
+        list.push(ListedWindow {
+            title: d.title(),
+            owner: "android".into(),
+            ty: "SYSTEM_ALERT",
+            flags: "DIM_BEHIND ALT_FOCUSABLE_IM SPLIT_TOUCH HARDWARE_ACCELERATED".into(),
+            visible: true,
+            activity: None,
+        });
+    }
+    let keyguard = s.locked || !s.screen_on;
+    list.push(ListedWindow {
+        title: if keyguard && s.persona.sdk >= POLICY_IN_DISPLAYS_SDK {
+            "NotificationShade".into()
+        } else {
+            "StatusBar".into()
+        },
+        owner: "com.android.systemui".into(),
+        ty: "STATUS_BAR",
+        flags: if keyguard {
+            "SPLIT_TOUCH HARDWARE_ACCELERATED".into()
+        } else {
+            "NOT_FOCUSABLE SPLIT_TOUCH HARDWARE_ACCELERATED".into()
+        },
+        visible: true,
+        activity: None,
+    });
     let secure = if s.secure_window { " SECURE" } else { "" };
+    for (i, (pkg, act)) in s.ui.stack.iter().rev().enumerate() {
+        list.push(ListedWindow {
+            title: full_component(pkg, act),
+            owner: pkg.clone(),
+            ty: "BASE_APPLICATION",
+            flags: format!(
+                "LAYOUT_IN_SCREEN LAYOUT_INSET_DECOR SPLIT_TOUCH HARDWARE_ACCELERATED{}",
+                if i == 0 { secure } else { "" }
+            ),
+            visible: i == 0,
+            activity: Some(activity_record(pkg, act)),
+        });
+    }
+    list
+}
+
+/// `WINDOW MANAGER WINDOWS`: the window list, then the tail (`mTopFocusedDisplayId`,
+/// rotation; the focus lines only before Android 11).
+fn windows(s: &PhoneState) -> String {
     let mut t = String::from("WINDOW MANAGER WINDOWS (dumpsys window windows)\n");
-    t.push_str(&format!(
-        "  Window #0 Window{{{} u0 {}}}:\n",
-        ident(&act),
-        full_component(&pkg, &act)
-    ));
-    t.push_str(&format!(
-        "    mDisplayId=0 rootTaskId={} mSession=Session{{{} 12345:u0a10123}}\n",
-        task_id(&pkg),
-        ident("session")
-    ));
-    t.push_str(&format!(
-        "    mOwnerUid=10123 showForAllUsers=false package={pkg} appop=NONE\n"
-    ));
-    t.push_str(&format!(
-        "    mAttrs={{(0,0)(fillxfill) sim={{adjust=resize}} ty=BASE_APPLICATION fmt=TRANSLUCENT\n      fl=LAYOUT_IN_SCREEN LAYOUT_INSET_DECOR SPLIT_TOUCH HARDWARE_ACCELERATED{secure}}}\n"
-    ));
-    t.push_str(&format!(
-        "    mFrame=[0,0][{w},{h}]\n    isOnScreen=true\n    isVisible=true\n\n"
-    ));
-    t.push_str("  mGlobalConfiguration={1.0 ?mcc?mnc [en_US] ldltr}\n  mHasPermanentDpad=false\n  mTopFocusedDisplayId=0\n");
+    for (n, w) in window_list(s).iter().enumerate() {
+        t.push_str(&listed(s, n, w));
+    }
+    t.push_str("\n  mGlobalConfiguration={1.0 ?mcc?mnc [en_US] ldltr}\n  mHasPermanentDpad=false\n  mTopFocusedDisplayId=0\n");
     t.push_str(&format!(
         "  mCurrentRotation=ROTATION_{}\n",
         s.rotation * 90
     ));
-    t.push_str(&focus_lines(s, "  "));
+    if s.persona.sdk < NO_FOCUS_IN_WINDOWS_SDK {
+        t.push_str(&focus_lines(s, "  "));
+    } else {
+        t.push_str(&format!(
+            "  mInputMethodTarget in display# 0 {}\n",
+            focus_window(s)
+        ));
+    }
     t.push_str(&format!(
         "  mInputMethodWindow={}\n",
         if s.ui.focused.is_some() {
@@ -363,6 +448,55 @@ mod tests {
         let windows = old.with(|s| window(s, Some("windows")));
         assert!(windows.contains(" u0 StatusBar}\n"), "{windows}");
         assert_eq!(old.with(|s| activity_supervisor(s)), "");
+    }
+
+    #[test]
+    fn windows_section_per_release_with_a_dialog_and_lock_task() {
+        let p = phone("pixel-android14");
+        p.with(|s| s.start_activity("com.example.notes", ".MainActivity"));
+        let w = p.with(|s| window(s, Some("windows")));
+        assert!(!w.contains("mCurrentFocus="), "Android 11+: {w}");
+        let bar = w.find(" u0 StatusBar}:").expect("status bar");
+        let app = w
+            .find(" u0 com.example.notes/com.example.notes.MainActivity}:")
+            .expect("app");
+        assert!(bar < app && w.contains("fl=NOT_FOCUSABLE "), "{w}");
+        assert!(
+            w.contains("mViewVisibility=0x8"),
+            "the launcher below is GONE: {w}"
+        );
+        p.with(|s| {
+            s.app_faults.insert(
+                "com.example.notes".into(),
+                crate::framework::DialogKind::Anr,
+            );
+            s.start_activity("com.example.notes", ".MainActivity")
+        });
+        let w = p.with(|s| window(s, Some("windows")));
+        assert!(
+            w.starts_with("WINDOW MANAGER WINDOWS (dumpsys window windows)\n  Window #0 Window{")
+                && w.contains(" u0 Application Not Responding: com.example.notes}:\n")
+                && w.contains("package=android "),
+            "{w}"
+        );
+        let d = p.with(|s| display_blocks(s));
+        assert!(
+            d.contains("Application Not Responding: com.example.notes}"),
+            "{d}"
+        );
+        let old = phone("legacy-android6");
+        assert!(old
+            .with(|s| window(s, Some("windows")))
+            .contains("  mCurrentFocus=Window{"));
+        // Lock task mode keeps every other package out.
+        p.with(|s| {
+            s.lock_task = Some(crate::framework::LockTask {
+                mode: crate::framework::LockTaskMode::Pinned,
+                package: "com.example.notes".into(),
+            })
+        });
+        assert!(!p.with(|s| s.start_activity("com.android.settings", ".Settings")));
+        assert!(p.with(|s| s.start_activity("com.example.notes", ".MainActivity")));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - [`display`]: the display's input size and its per-channel cache.
 //! - [`readiness`]: booting, screen off, lock screen: one reading per bound phone.
 //! - [`field`]: the focused field read before and after typing, and whether it holds the text.
+//! - [`lock_task`]: kiosk / screen pinning: `am start` refusals told by kind.
 //! - [`ui`]: `uiautomator dump` with retries, snapshots, the focused node.
 //! - [`ui_dump`]: one `uiautomator dump` the way the phone takes it (`/dev/tty`, or a private
 //!   file read and removed).
@@ -34,6 +35,7 @@ pub mod ime;
 pub mod input;
 pub mod install_session;
 pub mod last_seen;
+pub mod lock_task;
 pub mod media_index;
 pub mod opaque;
 pub mod packages;

@@ -20,6 +20,7 @@ use super::input::INPUT_DEADLINE;
 use crate::device::error::DeviceError;
 use crate::device::parse::displays::{WindowDump, DEFAULT_DISPLAY};
 use crate::device::parse::keyguard::{parse_keyguard, KeyguardState};
+use crate::device::parse::lock_task::LockTaskMode;
 use crate::device::tools::ToolCtx;
 
 /// How old a kept reading may be for an acting tool that reads no window state of its own.
@@ -92,11 +93,23 @@ impl Readiness {
 const IN_DISPLAYS: u8 = 1;
 const NEEDS_POLICY: u8 = 2;
 
+/// What the tools learned about the bound phone that outlives a reading and explains a later
+/// refusal the phone itself cannot (field bug 80: an `unauthorized` phone answers nothing).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceFacts {
+    /// An Android TV build (`ro.build.characteristics` lists `tv`, AOSP
+    /// `device/google/atv` products).
+    pub tv: Option<bool>,
+    /// Lock task mode at the last read of it (`dumpsys activity activities`).
+    pub lock_task: Option<LockTaskMode>,
+}
+
 /// The last reading of the bound phone.
 #[derive(Debug, Default)]
 pub struct ReadinessCache {
     last: Mutex<Option<(Instant, Readiness)>>,
     keyguard_source: AtomicU8,
+    facts: Mutex<DeviceFacts>,
 }
 
 impl ReadinessCache {
@@ -128,6 +141,18 @@ impl ReadinessCache {
             .refusal()
             .filter(|e| matches!(e, DeviceError::Locked { .. }))
             .map(|e| e.to_string())
+    }
+
+    /// Notes what a read found (`None` fields leave the known value).
+    pub fn note(&self, found: DeviceFacts) {
+        let mut f = self.facts.lock().unwrap_or_else(|e| e.into_inner());
+        f.tv = found.tv.or(f.tv);
+        f.lock_task = found.lock_task.or(f.lock_task);
+    }
+
+    /// What is known about the phone.
+    pub fn facts(&self) -> DeviceFacts {
+        *self.facts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The latest reading if it is at most [`READING_VALIDITY`] old.
