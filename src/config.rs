@@ -146,6 +146,7 @@ impl Settings {
             adb_servers,
             direct_devices,
         } = self.survey_config()?;
+        let data_dir = data_dir.ok_or(ConfigError::Missing("--data-dir is required"))?;
         let claim_codes = self
             .claim_codes
             .iter()
@@ -242,19 +243,18 @@ impl Settings {
 
 impl Settings {
     /// The part of the settings that says where the phones are ([`SurveyConfig`]), validated
-    /// as [`Settings::resolve`] does; the API key is neither needed nor read. Errors: no
-    /// `--data-dir`, a malformed `--adb-server` or `--device`.
+    /// as [`Settings::resolve`] does; the API key is neither needed nor read, and the data dir
+    /// is optional (without one, the bound channels and Wi-Fi-paired phones are unknown).
+    /// Errors: a `--data-dir` that is not a directory, a malformed `--adb-server` or
+    /// `--device`.
     pub fn survey_config(&self) -> Result<SurveyConfig, ConfigError> {
-        let data_dir = self
-            .data_dir
-            .clone()
-            .ok_or(ConfigError::Missing("--data-dir is required"))?;
+        let data_dir = self.data_dir.clone();
         // Made at start when missing; something else by that name is refused now, by name
         // (creating it said only "File exists").
-        if data_dir.exists() && !data_dir.is_dir() {
+        if let Some(dir) = data_dir.as_ref().filter(|d| d.exists() && !d.is_dir()) {
             return Err(ConfigError::Invalid(format!(
                 "--data-dir {} is not a directory",
-                data_dir.display()
+                dir.display()
             )));
         }
         let adb_servers = if self.adb_server.is_empty() {
@@ -299,12 +299,31 @@ impl Settings {
 /// and never serve: no API key in it.
 #[derive(Debug, Clone)]
 pub struct SurveyConfig {
-    /// Directory of the database (bindings, paired phones) and the connector's adb key.
-    pub data_dir: PathBuf,
+    /// Directory of the database (bindings, paired phones) and the connector's adb key;
+    /// `None` when no data dir is configured (the operator commands then cannot say which
+    /// channel holds a phone).
+    pub data_dir: Option<PathBuf>,
     /// adb servers to ask, in config order.
     pub adb_servers: Vec<AdbServerSpec>,
     /// Direct-transport phones (`HOST:PORT`).
     pub direct_devices: Vec<String>,
+}
+
+/// Where the `.deb` installs the settings (`systemd/deb/config.toml`, with the data dir and the
+/// API key path in it): `serve`, `check` and `devices` read it when it exists and no
+/// `--config` (or `XAGENT_ADB_CONFIG`) names another file, so on the box they run with no
+/// flags (issue 21 §1).
+pub const PACKAGED_CONFIG_PATH: &str = "/etc/xagent-adb-connector/config.toml";
+
+/// The config file a command reads: `explicit` (`--config` / `XAGENT_ADB_CONFIG`;
+/// `/dev/null` reads as an empty file: no settings), else [`PACKAGED_CONFIG_PATH`] when that
+/// file exists, else none.
+pub fn config_file(explicit: Option<PathBuf>) -> Option<PathBuf> {
+    config_file_or(explicit, Path::new(PACKAGED_CONFIG_PATH))
+}
+
+fn config_file_or(explicit: Option<PathBuf>, packaged: &Path) -> Option<PathBuf> {
+    explicit.or_else(|| packaged.is_file().then(|| packaged.to_path_buf()))
 }
 
 /// The stacked settings of `config_file` (if any) under `cli`, not yet resolved. Errors: the
@@ -807,9 +826,11 @@ pub fn check_host_port(addr: &str) -> Result<(), String> {
 /// The default config file text (`print-default-config`).
 pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. The environment (XAGENT_ADB_<FLAG>, e.g.
 # XAGENT_ADB_LISTEN) overrides these values, and flags override the environment.
+# The package's paths: serve, check and devices read this file by default
+# (/etc/xagent-adb-connector/config.toml), so on the box they need no flags.
+data_dir = "/var/lib/xagent-adb-connector"
+api_key_file = "/etc/xagent-adb-connector/api_key"
 # listen = "127.0.0.1:8787"
-# data_dir = "/var/lib/xagent-adb-connector"
-# api_key_file = "/etc/xagent-adb-connector/api_key"
 # adb_server = "127.0.0.1:5037"      # "" disables the adb server; a list for several boxes:
 # adb_server = ["127.0.0.1:5037", "box-b=10.8.0.2:5037"]   # NAME=HOST:PORT names a box
 # devices = ["tcp:192.168.1.20:5555"] # phones reached by the direct transport
@@ -862,6 +883,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_packaged_config_is_read_only_when_nothing_else_is_named() {
+        let dir = std::env::temp_dir().join(format!("xagent-packaged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let packaged = dir.join("config.toml");
+        assert_eq!(config_file_or(None, &packaged), None, "absent: none");
+        std::fs::write(&packaged, "").unwrap();
+        assert_eq!(config_file_or(None, &packaged), Some(packaged.clone()));
+        let mine = PathBuf::from("/srv/mine.toml");
+        assert_eq!(config_file_or(Some(mine.clone()), &packaged), Some(mine));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -33,18 +33,21 @@ struct Cli {
 // Parsed once per process; without `sim` only `Serve` carries fields.
 #[cfg_attr(not(feature = "sim"), allow(clippy::large_enum_variant))]
 enum Command {
-    /// Run the connector server. Settings stack: built-in defaults → `--config` file →
-    /// environment (`XAGENT_ADB_<FLAG>`) → flags.
+    /// Run the connector server. Settings stack: built-in defaults → `--config` file (else
+    /// /etc/xagent-adb-connector/config.toml when it exists) → environment
+    /// (`XAGENT_ADB_<FLAG>`) → flags.
     Serve {
-        /// TOML config file (`print-default-config` prints a commented one).
+        /// TOML config file (`print-default-config` prints a commented one) [default:
+        /// /etc/xagent-adb-connector/config.toml when it exists; /dev/null for none].
         #[arg(long, env = "XAGENT_ADB_CONFIG")]
         config: Option<PathBuf>,
         #[command(flatten)]
         settings: config::Settings,
     },
     /// Check the config, each adb server (reachable, protocol version) and each phone's state,
-    /// with the fix for every problem. Exit status 1 when anything needs attention. Takes the
-    /// same config file, environment and flags as `serve`.
+    /// with the fix for every problem: the phones first, then the config's problems. Exit
+    /// status 1 when anything needs attention. Takes the same config file, environment and
+    /// flags as `serve`; needs neither the API key nor the data dir.
     Check {
         /// TOML config file (as for `serve`).
         #[arg(long, env = "XAGENT_ADB_CONFIG")]
@@ -52,8 +55,8 @@ enum Command {
         #[command(flatten)]
         settings: config::Settings,
     },
-    /// List the phones: serial, model, state, transport, adb server, bound channel. Takes the
-    /// same config file, environment and flags as `serve`.
+    /// List the phones: serial, model, state, transport, adb server, bound channel (`unknown`
+    /// without a data dir). Takes the same config file, environment and flags as `serve`.
     Devices {
         /// TOML config file (as for `serve`).
         #[arg(long, env = "XAGENT_ADB_CONFIG")]
@@ -198,12 +201,12 @@ fn log_format(cli: &Cli) -> LogFormat {
     let file = match &cli.command {
         Command::Serve { config, .. }
         | Command::Check { config, .. }
-        | Command::Devices { config, .. } => config.as_deref(),
+        | Command::Devices { config, .. } => config::config_file(config.clone()),
         _ => None,
     };
     cli.log_format
         .or_else(|| {
-            file.and_then(|path| config::read_config_file(path).ok())
+            file.and_then(|path| config::read_config_file(&path).ok())
                 .and_then(|settings| settings.log_format)
         })
         .unwrap_or_default()
@@ -278,6 +281,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ..
         } => block_on(|shutdown| pair_qr(data_dir, mdns_interface, qr_ttl_secs, shutdown)),
         Command::Serve { config, settings } => {
+            let config = config::config_file(config);
             let cfg = config::load(config.as_deref(), settings.clone())?;
             // SIGHUP loads the same stages again (the environment as read at start).
             let reloader: daemon::reload::Reloader =
@@ -285,6 +289,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             block_on(|shutdown| daemon::serve_with_reload(cfg, Some(reloader), shutdown))
         }
         Command::Check { config, settings } => block_on(|_| async move {
+            let config = config::config_file(config);
             xagent_adb_connector::operator::run_check(config.as_deref(), settings).await
         }),
         Command::Devices {
@@ -292,6 +297,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             json,
             settings,
         } => block_on(|_| async move {
+            let config = config::config_file(config);
             xagent_adb_connector::operator::run_devices(config.as_deref(), settings, json).await
         }),
         #[cfg(feature = "sim")]

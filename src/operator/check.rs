@@ -1,7 +1,8 @@
 //! `check`: the box's health as an operator reads it, one line per item, each problem with
 //! its fix. Exit status 0 when all is well, 1 when anything needs the operator. A configuration
-//! `serve` would refuse (e.g. no API key file) is a problem, but the phones are still checked
-//! whenever the settings say where they are.
+//! `serve` would refuse (e.g. no API key file, no data dir) is a problem, but the phones are
+//! still checked whenever the settings say where they are (issue 21 §1: neither the API key
+//! nor the data dir is needed to look at the phones).
 
 use std::fmt::Write as _;
 
@@ -246,16 +247,35 @@ pub async fn run(stacked: Settings) -> (String, bool) {
             return (text, false);
         }
     };
+    let Some(data_dir) = phones_at.data_dir.clone() else {
+        // No data dir: the phones are surveyed all the same (the adb servers' and the
+        // `--device` ones); the store's Wi-Fi-paired phones cannot be.
+        let seen = survey(&phones_at, &Default::default()).await;
+        let (mut text, _) = report(&config, Some(&seen));
+        let missing = ConfigError::Missing("--data-dir is required");
+        let problem = config_problem(&missing);
+        if !text.contains(&problem) {
+            let _ = writeln!(
+                text,
+                "PROBLEM  config: {problem} (serve keeps its database and adb key there)"
+            );
+        }
+        let _ = writeln!(
+            text,
+            "note     phones paired over Wi-Fi not checked: they are remembered in the data dir"
+        );
+        return (text, false);
+    };
     // A database `serve` would refuse (empty, not SQLite) is named before anything is read
     // from it.
-    let db = phones_at.data_dir.join(crate::daemon::DB_FILE);
+    let db = data_dir.join(crate::daemon::DB_FILE);
     let db_problem = tokio::task::spawn_blocking(move || crate::store::fault::check_existing(&db))
         .await
         .ok()
         .and_then(Result::err);
     let (remembered, read_problem) = match &db_problem {
         Some(_) => (Default::default(), None),
-        None => match super::bindings::read(&phones_at.data_dir).await {
+        None => match super::bindings::read(&data_dir).await {
             Ok(r) => (r, None),
             Err(e) => (Default::default(), Some(e)),
         },

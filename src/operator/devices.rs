@@ -13,8 +13,10 @@ use super::PhoneRow;
 /// adb's, null for direct phones; `model`, `adb_server`, `warning` and
 /// `connector_channel_id` null when unknown or none: a phone that has not authorized the key
 /// has no model; `paired_over_wifi` true for a phone paired with flow `adb_pair_code` or
-/// `adb_qr_pair`, probed at its last address).
-pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
+/// `adb_qr_pair`, probed at its last address), and `"connector_channel_known"`: false when
+/// `bound` is `None` (no data dir: which channel holds the phone is unknown, and
+/// `connector_channel_id` is null).
+pub fn to_json(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) -> Value {
     Value::Array(
         phones
             .iter()
@@ -28,7 +30,8 @@ pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
                     "state": p.state.as_str(),
                     "transport": p.transport,
                     "adb_server": p.adb_server,
-                    "connector_channel_id": bound.get(&p.serial),
+                    "connector_channel_id": bound.and_then(|b| b.get(&p.serial)),
+                    "connector_channel_known": bound.is_some(),
                     "paired_over_wifi": p.paired,
                 })
             })
@@ -38,8 +41,9 @@ pub fn to_json(phones: &[PhoneRow], bound: &HashMap<String, String>) -> Value {
 
 /// The table form: a header and one line per phone, columns padded to their widest cell;
 /// `-` for no value. The last column, `WI-FI PAIRED`, says `yes` for a phone paired over Wi-Fi
-/// (the JSON's `paired_over_wifi`).
-pub fn to_table(phones: &[PhoneRow], bound: &HashMap<String, String>) -> String {
+/// (the JSON's `paired_over_wifi`); `CHANNEL` reads `unknown` when `bound` is `None` (no data
+/// dir).
+pub fn to_table(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) -> String {
     let mut rows = vec![[
         "SERIAL".to_string(),
         "MODEL".into(),
@@ -63,7 +67,10 @@ pub fn to_table(phones: &[PhoneRow], bound: &HashMap<String, String>) -> String 
             p.state.as_str().to_string(),
             p.transport.clone(),
             or_dash(p.adb_server.as_deref().unwrap_or("")),
-            or_dash(bound.get(&p.serial).map(String::as_str).unwrap_or("")),
+            match bound {
+                Some(bound) => or_dash(bound.get(&p.serial).map(String::as_str).unwrap_or("")),
+                None => "unknown".to_string(),
+            },
             if p.paired { "yes" } else { "-" }.to_string(),
         ]);
     }

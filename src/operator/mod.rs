@@ -157,15 +157,19 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
             version,
         });
     }
-    let key = HostKeyFile::new(config.data_dir.join(crate::daemon::ADB_KEY_FILE));
+    let key = config
+        .data_dir
+        .as_ref()
+        .map(|dir| HostKeyFile::new(dir.join(crate::daemon::ADB_KEY_FILE)));
+    let key = key.as_ref();
     for addr in &config.direct_devices {
-        out.phones.push(direct_phone(&inv, addr, &key).await);
+        out.phones.push(direct_phone(&inv, addr, key).await);
     }
     for phone in paired
         .iter()
         .filter(|p| !config.direct_devices.contains(&p.addr))
     {
-        let mut row = direct_phone(&inv, &phone.addr, &key).await;
+        let mut row = direct_phone(&inv, &phone.addr, key).await;
         if row.state != DeviceState::Device {
             // Not answering: the name remembered at pairing beats the address.
             row.serial = phone.serial.clone();
@@ -251,13 +255,13 @@ async fn server_phones(
 
 /// A direct-transport phone: identity when it answers; `unauthorized` when it refuses the
 /// connector's key; `offline` otherwise, with what its address does when [`dial`]led again.
-/// The connector's adb key is used only if it exists (a survey never creates it).
-async fn direct_phone(inv: &Inventory, addr: &str, key: &HostKeyFile) -> PhoneRow {
+/// The connector's adb key (in the data dir, when one is configured) is used only if it
+/// exists (a survey never creates it).
+async fn direct_phone(inv: &Inventory, addr: &str, key: Option<&HostKeyFile>) -> PhoneRow {
     let transport = format!("tcp:{addr}");
-    let link = if key.exists() {
-        DeviceLink::direct_with_key(addr, key.clone())
-    } else {
-        DeviceLink::direct(addr)
+    let link = match key.filter(|key| key.exists()) {
+        Some(key) => DeviceLink::direct_with_key(addr, key.clone()),
+        None => DeviceLink::direct(addr),
     };
     let state = match tokio::time::timeout(
         SURVEY_DEADLINE,
@@ -320,16 +324,28 @@ pub async fn run_check(
 }
 
 /// `devices [--json]` with the staged configuration: prints the phones (the paired ones
-/// included) and their bound channels on stdout. Needs no API key. Errors: the config is
-/// invalid, or the bound channels cannot be read.
+/// included) and their bound channels on stdout. Needs no API key and no data dir: without
+/// one the bound channels (and the phones paired over Wi-Fi, which the store remembers) are
+/// unknown, said on stderr and in the listing ([`devices::to_table`], [`devices::to_json`]).
+/// Errors: the config is invalid, or the bound channels cannot be read.
 pub async fn run_devices(
     config_file: Option<&std::path::Path>,
     settings: crate::config::Settings,
     as_json: bool,
 ) -> anyhow::Result<()> {
     let config = crate::config::stack(config_file, settings)?.survey_config()?;
-    let remembered = bindings::read(&config.data_dir).await?;
-    let seen = survey(&config, &remembered).await;
+    let remembered = match &config.data_dir {
+        Some(dir) => Some(bindings::read(dir).await?),
+        None => {
+            tracing::warn!(
+                "no data dir configured (--data-dir, data_dir, XAGENT_ADB_DATA_DIR): the bound \
+                 channels are unknown and phones paired over Wi-Fi are not listed"
+            );
+            None
+        }
+    };
+    let seen = survey(&config, remembered.as_ref().unwrap_or(&Default::default())).await;
+    let bound = remembered.as_ref().map(|r| &r.bound);
     for same in &seen.same_servers {
         tracing::warn!("{}", same.describe());
     }
@@ -353,9 +369,9 @@ pub async fn run_devices(
         }
     }
     if as_json {
-        println!("{:#}", devices::to_json(&seen.phones, &remembered.bound));
+        println!("{:#}", devices::to_json(&seen.phones, bound));
     } else {
-        print!("{}", devices::to_table(&seen.phones, &remembered.bound));
+        print!("{}", devices::to_table(&seen.phones, bound));
     }
     Ok(())
 }
