@@ -22,9 +22,11 @@ macro_rules! fixture {
 
 pub mod battery;
 pub mod devices;
+pub mod display_manager;
 pub mod displays;
 pub mod getprop;
 pub mod install;
+pub mod keyboard;
 pub mod keyguard;
 pub mod lock_task;
 pub mod package;

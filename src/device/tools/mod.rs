@@ -25,8 +25,10 @@ mod args_shape;
 mod app_install;
 mod app_launch;
 mod apps;
+mod displays;
 mod file_transfer;
 mod input_text;
+mod keyboard;
 mod logcat;
 mod open_url;
 mod orientation;
@@ -82,6 +84,8 @@ fn registered() -> Vec<RegisteredTool> {
         RegisteredTool::of::<orientation::SetOrientation>(),
         RegisteredTool::of::<screen_record::ScreenRecord>(),
         RegisteredTool::of::<shell::Shell>(),
+        RegisteredTool::of::<keyboard::HideKeyboard>(),
+        RegisteredTool::of::<displays::Displays>(),
     ]
 }
 

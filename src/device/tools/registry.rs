@@ -350,6 +350,8 @@ mod tests {
         "android_set_orientation",
         "android_screen_record",
         "android_shell",
+        "android_hide_keyboard",
+        "android_displays",
     ];
 
     #[test]

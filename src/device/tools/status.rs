@@ -1,7 +1,7 @@
 //! `android_device_status`: model, release, battery, screen, lock screen, display size,
 //! foreground app, a crash/ANR dialog over it and lock task mode in one shell round trip
 //! (`getprop; dumpsys battery; wm size; dumpsys power; dumpsys window; dumpsys trust; dumpsys
-//! activity activities | grep …`). What a section did not give is `null` and listed in
+//! activity activities | grep …; dumpsys input_method | grep …`). What a section did not give is `null` and listed in
 //! `unavailable` (a user reading `""` as a model cannot tell a blank property from a failed
 //! read); nothing at all is an error. A system service it reads that is not running (`Can't
 //! find service: window` while `sys.boot_completed` already prints 1: a system server
@@ -16,13 +16,14 @@ use serde_json::{json, Value};
 
 use super::phone::command::{Text, SEP};
 use super::phone::display::DisplayGeometry;
+use super::phone::keyboard::KEYBOARD_READ;
 use super::phone::lock_task::LOCK_TASK_READ;
 use super::phone::readiness::{DeviceFacts, Readiness};
 use super::phone::ui::TEXT_LIMIT;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 use crate::device::parse::displays::{WindowDump, DEFAULT_DISPLAY};
-use crate::device::parse::{battery, getprop, keyguard, lock_task, power, wm};
+use crate::device::parse::{battery, getprop, keyboard, keyguard, lock_task, power, wm};
 
 /// Deadline of the one compound shell command.
 pub const STATUS_DEADLINE: Duration = Duration::from_secs(10);
@@ -101,6 +102,10 @@ pub struct Output {
     pub lock_task: Option<&'static str>,
     /// The app lock task mode keeps in front (`null` when none or not readable).
     pub lock_task_package: Option<String>,
+    /// The soft keyboard shows (`dumpsys input_method` `mInputShown=`, else the IME's
+    /// `mIsInputViewShown=`): it covers the lower part of the screen; `android_hide_keyboard`
+    /// closes it.
+    pub keyboard_shown: Option<bool>,
     /// Why a value above is null or flagged, for the agent (e.g. an overridden battery level).
     pub notes: Vec<String>,
     /// Fields above that are `null` because the phone did not report them, in field order
@@ -136,6 +141,7 @@ pub const UNAVAILABLE_FIELDS: &[&str] = &[
     "display.physical",
     "foreground_package",
     "lock_task",
+    "keyboard_shown",
 ];
 
 impl Output {
@@ -156,6 +162,7 @@ impl Output {
             self.display.physical.is_none(),
             self.foreground_package.is_none(),
             self.lock_task.is_none(),
+            self.keyboard_shown.is_none(),
         ];
         self.unavailable = UNAVAILABLE_FIELDS
             .iter()
@@ -178,7 +185,7 @@ fn non_blank(v: Option<&String>) -> Option<String> {
 impl DeviceTool for DeviceStatus {
     const ID: &'static str = "android_device_status";
     const TITLE: &'static str = "Android device status";
-    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, whether the lock screen is showing (locked) and needs a PIN/pattern/password (lock_secure), display size (px), the foreground app package of the default display, a crash/ANR dialog over it (app_dialog), lock task mode (lock_task: none, locked = a kiosk, pinned = screen pinning; other apps cannot be launched) and whether the battery values were overridden from the shell (battery_overridden; an out-of-range level reads battery_percent null, explained in notes). A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
+    const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, whether the lock screen is showing (locked) and needs a PIN/pattern/password (lock_secure), display size (px), the foreground app package of the default display, a crash/ANR dialog over it (app_dialog), lock task mode (lock_task: none, locked = a kiosk, pinned = screen pinning; other apps cannot be launched), whether the soft keyboard shows (keyboard_shown; android_hide_keyboard closes it) and whether the battery values were overridden from the shell (battery_overridden; an out-of-range level reads battery_percent null, explained in notes). A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
     type Args = Args;
     type Output = Output;
@@ -192,7 +199,7 @@ impl DeviceTool for DeviceStatus {
             "width": {"type": "integer"}, "height": {"type": "integer"}}});
         let text = json!({"type": ["string", "null"], "minLength": 1});
         json!({"type": "object",
-        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "battery_overridden", "screen_on", "locked", "lock_secure", "display", "foreground_package", "app_dialog", "lock_task", "lock_task_package", "notes", "unavailable"],
+        "required": ["model", "manufacturer", "android_release", "sdk", "battery_percent", "battery_overridden", "screen_on", "locked", "lock_secure", "display", "foreground_package", "app_dialog", "lock_task", "lock_task_package", "keyboard_shown", "notes", "unavailable"],
         "properties": {
             "model": text, "manufacturer": text,
             "android_release": text, "sdk": {"type": ["integer", "null"]},
@@ -211,6 +218,7 @@ impl DeviceTool for DeviceStatus {
             }},
             "lock_task": {"enum": ["none", "locked", "pinned", null]},
             "lock_task_package": {"type": ["string", "null"]},
+            "keyboard_shown": {"type": ["boolean", "null"]},
             "notes": {"type": "array", "items": {"type": "string"}},
             "unavailable": {"type": "array", "uniqueItems": true, "items": {"enum": UNAVAILABLE_FIELDS}}
         }})
@@ -218,7 +226,7 @@ impl DeviceTool for DeviceStatus {
 
     async fn run(_: Args, ctx: &ToolCtx<'_>) -> Result<Output, DeviceError> {
         let cmd = format!(
-            "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window; echo {SEP}; dumpsys trust; echo {SEP}; {LOCK_TASK_READ}"
+            "getprop; echo {SEP}; dumpsys battery; echo {SEP}; wm size; echo {SEP}; dumpsys power; echo {SEP}; dumpsys window; echo {SEP}; dumpsys trust; echo {SEP}; {LOCK_TASK_READ}; echo {SEP}; {KEYBOARD_READ}"
         );
         let out = ctx.shell(&cmd, STATUS_DEADLINE, TEXT_LIMIT).await?;
         let decoded = Text::decode(&out);
@@ -297,6 +305,7 @@ impl DeviceTool for DeviceStatus {
             }),
             lock_task: lock_task.as_ref().map(|t| t.mode.as_str()),
             lock_task_package: lock_task.and_then(|t| t.package),
+            keyboard_shown: keyboard::parse_keyboard_shown(part(7)),
             notes,
             unavailable: Vec::new(),
         }
@@ -309,8 +318,9 @@ impl DeviceTool for DeviceStatus {
 }
 
 /// Services this call reads that may be absent on a working phone: `trust` (builds without
-/// TrustManagerService) only adds `lock_secure`, `activity` only `lock_task`.
-const OPTIONAL_SERVICES: &[&str] = &["trust", "activity"];
+/// TrustManagerService) only adds `lock_secure`, `activity` only `lock_task`, `input_method`
+/// (builds without an IME, e.g. some kiosks) only `keyboard_shown`.
+const OPTIONAL_SERVICES: &[&str] = &["trust", "activity", "input_method"];
 
 /// `device_booting` naming the first service the status read found not running (`dumpsys`
 /// prints `Can't find service: NAME` on stderr, `cmd`/`wm` `cmd: Can't find service: NAME`),
@@ -373,6 +383,7 @@ mod tests {
             }),
             lock_task: Some("pinned"),
             lock_task_package: Some("com.example.notes".into()),
+            keyboard_shown: Some(false),
             notes: vec!["battery level 999 is outside 0..=100".into()],
             unavailable: Vec::new(),
         }

@@ -236,6 +236,60 @@ fn display(s: &PhoneState) -> String {
             d.physical_id, d.width, d.height, d.density
         ));
     }
+    t.push_str(&logical_displays(s, state));
+    t
+}
+
+/// The `Logical Displays:` section (AOSP `LogicalDisplayMapper.dumpLocked`, the shape of the
+/// capture `tests/fixtures/display/mtk-tablet-android13-dumpsys-display-off.txt`): each panel
+/// with its base info (the device's power state) and the window manager's override (size and
+/// rotation as apps see them; its `state` stays `ON`, as in the capture), then the extra
+/// logical displays as virtual ones.
+fn logical_displays(s: &PhoneState, state: &str) -> String {
+    let info = |name: &str,
+                id: u32,
+                (w, h): (u32, u32),
+                rotation: u32,
+                state: &str,
+                kind: &str,
+                unique: &str,
+                density: u32| {
+        format!("DisplayInfo{{\"{name}\", displayId {id}\", displayGroupId 0, FLAG_TRUSTED, real {w} x {h}, largest app {w} x {h}, smallest app {w} x {h}, rotation {rotation}, state {state}, type {kind}, uniqueId \"{unique}\", app {w} x {h}, density {density} ({density}.0 x {density}.0) dpi, layerStack {id}}}")
+    };
+    let count = s.persona.displays.len() + s.extra_displays.len();
+    let mut t = format!("\n  Logical Displays: size={count}\n");
+    for (i, d) in s.persona.displays.iter().enumerate() {
+        let unique = format!("local:{}", d.physical_id);
+        let (size, rotation) = if i == 0 {
+            (s.display_size(), s.rotation)
+        } else {
+            ((d.width, d.height), 0)
+        };
+        t.push_str(&format!(
+            "  Display {id}:\n    mDisplayId={id}\n    mPrimaryDisplayDevice=Built-in Screen\n    mBaseDisplayInfo={}\n    mOverrideDisplayInfo={}\n",
+            info("Built-in Screen", d.id, (d.width, d.height), 0, state, "INTERNAL", &unique, d.density),
+            info("Built-in Screen", d.id, size, rotation, "ON", "INTERNAL", &unique, d.density),
+            id = d.id
+        ));
+    }
+    for d in &s.extra_displays {
+        let unique = format!("virtual:com.android.systemui,1000,sim-{},0", d.id);
+        t.push_str(&format!(
+            "  Display {id}:\n    mDisplayId={id}\n    mBaseDisplayInfo={}\n",
+            info(
+                "Virtual display",
+                d.id,
+                (d.width, d.height),
+                0,
+                "ON",
+                "VIRTUAL",
+                &unique,
+                d.density
+            ),
+            id = d.id
+        ));
+    }
+    t.push_str("  \n  DeviceStateToLayoutMap:\n    Registered Layouts:\n");
     t
 }
 
