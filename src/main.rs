@@ -327,10 +327,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// `pair --code HOST:PORT CODE [--connect HOST:PORT]`: pairs, prints the GUID and the serial.
 async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> anyhow::Result<()> {
-    use xagent_adb_connector::adb::host_key::{
-        pair_with_phone, retry_until_key_recorded, PairWithPhoneError,
-    };
-    use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
+    use xagent_adb_connector::adb::host_key::{pair_with_phone, PairWithPhoneError};
+    use xagent_adb_connector::adb::HostKeyFile;
     use xagent_adb_pairing::PairingError;
     let [addr, code] = <[String; 2]>::try_from(code)
         .map_err(|_| anyhow::anyhow!("--code takes HOST:PORT and the code"))?;
@@ -357,18 +355,30 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
     })?;
     println!("paired with {}", guid.as_str());
     if let Some(connect) = connect {
-        let link = DeviceLink::direct_with_key(connect.clone(), key_file);
-        let out = retry_until_key_recorded(|| {
-            link.shell(
-                "getprop ro.serialno",
-                std::time::Duration::from_secs(10),
-                1024,
-            )
-        })
-        .await?;
-        println!("serial {}", out.stdout_text().trim());
-        println!("connect address tcp:{connect} (serve it with --device tcp:{connect})");
+        print_paired_serial(&connect, key_file).await?;
     }
+    Ok(())
+}
+
+/// Reads the serial of the phone just paired, over TLS at its connect address `addr`, and
+/// prints it with the `--device` that serves it (both `pair` variants). Retries while adbd has
+/// not yet recorded the key (`retry_until_key_recorded`).
+async fn print_paired_serial(
+    addr: &str,
+    key_file: xagent_adb_connector::adb::HostKeyFile,
+) -> anyhow::Result<()> {
+    use xagent_adb_connector::adb::host_key::retry_until_key_recorded;
+    let link = xagent_adb_connector::adb::DeviceLink::direct_with_key(addr.to_string(), key_file);
+    let out = retry_until_key_recorded(|| {
+        link.shell(
+            "getprop ro.serialno",
+            std::time::Duration::from_secs(10),
+            1024,
+        )
+    })
+    .await?;
+    println!("serial {}", out.stdout_text().trim());
+    println!("connect address tcp:{addr} (serve it with --device tcp:{addr})");
     Ok(())
 }
 
@@ -431,8 +441,7 @@ async fn pair_qr(
     ttl_secs: u64,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    use xagent_adb_connector::adb::host_key::retry_until_key_recorded;
-    use xagent_adb_connector::adb::{DeviceLink, HostKeyFile};
+    use xagent_adb_connector::adb::HostKeyFile;
     use xagent_adb_connector::connector::qr_pairing::attempt::{pair_by_qr, QrStop};
     use xagent_adb_connector::connector::qr_pairing::{image, QrPairingConfig};
     // The QR payload holds the pairing password: drawn for eyes on a terminal, never into a
@@ -471,18 +480,7 @@ async fn pair_qr(
         ),
     })?;
     println!("paired with {}", guid.as_str());
-    let link = DeviceLink::direct_with_key(addr.to_string(), key_file);
-    let out = retry_until_key_recorded(|| {
-        link.shell(
-            "getprop ro.serialno",
-            std::time::Duration::from_secs(10),
-            1024,
-        )
-    })
-    .await?;
-    println!("serial {}", out.stdout_text().trim());
-    println!("connect address tcp:{addr} (serve it with --device tcp:{addr})");
-    Ok(())
+    print_paired_serial(&addr.to_string(), key_file).await
 }
 
 /// Runs `f` on a two-worker runtime (the connector: one per core of a Pi-class box);

@@ -17,6 +17,18 @@ use crate::protocol::payloads::ToolInvokePayload;
 use crate::protocol::{now_ms, ErrorCode};
 use crate::store::JournalEntry;
 
+/// One `tool.invoke` as the data plane hands it to [`Connector::invoke_tool`].
+pub struct ToolCall<'a> {
+    /// The calling channel (already checked open on the calling session).
+    pub channel_id: &'a str,
+    /// The packet's payload.
+    pub payload: &'a ToolInvokePayload,
+    /// The call's place in the channel's arrival order, when taken as the packet was read.
+    pub ticket: Option<Ticket>,
+    /// Reports progress (fraction 0–1, message) as `tool.progress.push`.
+    pub progress: &'a (dyn Fn(f64, &str) + Send + Sync),
+}
+
 impl Connector {
     /// The place in `channel_id`'s arrival order of a call of `tool_id`, for a side-effecting
     /// tool of the card (`None` for any other: observations run concurrently). Taken where the
@@ -34,20 +46,13 @@ impl Connector {
     /// phone behind an adb server goes `offline` and later calls fail fast); a call whose
     /// readings found the lock screen newly up or gone has the descriptors pushed again.
     ///
-    /// `ticket`: the call's place in the channel's arrival order ([`Self::side_effect_ticket`],
-    /// taken when the packet was read); a side-effecting call without one takes it here.
-    pub async fn invoke_tool(
-        &self,
-        channel_id: &str,
-        payload: &ToolInvokePayload,
-        ticket: Option<Ticket>,
-        progress: &(dyn Fn(f64, &str) + Send + Sync),
-    ) -> Result<Value, ToolError> {
-        let readiness = self.runtime(channel_id);
+    /// The call's `ticket` is its place in the channel's arrival order
+    /// ([`Self::side_effect_ticket`], taken when the packet was read); a side-effecting call
+    /// without one takes it here.
+    pub async fn invoke_tool(&self, call: ToolCall<'_>) -> Result<Value, ToolError> {
+        let readiness = self.runtime(call.channel_id);
         let was_locked = readiness.readiness.locked_reason().is_some();
-        let outcome = self
-            .invoke_bound(channel_id, payload, ticket, progress)
-            .await;
+        let outcome = self.invoke_bound(call).await;
         if readiness.readiness.locked_reason().is_some() != was_locked {
             // The descriptor's tool availability follows the lock screen: sessions re-project.
             self.inventory.announce();
@@ -62,13 +67,13 @@ impl Connector {
     }
 
     /// [`Self::invoke_tool`] without the liveness hook.
-    async fn invoke_bound(
-        &self,
-        channel_id: &str,
-        payload: &ToolInvokePayload,
-        ticket: Option<Ticket>,
-        progress: &(dyn Fn(f64, &str) + Send + Sync),
-    ) -> Result<Value, ToolError> {
+    async fn invoke_bound(&self, call: ToolCall<'_>) -> Result<Value, ToolError> {
+        let ToolCall {
+            channel_id,
+            payload,
+            ticket,
+            progress,
+        } = call;
         let tool = registry()
             .get(&payload.tool_id)
             .filter(|t| self.card_tools.contains(&t.id()))

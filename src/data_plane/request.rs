@@ -199,48 +199,32 @@ mod tests {
             Request::decode(&packet("connector.hello", "")),
             Err(DataPlaneError::Rejected { .. })
         ));
-        assert!(matches!(
-            Request::decode(&packet("tool.invoke", r#","payload":{"tool_id":1}"#)),
-            Err(DataPlaneError::Failed {
-                code: ErrorCode::InvalidPacket,
-                ..
-            })
-        ));
-        for payload in [
-            "",
-            r#","payload":{}"#,
-            r#","payload":{"auth_session_id":1}"#,
-        ] {
-            assert!(matches!(
-                Request::decode(&packet("auth.status", payload)),
+        // Each refused as a malformed packet, never a rejection or a default.
+        let malformed = |kind: &str, payload: &str| {
+            matches!(
+                Request::decode(&packet(kind, payload)),
                 Err(DataPlaneError::Failed {
                     code: ErrorCode::InvalidPacket,
                     ..
                 })
-            ));
+            )
+        };
+        for (kind, payload) in [
+            ("tool.invoke", r#","payload":{"tool_id":1}"#),
+            ("auth.status", ""),
+            ("auth.status", r#","payload":{}"#),
+            ("auth.status", r#","payload":{"auth_session_id":1}"#),
+            ("auth.cancel", r#","payload":{"auth_session_id":1}"#),
+        ] {
+            assert!(malformed(kind, payload), "{kind} {payload}");
         }
+        let sid = r#","payload":{"auth_session_id":"as_1"}"#;
         assert!(matches!(
-            Request::decode(&packet(
-                "auth.status",
-                r#","payload":{"auth_session_id":"as_1"}"#
-            )),
+            Request::decode(&packet("auth.status", sid)),
             Ok(Request::AuthStatus(_))
         ));
         assert!(matches!(
-            Request::decode(&packet(
-                "auth.cancel",
-                r#","payload":{"auth_session_id":1}"#
-            )),
-            Err(DataPlaneError::Failed {
-                code: ErrorCode::InvalidPacket,
-                ..
-            })
-        ));
-        assert!(matches!(
-            Request::decode(&packet(
-                "auth.cancel",
-                r#","payload":{"auth_session_id":"as_1"}"#
-            )),
+            Request::decode(&packet("auth.cancel", sid)),
             Ok(Request::AuthCancel(_))
         ));
         assert!(matches!(

@@ -38,9 +38,16 @@ pub async fn invoke(
         push.request_id = request_id.clone();
         outbox.push_progress(push);
     };
-    let result =
-        tracing::Instrument::instrument(connector.invoke_tool(channel, p, ticket, &progress), span)
-            .await;
+    let result = tracing::Instrument::instrument(
+        connector.invoke_tool(crate::connector::invoke::ToolCall {
+            channel_id: channel,
+            payload: p,
+            ticket,
+            progress: &progress,
+        }),
+        span,
+    )
+    .await;
     tracing::debug!(tool = %logged_id, ms = started.elapsed().as_millis() as u64, ok = result.is_ok(), "tool call finished");
     let outcome = match &result {
         Ok(_) => "ok",

@@ -58,10 +58,6 @@ impl DeviceTool for Displays {
     type Args = Args;
     type Output = Output;
 
-    fn input_schema() -> Value {
-        json!({"type": "object", "properties": {}})
-    }
-
     fn output_schema() -> Value {
         let text = json!({"type": ["string", "null"]});
         let int = json!({"type": ["integer", "null"], "minimum": 0});

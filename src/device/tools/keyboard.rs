@@ -35,10 +35,6 @@ impl DeviceTool for HideKeyboard {
     type Args = Args;
     type Output = Output;
 
-    fn input_schema() -> Value {
-        json!({"type": "object", "properties": {}})
-    }
-
     fn output_schema() -> Value {
         json!({"type": "object", "required": ["was_shown", "keyboard_shown", "key"], "properties": {
             "was_shown": {"type": "boolean"},

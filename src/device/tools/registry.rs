@@ -37,8 +37,11 @@ pub trait DeviceTool: 'static {
     /// Result; serializes to an object matching [`DeviceTool::output_schema`].
     type Output: Serialize;
     /// Object schema of the model arguments, without `connector_channel_id`; every property is
-    /// a field of `Args`, `required` ones exactly the fields without a default.
-    fn input_schema() -> Value;
+    /// a field of `Args`, `required` ones exactly the fields without a default. The default is
+    /// a tool without arguments (`args_match_input_schemas` holds every tool to its `Args`).
+    fn input_schema() -> Value {
+        serde_json::json!({"type": "object", "properties": {}})
+    }
     /// Schema of the result object.
     fn output_schema() -> Value;
     /// What it does while the lock screen shows or the screen is off (docs/tools.md "Lock

@@ -190,10 +190,6 @@ impl DeviceTool for DeviceStatus {
     type Args = Args;
     type Output = Output;
 
-    fn input_schema() -> Value {
-        json!({"type": "object", "properties": {}})
-    }
-
     fn output_schema() -> Value {
         let size = json!({"type": ["object", "null"], "required": ["width", "height"], "properties": {
             "width": {"type": "integer"}, "height": {"type": "integer"}}});
