@@ -42,25 +42,10 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
 }
 
-/// Civil date from Unix seconds (Howard Hinnant's days_from_civil inverse).
+/// `yyMMddHHmm` (UTC) of Unix seconds, read off humantime's RFC 3339 form
+/// (`2026-07-24T12:00:00Z` → `2607241200`).
 fn yymmddhhmm(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{:02}{:02}{:02}{:02}{:02}",
-        y % 100,
-        m,
-        d,
-        rem / 3600,
-        (rem % 3600) / 60
-    )
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    let s = humantime::format_rfc3339_seconds(t).to_string();
+    [&s[2..4], &s[5..7], &s[8..10], &s[11..13], &s[14..16]].concat()
 }

@@ -70,17 +70,14 @@ fn long_line(name: &str, e: &Entry) -> String {
     )
 }
 
-/// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
-pub(super) fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+/// Days since 1970-01-01 to (year, month, day), UTC (read off humantime's RFC 3339 form;
+/// days before 1970 read as 1970-01-01, which no sim clock reaches).
+pub(super) fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let secs = u64::try_from(days).unwrap_or(0).saturating_mul(86_400);
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    let s = humantime::format_rfc3339_seconds(t).to_string();
+    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|v| v.parse().ok()).unwrap_or(1);
+    (i64::from(num(0..4)), num(5..7), num(8..10))
 }
 
 /// `ls [-l] [-a] [-1] [PATH…]`.
