@@ -262,3 +262,80 @@ async fn field_bug_55_variants_closed_on_sync_exec_and_shell_tools() {
     let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
+
+/// The fixture's `error: ` lines, in order.
+fn fail_texts(fixture: &str) -> Vec<String> {
+    let path = format!(
+        "{}/tests/fixtures/host-protocol/{fixture}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("error: "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Row 56 (vidstige/jadb#152; LmeSzinc/AzurLaneAutoScript PR #997): a Wi-Fi (`adb connect`)
+/// phone the connector still lists `device`, and the server answers the call `device
+/// offline`. Before: `device_offline` "device offline", no fix. Now the route's fix, the same
+/// as the inventory's `offline` state gives (`adb reconnect`, then Wireless debugging off and
+/// on, `adb disconnect`/`adb connect`); the call works once the transport is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_56_device_offline_from_the_server_names_the_wifi_fix() {
+    let mut b = bench("fb56", "FB56OFFL0001").await;
+    let texts = fail_texts("adb-server-fail-device-offline-wifi.txt");
+    b.refusal.set(Some(texts[0].clone()));
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 9, "y": 9}))
+            .await;
+    assert_eq!(code(&ack), "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(m.contains("`device offline`"), "quotes adb: {m}");
+    assert!(
+        m.contains("adb reconnect") && m.contains("Wireless debugging"),
+        "names the Wi-Fi fix: {m}"
+    );
+    b.refusal.set(None);
+    let ack =
+        b.x.tool(&b.ch, "android_tap", json!({"x": 9, "y": 9}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.count_runs(&["input", "tap", "9", "9"]), 1);
+}
+
+/// Row 56 variants: `device 'X' not found` (the server dropped the transport before its list
+/// said so): the phone-gone fix for a Wi-Fi phone (`adb connect` again), never the serial;
+/// and `device offline` on the screenshot's `exec:` and the status tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_56_variants_not_found_and_other_tools() {
+    let mut b = bench("fb56v", "FB56OFFL0002").await;
+    let texts = fail_texts("adb-server-fail-device-offline-wifi.txt");
+    b.refusal.set(Some(texts[1].clone()));
+    let ack =
+        b.x.tool(&b.ch, "android_press_key", json!({"key": "HOME"}))
+            .await;
+    assert_eq!(code(&ack), "device_offline", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("no longer lists") && m.contains("adb connect"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("192.0.2.7") && !m.contains("FB56OFFL0002"),
+        "{m}"
+    );
+    b.refusal.set(Some(texts[0].clone()));
+    for (tool, input) in [
+        ("android_screenshot", json!({})),
+        ("android_device_status", json!({})),
+    ] {
+        let ack = b.x.tool(&b.ch, tool, input).await;
+        assert_eq!(code(&ack), "device_offline", "{tool}: {ack}");
+        assert!(message(&ack).contains("adb reconnect"), "{tool}: {ack}");
+    }
+    b.refusal.set(None);
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
