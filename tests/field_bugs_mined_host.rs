@@ -21,6 +21,7 @@ use tokio::net::TcpStream;
 use common::adb_server::AdbServer;
 use common::procs::{ConnectorProc, SimPhone, TempDir};
 use common::scenario::{claim_when_visible, connector_behind, sims_behind_adb34};
+use common::usb_listing::{self, Renames};
 use common::xagent::XAgent;
 
 /// What adb's client printed for a server `FAIL` (`error: TEXT`), read from a fixture's
@@ -338,4 +339,68 @@ async fn field_bug_56_variants_not_found_and_other_tools() {
     b.refusal.set(None);
     let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
     assert!(ack.get("error").is_none(), "{ack}");
+}
+
+/// The mDNS transport names of fixture `devices/adb-mdns-conflict-renamed-serial-with-space-long.txt`
+/// (defold/defold#12723: `adb-13e75597-Upleco (2)._adb-tls-connect._tcp`), for `serial`.
+fn renamed_instance(serial: &str, suffix: &str) -> String {
+    let fixture = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/devices/adb-mdns-conflict-renamed-serial-with-space-long.txt"
+    ));
+    let listed = fixture
+        .lines()
+        .find(|l| l.contains(" (2)._adb-tls-connect"))
+        .and_then(|l| l.split("._adb-tls-connect").next())
+        .expect("fixture line");
+    assert!(listed.ends_with(" (2)"), "{listed}");
+    format!("adb-{serial}-Upleco{suffix}._adb-tls-connect._tcp")
+}
+
+/// Row 57 (defold/defold#12723): adb lists a wireless-debugging phone by its mDNS instance,
+/// renamed ` (2)` after a name conflict (the phone re-announced after a Wi-Fi reconnect), so
+/// the serial holds a space in `host:track-devices-l`'s `%-22s` long form. Before: the serial
+/// was cut at the space (`adb-…-Upleco`) and the state read as `(2)._adb-tls-connect._tcp
+/// device`, an unknown state: the phone could not be claimed. Now the whole name is the
+/// serial and the phone is claimed and used (sim behind adb 34, listed under that name by
+/// the stand-in `tests/common/usb_listing.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_57_mdns_serial_with_a_conflict_suffix_is_one_serial() {
+    let (sims, adb) = sims_behind_adb34(&["FB57MDNS0001"]);
+    let renames = Renames::default();
+    renames.add(&sims[0].addr, &renamed_instance("FB57MDNS0001", " (2)"));
+    let listing = usb_listing::start(adb.addr(), renames).await;
+    let (_dir, _conn, mut x) =
+        connector_behind("fb57", &listing, &["--claim-policy", "open"]).await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, "FB57MDNS0001").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let ack = x.tool(&ch, "android_tap", json!({"x": 4, "y": 2})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(sims[0].count_runs(&["input", "tap", "4", "2"]), 1);
+}
+
+/// Row 57 variants: a second rename (` (3)`) next to an unrenamed instance of another phone,
+/// both claimable on their own channels, each tap reaching its own phone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_57_variants_second_rename_next_to_a_plain_instance() {
+    let (sims, adb) = sims_behind_adb34(&["FB57MDNS0002", "FB57MDNS0003"]);
+    let renames = Renames::default();
+    renames.add(&sims[0].addr, &renamed_instance("FB57MDNS0002", " (3)"));
+    renames.add(&sims[1].addr, &renamed_instance("FB57MDNS0003", ""));
+    let listing = usb_listing::start(adb.addr(), renames).await;
+    let (_dir, _conn, mut x) =
+        connector_behind("fb57v", &listing, &["--claim-policy", "open"]).await;
+    for (i, serial) in ["FB57MDNS0002", "FB57MDNS0003"].iter().enumerate() {
+        let (ch, _) = x.open(None).await;
+        let ack = claim_when_visible(&mut x, &ch, serial).await;
+        assert_eq!(ack["payload"]["status"], "authenticated", "{serial}: {ack}");
+        let ack = x.tool(&ch, "android_tap", json!({"x": 6, "y": i})).await;
+        assert!(ack.get("error").is_none(), "{serial}: {ack}");
+        assert_eq!(
+            sims[i].count_runs(&["input", "tap", "6", &i.to_string()]),
+            1,
+            "{serial}"
+        );
+    }
 }
