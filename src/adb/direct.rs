@@ -205,7 +205,9 @@ impl DirectConnection {
             Some(StreamEvent::Okay(remote)) => remote,
             Some(_) => {
                 lock(&self.shared.streams).remove(&local);
-                return Err(AdbError::Refused("device closed the service".into()));
+                return Err(AdbError::ServiceClosed {
+                    service: super::error::service_kind(service).to_string(),
+                });
             }
             None => return Err(AdbError::DeviceOffline),
         };

@@ -38,6 +38,32 @@ pub enum AdbError {
         /// The deadline.
         after: Duration,
     },
+    /// The adb server refused a service because the phone's transport is still being set up
+    /// (AOSP `transport.cpp` `acquire_one_transport`): `authorizing` — `device still
+    /// authorizing`, the server is still trying its keys or the phone shows its "Allow USB
+    /// debugging?" prompt (openstf/adbkit#130, flutter/flutter#27456; field bug 54) — else
+    /// `device still connecting`, a network transport not yet answered. Passing: a retry
+    /// after the prompt is answered or the connection is up succeeds.
+    #[error("{}", if *.authorizing {
+        "the phone is still checking this host's ADB key (adb: device still authorizing): unlock it and accept the \"Allow USB debugging?\" prompt if it shows (tick \"Always allow\"), then retry"
+    } else {
+        "the phone's connection is still being set up (adb: device still connecting): retry in a few seconds; if it stays, `adb disconnect HOST:PORT` and connect it again"
+    })]
+    TransportSettingUp {
+        /// `device still authorizing` (else `device still connecting`).
+        authorizing: bool,
+    },
+    /// The phone's adbd closed a service request before it opened (`CLSE` for the `OPEN`; an
+    /// adb server relays it as `FAIL` `closed`, AOSP `sockets.cpp`, and `adb` prints `error:
+    /// closed`): the transport is listed online but adbd refuses the stream — a stale
+    /// connection (dwaan/homebridge-adb#84; openatx/uiautomator2#1153; field bug 55), or a
+    /// phone in recovery/sideload without that service. `service` is the service's kind
+    /// (`shell`, `exec`, `sync`), never its command.
+    #[error("the phone's adbd closed the `{service}` request before it started (adb: closed): retry; if it repeats, its adb connection is stale: run `adb reconnect` on the box, or replug the cable or switch USB debugging (Wireless debugging) off and on; a phone in recovery or sideload has no such service")]
+    ServiceClosed {
+        /// The service's kind (`shell`, `exec`, `sync`), or `service` when not known.
+        service: String,
+    },
     /// The server or device answered FAIL / refused the service.
     #[error("adb refused the request: {0}")]
     Refused(String),
@@ -76,10 +102,30 @@ impl From<super::wire::WireError> for AdbError {
 }
 
 impl AdbError {
+    /// Names the service kind (the word before the first `:` of `service`, never its command)
+    /// in a [`AdbError::ServiceClosed`]; other errors unchanged.
+    pub fn for_service(self, service: &str) -> AdbError {
+        match self {
+            AdbError::ServiceClosed { .. } => AdbError::ServiceClosed {
+                service: service_kind(service).to_string(),
+            },
+            other => other,
+        }
+    }
+
     /// Classifies a `FAIL` message of the adb server (`adb.cpp`, `transport.cpp` texts).
     pub fn from_server_fail(message: &str) -> AdbError {
         let m = message.to_ascii_lowercase();
-        if m.contains("unauthorized") {
+        let m = m.trim();
+        if m == "closed" {
+            AdbError::ServiceClosed {
+                service: "service".into(),
+            }
+        } else if m.contains("still authorizing") || m.contains("still connecting") {
+            AdbError::TransportSettingUp {
+                authorizing: m.contains("authorizing"),
+            }
+        } else if m.contains("unauthorized") {
             AdbError::DeviceUnauthorized
         } else if m.contains("offline") {
             AdbError::DeviceOffline
@@ -110,5 +156,57 @@ pub async fn with_deadline<T>(
             step: step(),
             after,
         }),
+    }
+}
+
+/// The kind of a service request: `shell`, `exec`, `sync`, … (the word before its first `:`
+/// or `,` — `shell,v2,raw:CMD` is `shell`; `service` when that is not one short word).
+pub fn service_kind(service: &str) -> &str {
+    let word = service.split([':', ',']).next().unwrap_or("");
+    if !word.is_empty()
+        && word.len() <= 16
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        word
+    } else {
+        "service"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// adb's refusals of a transport being set up, and adbd's `closed`, each by its kind
+    /// (AOSP `transport.cpp`, `sockets.cpp` texts; field bugs 54, 55).
+    #[test]
+    fn passing_transport_states_and_closed_are_their_own_kinds() {
+        for (said, authorizing) in [
+            ("device still authorizing", true),
+            ("Device still authorizing\n", true),
+            ("device still connecting", false),
+        ] {
+            match AdbError::from_server_fail(said) {
+                AdbError::TransportSettingUp { authorizing: a } => assert_eq!(a, authorizing),
+                other => panic!("{said}: {other:?}"),
+            }
+        }
+        let e = AdbError::from_server_fail("closed").for_service("shell,v2,raw:input tap 1 2");
+        assert!(
+            matches!(&e, AdbError::ServiceClosed { service } if service == "shell"),
+            "{e:?}"
+        );
+        assert!(!e.to_string().contains("tap"), "never the command: {e}");
+        let e = AdbError::from_server_fail("closed").for_service("exec:screencap -p");
+        assert!(
+            matches!(&e, AdbError::ServiceClosed { service } if service == "exec"),
+            "{e:?}"
+        );
+        assert!(matches!(
+            AdbError::from_server_fail(
+                "device unauthorized.\nThis adb server's $ADB_VENDOR_KEYS is not set"
+            ),
+            AdbError::DeviceUnauthorized
+        ));
     }
 }

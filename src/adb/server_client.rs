@@ -181,7 +181,9 @@ impl AdbServerClient {
             None => format!("host:transport:{serial}"),
         };
         Self::request(&mut tcp, &select).await?;
-        Self::request(&mut tcp, service).await?;
+        Self::request(&mut tcp, service)
+            .await
+            .map_err(|e| e.for_service(service))?;
         Ok(ServiceStream::Server(tcp))
     }
 }

@@ -8,7 +8,9 @@ use tokio::sync::watch;
 use std::future::Future;
 
 use super::{lock, CallKey, Connector, InFlightCall, Ticket};
+use crate::adb::AdbError;
 use crate::device::error::{state_refusal, unauthorized_lead};
+use crate::device::parse::devices::{DeviceState, RouteKind};
 use crate::device::policy::PhoneFacts;
 use crate::device::tools::{
     integral_floats_as_integers, registry, CallDeadline, SideEffect, ToolCtx, ToolError,
@@ -151,8 +153,12 @@ impl Connector {
             progress,
             deadline: CallDeadline::not_started(),
         };
+        let route = ctx.route;
         if tool.side_effect() == SideEffect::None {
-            return tool.run_json(&args, &ctx).await;
+            return tool
+                .run_json(&args, &ctx)
+                .await
+                .map_err(|e| with_route_fix(e, route));
         }
         // Held to the end of the call: the next side-effecting call of the channel waits for it.
         let ticket = ticket.unwrap_or_else(|| runtime.arrival.ticket());
@@ -166,10 +172,15 @@ impl Connector {
                 let key = (channel_id.to_string(), call_id.to_string());
                 // Not polled unless the journal says this is a new call.
                 let run = tool.run_json(&args, &ctx);
-                self.run_journaled(key, tool.id(), &args, run).await
+                self.run_journaled(key, tool.id(), &args, run)
+                    .await
+                    .map_err(|e| with_route_fix(e, route))
             }
             // No tool_call_id: treated as a new call every time.
-            _ => tool.run_json(&args, &ctx).await,
+            _ => tool
+                .run_json(&args, &ctx)
+                .await
+                .map_err(|e| with_route_fix(e, route)),
         }
     }
 
@@ -281,6 +292,31 @@ fn outcome_to_json(result: &Result<Value, ToolError>) -> String {
     match result {
         Ok(v) => json!({"result": v}).to_string(),
         Err(e) => json!({"error": {"code": e.code, "message": e.message}}).to_string(),
+    }
+}
+
+/// A transport refusal worded bare by the adb server or the transport (`device offline`,
+/// `device 'X' not found`) while the inventory still listed the phone `device` — adb's list
+/// lags, or a Wi-Fi transport went stale (vidstige/jadb#152, LmeSzinc/AzurLaneAutoScript PR
+/// #997; field bug 56) — gets the fix of that state for the phone's route, the same text the
+/// inventory's state gives (`state_refusal`): `offline`, or for `not found` the phone gone.
+fn with_route_fix(e: ToolError, route: RouteKind) -> ToolError {
+    if e.code != ErrorCode::DeviceOffline {
+        return e;
+    }
+    let state = if e.message == AdbError::DeviceOffline.to_string() {
+        DeviceState::Offline
+    } else if e.message == AdbError::DeviceNotFound.to_string() {
+        DeviceState::Gone
+    } else {
+        return e;
+    };
+    match state_refusal(&state, route) {
+        Some((code, message)) => ToolError::new(
+            code,
+            format!("the phone's transport answered `{}`: {message}", e.message),
+        ),
+        None => e,
     }
 }
 

@@ -387,6 +387,11 @@ fn adb_code(e: &AdbError) -> ErrorCode {
     match e {
         AdbError::ServerUnavailable { .. } => ErrorCode::AdbServerUnavailable,
         AdbError::DeviceNotFound | AdbError::DeviceOffline => ErrorCode::DeviceOffline,
+        // Passing states and a stale stream: a retry (after the prompt) is the fix.
+        AdbError::TransportSettingUp { authorizing: true } => ErrorCode::DeviceUnauthorized,
+        AdbError::TransportSettingUp { authorizing: false } | AdbError::ServiceClosed { .. } => {
+            ErrorCode::DeviceOffline
+        }
         AdbError::DeviceUnauthorized | AdbError::NotPaired => ErrorCode::DeviceUnauthorized,
         AdbError::NoPermissions => ErrorCode::DeviceNoPermissions,
         AdbError::Timeout { .. } => ErrorCode::DeviceTimeout,

@@ -380,8 +380,10 @@ fn parse_line(raw: &str) -> Option<DeviceEntry> {
         (Some(rest), _) => (NO_SERIAL, rest),
         // The short form separates with a TAB, which no serial contains; prefer it.
         (None, Some((serial, rest))) if !serial.is_empty() => (serial, rest),
-        // The long form pads the serial with spaces (`%-22s`).
-        _ => line.split_once(char::is_whitespace)?,
+        // The long form pads the serial with spaces (`%-22s`), and the serial itself may hold
+        // spaces: an mDNS instance renamed after a name conflict, `adb-SERIAL-ID (2)._adb-tls-
+        // connect._tcp` (defold/defold#12723; field bug 57).
+        _ => split_long_serial(line)?,
     };
     let rest = rest.trim();
     if rest.is_empty() {
@@ -417,9 +419,64 @@ fn parse_line(raw: &str) -> Option<DeviceEntry> {
     Some(entry)
 }
 
+/// Splits a long-form line into the serial and the rest (state and `key:value` fields): the
+/// state is the one word before the fields (AOSP `ConnectionState` names), or the `no
+/// permissions …` sentence; everything before it, padding cut, is the serial, spaces and all.
+fn split_long_serial(line: &str) -> Option<(&str, &str)> {
+    let mut head = line.trim_end();
+    // Peel the `key:value` fields off the end.
+    while let Some((before, last)) = head.rsplit_once(char::is_whitespace) {
+        let known = last.split_once(':').is_some_and(|(key, _)| {
+            ["usb", "product", "model", "device", "transport_id"].contains(&key)
+        });
+        if !known {
+            break;
+        }
+        head = before.trim_end();
+    }
+    let at = match head.find(" no permissions") {
+        Some(at) => at,
+        None => head.rfind(char::is_whitespace)?,
+    };
+    let serial = head[..at].trim_end();
+    if serial.is_empty() {
+        return line.split_once(char::is_whitespace);
+    }
+    Some((serial, &line[at..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Long-form serials with spaces: adb's mDNS transports after a name conflict (` (2)`),
+    /// online, offline and without permission (field bug 57: defold/defold#12723).
+    #[test]
+    fn long_form_serials_with_spaces_keep_their_whole_name() {
+        let e = one("adb-13e75597-Upleco (2)._adb-tls-connect._tcp device product:lynx model:Pixel_7a device:lynx transport_id:3\n");
+        assert_eq!(e.serial, "adb-13e75597-Upleco (2)._adb-tls-connect._tcp");
+        assert_eq!(e.state, DeviceState::Device);
+        assert_eq!(e.transport_id, Some(3));
+        assert_eq!(e.model.as_deref(), Some("Pixel_7a"));
+        let e = one("adb-R58N12ABCDEF-AbCdEf (3)._adb-tls-connect._tcp offline transport_id:9\n");
+        assert_eq!(
+            e.serial,
+            "adb-R58N12ABCDEF-AbCdEf (3)._adb-tls-connect._tcp"
+        );
+        assert_eq!(e.state, DeviceState::Offline);
+        let e = one("my phone (2)           no permissions (missing udev rules? user is in the plugdev group); see [http://developer.android.com/tools/device.html] usb:1-1 transport_id:4\n");
+        assert_eq!(e.serial, "my phone (2)");
+        assert!(
+            matches!(e.state, DeviceState::NoPermissions { .. }),
+            "{e:?}"
+        );
+        assert_eq!(e.usb.as_deref(), Some("1-1"));
+        let e = one("R58N12ABCDEF           unauthorized usb:1-1 transport_id:2\n");
+        assert_eq!(
+            (e.serial.as_str(), &e.state),
+            ("R58N12ABCDEF", &DeviceState::Unauthorized)
+        );
+    }
 
     #[test]
     fn route_kinds_from_the_adb_serial() {
