@@ -64,6 +64,18 @@ pub fn mime_guess(path: &str) -> (&'static str, String) {
 
 const PATH_DESC: &str = "Absolute device path of a file inside the allowed directories of the device policy (default /sdcard/Download, /sdcard/Pictures, /sdcard/DCIM; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 are the same shared storage); no `..`; case-sensitive.";
 
+/// Refuses a path written as a directory (`…/`, `…/.`): `adb push FILE DIR/` names the file
+/// itself, the tools do not (scrcpy#4876 pushed to `/storage/emulated/0/Download/.`, field bug
+/// 69); normalising the slash away would write a file named after the directory.
+fn refuse_directory_form(path: &str) -> Result<(), DeviceError> {
+    if path.ends_with('/') || path.ends_with("/.") {
+        return Err(DeviceError::InvalidArguments(
+            "path ends with `/` (a directory): give the full path of the file, e.g. /sdcard/Download/NAME".into(),
+        ));
+    }
+    Ok(())
+}
+
 fn path_schema() -> Value {
     json!({"type": "string", "minLength": 2, "maxLength": MAX_PATH_BYTES, "description": PATH_DESC})
 }
@@ -91,7 +103,7 @@ pub struct FilePull;
 impl DeviceTool for FilePull {
     const ID: &'static str = "android_file_pull";
     const TITLE: &'static str = "Download a file from the phone";
-    const DESCRIPTION: &'static str = "Copy a file from the bound phone to the connector and return a file_ref with a relative download_url, byte_size (bytes), mime_type (guessed from the extension) and expires_at (Unix ms). Only paths inside the policy's allowed directories (policy_denied otherwise); files above files.max_pull_bytes (default 50 MiB) fail with file_too_large; a missing file gives file_not_found. No side effects.";
+    const DESCRIPTION: &'static str = "Copy a file from the bound phone to the connector and return a file_ref with a relative download_url, byte_size (bytes), mime_type (guessed from the extension) and expires_at (Unix ms). Only paths inside the policy's allowed directories (policy_denied otherwise); files above files.max_pull_bytes (default 50 MiB) fail with file_too_large; a missing file gives file_not_found; a directory (or a path ending with `/`) gives invalid_arguments. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
     type Args = PullArgs;
     type Output = PullOutput;
@@ -113,7 +125,9 @@ impl DeviceTool for FilePull {
     }
 
     async fn run(args: PullArgs, ctx: &ToolCtx<'_>) -> Result<PullOutput, DeviceError> {
+        // A root itself is the policy's answer (it names the root); any other `…/` is this one.
         let path = check_path(&args.path, &ctx.policy.files.roots)?.path;
+        refuse_directory_form(&args.path)?;
         let max = ctx.policy.files.max_pull_bytes;
         let limit = usize::try_from(max).unwrap_or(usize::MAX);
         let bytes = ctx
@@ -162,7 +176,7 @@ pub struct FilePush;
 impl DeviceTool for FilePush {
     const ID: &'static str = "android_file_push";
     const TITLE: &'static str = "Upload a file to the phone";
-    const DESCRIPTION: &'static str = "Write a file uploaded with POST /files/uploads (its file_ref, this channel) to a path on the bound phone, replacing an existing file. Only paths inside the policy's allowed directories (policy_denied otherwise; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 name the same shared storage); files above files.max_push_bytes (default 50 MiB) fail with file_too_large. A file pushed into a media directory (Pictures, DCIM, Movies, Music, Download, Documents, ...) is indexed by the media store so galleries show it: media_indexed says whether the media store confirmed it, note says how. Errors: device_permission_denied (the phone refused the write, with the fix), device_command_failed (e.g. the phone's storage is full).";
+    const DESCRIPTION: &'static str = "Write a file uploaded with POST /files/uploads (its file_ref, this channel) to a path on the bound phone, replacing an existing file. Only paths inside the policy's allowed directories (policy_denied otherwise; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 name the same shared storage); files above files.max_push_bytes (default 50 MiB) fail with file_too_large. A file pushed into a media directory (Pictures, DCIM, Movies, Music, Download, Documents, ...) is indexed by the media store so galleries show it: media_indexed says whether the media store confirmed it, note says how. Errors: invalid_arguments (the path ends with `/` or names a directory on the phone: give the file's full path), device_permission_denied (the phone refused the write, with the fix), device_command_failed (e.g. the phone's storage is full).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = PushArgs;
     type Output = PushOutput;
@@ -188,6 +202,7 @@ impl DeviceTool for FilePush {
 
     async fn run(args: PushArgs, ctx: &ToolCtx<'_>) -> Result<PushOutput, DeviceError> {
         let target = check_path(&args.path, &ctx.policy.files.roots)?;
+        refuse_directory_form(&args.path)?;
         let path = target.path.clone();
         let upload = resolve_upload(ctx, &args.file_ref).await?;
         let max = ctx.policy.files.max_push_bytes;

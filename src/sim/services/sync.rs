@@ -100,6 +100,9 @@ fn recv(phone: &Phone, path: &str) -> (Vec<u8>, bool) {
         return (fail(f.message()), false);
     }
     match phone.with(|s| s.vfs.read(path).map(|b| b.to_vec())) {
+        // adbd opens a directory O_RDONLY without error; its first read fails with EISDIR
+        // (AOSP `file_sync_service.cpp` `do_recv`: `open failed` / `read failed`).
+        Err(VfsError::IsDir) => (fail("read failed: Is a directory"), false),
         Err(e) => (fail(&format!("open failed: {}", e.message())), false),
         Ok(bytes) => {
             let cut = fault

@@ -150,9 +150,28 @@ const TELLING: &[&str] = &[
     "Usage:",
 ];
 
-/// The fix named when the phone refuses to inject input (MIUI/HyperOS and some other OEM builds
-/// need a second developer switch; senzhk/ADBKeyBoard#78, field bug 32).
-const INJECT_EVENTS_FIX: &str = "on Xiaomi/Redmi/POCO phones enable Developer options → \"USB debugging (Security settings)\" (needs a SIM and a Mi account), then retry";
+/// Permissions AOSP grants the shell user (uid 2000; `frameworks/base/packages/Shell/
+/// AndroidManifest.xml`). A refusal naming one of them is the maker's build withholding it from
+/// adb until a developer switch is on (field bugs 32, 70, 71), never a missing AOSP permission.
+pub const SHELL_HELD: &[&str] = &[
+    "INJECT_EVENTS",
+    "WRITE_SECURE_SETTINGS",
+    "WRITE_SETTINGS",
+    "GRANT_RUNTIME_PERMISSIONS",
+    "REVOKE_RUNTIME_PERMISSIONS",
+    "MANAGE_APP_OPS_MODES",
+    "INTERACT_ACROSS_USERS",
+];
+
+/// The fix named when the maker's build withholds a shell permission: each maker's switch
+/// (Xiaomi: senzhk/ADBKeyBoard#78, field bug 32; OPPO/realme/OnePlus ColorOS "Disable
+/// permission monitoring": zai-org/Open-AutoGLM#106, appium/appium#13802, field bugs 70–71).
+pub const OEM_SHELL_FIX: &str = "the phone's maker withholds this permission from adb until a developer switch is on: Xiaomi/Redmi/POCO (MIUI, HyperOS) Developer options → \"USB debugging (Security settings)\" (needs a SIM and a Mi account; reboot after turning it on); OPPO/realme/OnePlus (ColorOS, realme UI, OxygenOS 12+) Developer options → \"Disable permission monitoring\" (then turn USB debugging off and on); then retry";
+
+/// The withheld shell permission a refusal names (`INJECT_EVENTS`, …), if any.
+pub fn withheld_permission(all: &str) -> Option<&'static str> {
+    SHELL_HELD.iter().copied().find(|p| all.contains(p))
+}
 
 impl Text {
     /// The line that tells why the command failed: the first line of stderr, then of stdout,
@@ -231,8 +250,8 @@ impl Text {
         let exit = code.map_or("none".to_string(), |c| c.to_string());
         let line = self.telling_line();
         if all.contains("SecurityException") || all.contains("Permission Denial") {
-            let fix = if all.contains("INJECT_EVENTS") {
-                INJECT_EVENTS_FIX
+            let fix = if withheld_permission(&all).is_some() {
+                OEM_SHELL_FIX
             } else {
                 "the phone's security policy refuses this from adb; check the phone's developer and security settings"
             };

@@ -23,7 +23,8 @@ const ACCESS_FIX: &str = "adb's shell user may not write or read there on this p
 
 /// Maps a sync refusal of `path` to its typed error: ENOENT on a pull → `file_not_found`;
 /// EACCES/EPERM/EROFS → `device_permission_denied` naming the fix; ENOSPC/EDQUOT →
-/// `device_command_failed` saying the phone's storage is full; anything else →
+/// `device_command_failed` saying the phone's storage is full; EISDIR/ENOTDIR (the path names a
+/// directory, or a parent is a file) → `invalid_arguments` naming the fix; anything else →
 /// `device_command_failed` quoting adbd's line. Other [`AdbError`]s map as usual.
 pub fn classify(e: AdbError, direction: Direction, path: &str) -> DeviceError {
     let AdbError::Refused(line) = e else {
@@ -42,6 +43,18 @@ pub fn classify(e: AdbError, direction: Direction, path: &str) -> DeviceError {
         return DeviceError::FileNotFound {
             path: path.to_string(),
         };
+    }
+    // The path's shape does not fit the phone's tree: the caller's argument to fix, and adbd
+    // removed nothing (scrcpy#4876 / #3423 `couldn't create file: Is a directory`, field bug 69).
+    if line.contains("Is a directory") {
+        return DeviceError::InvalidArguments(format!(
+            "{path} is a directory on the phone ({line}): give the full path of a file in it, e.g. {path}/NAME"
+        ));
+    }
+    if line.contains("Not a directory") {
+        return DeviceError::InvalidArguments(format!(
+            "a parent of {path} is a file on the phone, not a directory ({line}): give a path whose parents are directories"
+        ));
     }
     if [
         "Permission denied",
@@ -93,6 +106,17 @@ mod tests {
         let (c, m) = code("read failed: I/O error", Direction::Pull);
         assert_eq!(c, ErrorCode::DeviceCommandFailed);
         assert!(m.contains("read failed: I/O error"), "{m}");
+        let (c, m) = code("couldn't create file: Is a directory", Direction::Push);
+        assert_eq!(c, ErrorCode::InvalidArguments);
+        assert!(
+            m.contains("/sdcard/Download/a/NAME") && !m.contains("removed"),
+            "{m}"
+        );
+        let (c, _) = code("read failed: Is a directory", Direction::Pull);
+        assert_eq!(c, ErrorCode::InvalidArguments);
+        let (c, m) = code("couldn't create file: Not a directory", Direction::Push);
+        assert_eq!(c, ErrorCode::InvalidArguments);
+        assert!(m.contains("parent"), "{m}");
         let e = classify(AdbError::DeviceOffline, Direction::Pull, "/x");
         assert_eq!(e.code(), ErrorCode::DeviceOffline);
     }
