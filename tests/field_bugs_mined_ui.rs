@@ -1,5 +1,5 @@
 //! Mined field rows about the UI tree and typing (issue 19 §2; `docs/field-bugs.md`, "Mined
-//! rows"): a `uiautomator dump` killed while it wrote the tree (62). Each row replays what the
+//! rows"): a `uiautomator dump` killed while it wrote the tree (62), `input text` crashing on the phone's key map (63). Each row replays what the
 //! phone printed (the fixtures under `tests/fixtures/`, as sim scripts) and drives the
 //! connector's tools over the WebSocket through the direct transport to the simulated phone;
 //! the variants replay the same kind with another signal or another place of the message.
@@ -132,4 +132,107 @@ async fn field_bug_62_variants_other_signals_and_streams() {
         "retried after one cut-off dump: {ack}"
     );
     assert_eq!(dumps_since(&b.sim, from), 2);
+}
+
+// ---- row 63: `input text` crashes on the phone's key map ----
+
+/// What `input text "app agent test"` printed on an emulator (TencentQQGYLab/AppAgent#34).
+const INPUT_TEXT_NPE: &str = include_str!("fixtures/input/emulator-input-text-npe-null-array.txt");
+
+fn set_state(sim: &SimPhone, patch: Value) {
+    assert_eq!(sim.control_post("/v1/state", patch.clone()), 200, "{patch}");
+}
+
+/// Whether any ADBKeyboard broadcast ran since `from`.
+fn broadcasts_since(sim: &SimPhone, from: usize) -> usize {
+    sim.state()["command_log"].as_array().unwrap()[from..]
+        .iter()
+        .filter(|e| e["argv"][0] == "am" && e["argv"][1] == "broadcast")
+        .count()
+}
+
+/// A sim with the Notes field focused, ADBKeyboard installed or not.
+async fn notes(serial: &str, keyboard: bool) -> common::scenario::DirectSim {
+    let mut b = claimed_sim(serial, &[]).await;
+    set_state(&b.sim, json!({"adb_keyboard": keyboard}));
+    common::scenario::focus_note(&mut b.x, &b.ch).await;
+    b
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_63_input_text_keymap_crash_falls_back_to_the_ime() {
+    let mut b = notes("SIMFB63000001", true).await;
+    // The first `input text` crashes as on the emulator; nothing of it was typed.
+    script(
+        &b.sim,
+        json!({"command_regex": "^input text( |$)", "stderr": INPUT_TEXT_NPE, "exit_code": 255, "times": 1}),
+    );
+    let from = log_len(&b.sim);
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_input_text",
+            json!({"text": "app agent test"}),
+        )
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(ack["payload"]["result"]["verified"], true, "{ack}");
+    assert_eq!(b.sim.state()["note_text"], "app agent test");
+    assert!(broadcasts_since(&b.sim, from) > 0, "typed through the IME");
+    let ime = b.sim.state()["input_method"].clone();
+    assert_ne!(ime, "com.android.adbkeyboard/.AdbIME", "restored: {ime}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_63_variants_no_keyboard_older_input_and_a_later_piece() {
+    // No ADBKeyboard: a typed error naming the crash and the fix, never device_command_failed.
+    let mut b = notes("SIMFB63V00001", false).await;
+    script(
+        &b.sim,
+        json!({"command_regex": "^input text( |$)", "stderr": INPUT_TEXT_NPE, "exit_code": 255, "times": 1}),
+    );
+    let ack =
+        b.x.tool(
+            &b.ch,
+            "android_input_text",
+            json!({"text": "app agent test"}),
+        )
+        .await;
+    assert_eq!(ack["error"]["code"], "unsupported_text", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("NullPointerException") && m.contains("Install ADBKeyboard"),
+        "{m}"
+    );
+    assert!(!m.contains("device policy"), "{m}");
+    assert_eq!(b.sim.state()["note_text"], "");
+    delete_scripts(&b.sim);
+
+    // The older `input` (app_process `com.android.commands.input.Input`, Android ≤ 9): a bare
+    // NPE in `sendText`, exit 0 *(reconstructed from AOSP `cmds/input/.../Input.java`)*.
+    set_state(&b.sim, json!({"adb_keyboard": true}));
+    script(
+        &b.sim,
+        json!({"command_regex": "^input text( |$)", "stderr": "Exception in thread \"main\" java.lang.NullPointerException\n\tat com.android.commands.input.Input.sendText(Input.java:174)\n\tat com.android.commands.input.Input.run(Input.java:93)\n\tat com.android.commands.input.Input.main(Input.java:71)\n", "times": 1}),
+    );
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": "hello"}))
+            .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert_eq!(b.sim.state()["note_text"], "hello");
+    delete_scripts(&b.sim);
+
+    // The crash on a later piece (`%s` is typed in two pieces, the first already typed): not retyped (nothing doubled), a
+    // typed error saying part was typed.
+    script(
+        &b.sim,
+        json!({"command_regex": "^input text .*second", "stderr": INPUT_TEXT_NPE, "exit_code": 255, "times": 1}),
+    );
+    let from = log_len(&b.sim);
+    let ack =
+        b.x.tool(&b.ch, "android_input_text", json!({"text": "50%second"}))
+            .await;
+    assert_eq!(ack["error"]["code"], "unsupported_text", "{ack}");
+    assert!(message(&ack).contains("part of the text"), "{ack}");
+    assert_eq!(broadcasts_since(&b.sim, from), 0, "not retyped");
 }

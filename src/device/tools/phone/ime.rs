@@ -57,12 +57,17 @@ fn why_ime(text: &str) -> String {
 /// the selected IME to put back later (`settings get secure default_input_method`; `None`
 /// when there is none or it is ADBKeyboard already). Errors: `unsupported_text` naming the fix
 /// when the keyboard is not installed.
-pub async fn prepare(ctx: &ToolCtx<'_>, text: &str) -> Result<Option<String>, DeviceError> {
+/// `why` overrides the reason the message starts with (the ASCII fallback of field row 63).
+pub async fn prepare(
+    ctx: &ToolCtx<'_>,
+    text: &str,
+    why: Option<&str>,
+) -> Result<Option<String>, DeviceError> {
     let imes = shell_text(ctx, "ime list -a -s").await?;
     if !imes.lines().any(|l| l.trim() == ADB_KEYBOARD_IME) {
         return Err(DeviceError::UnsupportedText(format!(
             "{}, and the phone has no {ADB_KEYBOARD_IME}. Install ADBKeyboard (com.android.adbkeyboard) on the phone{}",
-            why_ime(text),
+            why.map_or_else(|| why_ime(text), str::to_string),
             if text.is_ascii() { "" } else { ", or type ASCII" }
         )));
     }
