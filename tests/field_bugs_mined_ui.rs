@@ -1,8 +1,9 @@
 //! Mined field rows about the UI tree and typing (issue 19 §2; `docs/field-bugs.md`, "Mined
-//! rows"): a `uiautomator dump` killed while it wrote the tree (62), `input text` crashing on the phone's key map (63). Each row replays what the
-//! phone printed (the fixtures under `tests/fixtures/`, as sim scripts) and drives the
-//! connector's tools over the WebSocket through the direct transport to the simulated phone;
-//! the variants replay the same kind with another signal or another place of the message.
+//! rows"): a `uiautomator dump` killed while it wrote the tree (62), `input text` crashing on
+//! the phone's key map (63). Each row replays what the phone printed (the fixtures under
+//! `tests/fixtures/`, as sim scripts) and drives the connector's tools over the WebSocket
+//! through the direct transport to the simulated phone; the variants replay the same kind with
+//! another signal, Android release or place in the flow.
 
 mod common;
 
