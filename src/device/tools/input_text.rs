@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use super::phone::command;
 use super::phone::field::{read_back, read_back_holds, read_field, FieldRead};
 use super::phone::ime;
-use super::phone::input::{run_input, TEXT_DEADLINE};
+use super::phone::input::{self, run_input, TEXT_DEADLINE};
 use super::phone::readiness::require_unlocked;
 use super::phone::ui::focused_node;
 use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
@@ -267,20 +267,61 @@ impl DeviceTool for InputText {
             read_field(&ctx.with_deadline(ctx.deadline.within(READ_BEFORE_SLICE))).await?
         };
         let after = if via_ime {
-            type_via_ime(ctx, text, clear, submit, &before).await?
+            type_via_ime(ctx, text, clear, submit, &before, None).await?
         } else {
             let typing = ctx.with_deadline(ctx.deadline.reserving(READ_BACK_RESERVE));
             if clear {
                 clear_with_input(&typing).await?;
             }
             let max = ctx.link.max_shell_command().await?;
-            for line in text_commands(text, submit, max)? {
-                run_input(&typing, &line, TEXT_DEADLINE).await?;
+            let mut refused = None;
+            for (i, line) in text_commands(text, submit, max)?.iter().enumerate() {
+                let out = command::run(&typing, line, TEXT_DEADLINE, TEXT_OUTPUT_LIMIT).await?;
+                if keymap_refused(&out) {
+                    refused = Some(i);
+                    break;
+                }
+                input::check(&out)?;
             }
-            read_back(ctx, &before).await?
+            match refused {
+                None => read_back(ctx, &before).await?,
+                // One step only, so nothing was typed: the whole text goes through the IME.
+                Some(0) if single_step(text, max) => {
+                    tracing::info!("`input text` has no keys for this text on this phone; typing it through ADBKeyboard");
+                    let after = type_via_ime(ctx, text, clear, submit, &before, Some(KEYMAP_WHY)).await?;
+                    return Ok(outcome(text, true, clear, submit, &before, after));
+                }
+                Some(_) => {
+                    return Err(DeviceError::UnsupportedText(format!(
+                        "{KEYMAP_WHY}; part of the text before that piece was typed already (not retyped, so nothing is doubled): clear the field and retry with ADBKeyboard installed (quirks.text_input = \"adbkeyboard\")"
+                    )))
+                }
+            }
         };
         Ok(outcome(text, via_ime, clear, submit, &before, after))
     }
+}
+
+/// Cap of the output of one `input text` (bytes).
+const TEXT_OUTPUT_LIMIT: usize = 64 * 1024;
+/// Why the ASCII path could not type (field row 63).
+const KEYMAP_WHY: &str = "`input text` crashed on this phone (NullPointerException in InputShellCommand.sendText: its virtual key map has no keys for a character of the text)";
+
+/// Whether `text` is typed by one `input text` step (one line, no `%s`, fits one command):
+/// a crash of the first command line then typed nothing. Steps are joined with `&&`, so a
+/// crash in a later step of a batch comes after the earlier steps typed their part.
+fn single_step(text: &str, max: usize) -> bool {
+    !text.contains('\n') && split_percent_s(text).len() == 1 && fitting_runs(text, max).len() == 1
+}
+
+/// `input text`'s crash when the phone's key character map cannot produce the text: AOSP
+/// `InputShellCommand.sendText` takes `KeyCharacterMap.getEvents(chars)`, which is `null` for
+/// a character without keys, then reads its length (`Attempt to get length of null array`;
+/// older `Input.java`: a bare `NullPointerException` in `sendText`). Nothing of that command
+/// was injected (TencentQQGYLab/AppAgent#34, emulator, plain ASCII with spaces).
+fn keymap_refused(out: &command::Text) -> bool {
+    let all = out.all();
+    all.contains("NullPointerException") && (all.contains("null array") || all.contains("sendText"))
 }
 
 /// Types through ADBKeyboard and reads the field back while it is still the selected IME;
@@ -292,8 +333,9 @@ async fn type_via_ime(
     clear: bool,
     submit: bool,
     before: &FieldRead,
+    why: Option<&str>,
 ) -> Result<FieldRead, DeviceError> {
-    let previous = ime::prepare(ctx, text).await?;
+    let previous = ime::prepare(ctx, text, why).await?;
     let typing = ctx.with_deadline(
         ctx.deadline
             .reserving(READ_BACK_RESERVE + ime::RESTORE_RESERVE),

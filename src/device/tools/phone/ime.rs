@@ -56,9 +56,14 @@ fn why_ime(text: &str) -> String {
 /// Checks that the phone lists ADBKeyboard (`ime list -a -s`, every installed IME) and reads
 /// the selected IME to put back later (`settings get secure default_input_method`; `None`
 /// when there is none or it is ADBKeyboard already). Errors: `unsupported_text` naming the fix
-/// when the keyboard is not installed; the listing's own refusal (`device_permission_denied`
+/// when the keyboard is not installed (`why` overrides the reason the message starts with:
+/// the ASCII fallback of field row 63); the listing's own refusal (`device_permission_denied`
 /// with the maker's switch when the build withholds a shell permission).
-pub async fn prepare(ctx: &ToolCtx<'_>, text: &str) -> Result<Option<String>, DeviceError> {
+pub async fn prepare(
+    ctx: &ToolCtx<'_>,
+    text: &str,
+    why: Option<&str>,
+) -> Result<Option<String>, DeviceError> {
     let out = command::run(ctx, "ime list -a -s", IME_DEADLINE, OUTPUT_LIMIT).await?;
     // A refused listing is not an empty one: ColorOS answers `SecurityException: uid 2000 does
     // not have android.permission.WRITE_SECURE_SETTINGS` with ADBKeyboard installed
@@ -70,7 +75,7 @@ pub async fn prepare(ctx: &ToolCtx<'_>, text: &str) -> Result<Option<String>, De
     if !imes.lines().any(|l| l.trim() == ADB_KEYBOARD_IME) {
         return Err(DeviceError::UnsupportedText(format!(
             "{}, and the phone has no {ADB_KEYBOARD_IME}. Install ADBKeyboard (com.android.adbkeyboard) on the phone{}",
-            why_ime(text),
+            why.map_or_else(|| why_ime(text), str::to_string),
             if text.is_ascii() { "" } else { ", or type ASCII" }
         )));
     }

@@ -21,6 +21,12 @@ pub async fn run_input(
     deadline: Duration,
 ) -> Result<(), DeviceError> {
     let out = super::command::run(ctx, cmd, deadline, OUTPUT_LIMIT).await?;
+    check(&out)
+}
+
+/// The checks of [`run_input`] on an input command's output already read (for callers that
+/// look at the output first, such as `input text`'s key-map crash, field row 63).
+pub fn check(out: &super::command::Text) -> Result<(), DeviceError> {
     if let Some(e) = out.failure("input") {
         return Err(e);
     }

@@ -60,10 +60,23 @@ fn final_failure(out: &command::Text, e: &uiautomator::UiDumpError) -> Option<De
     let killed = out.exit_code.and_then(command::killed_by);
     let line = match out.telling_line() {
         l if l.is_empty() => String::new(),
+        // A cut-off tree is no message: say how much of it came.
+        l if l.starts_with('<') => match out.stdout.find("<hierarchy") {
+            Some(at) => format!(
+                ": the tree was cut off after {} bytes",
+                out.stdout.len() - at
+            ),
+            None => String::new(),
+        },
         l => format!(": {l}"),
     };
     Some(DeviceError::UiDumpFailed(match (killed, e) {
-        (Some(k), uiautomator::UiDumpError::NoXml { .. }) => format!(
+        // Killed before or while it wrote the tree (a cut-off `<hierarchy>` then `Killed`,
+        // dtmilano/AndroidViewClient#140): the kill is the cause, not the XML.
+        (
+            Some(k),
+            uiautomator::UiDumpError::NoXml { .. } | uiautomator::UiDumpError::Xml(_),
+        ) => format!(
             "ui_dump_failed (reason: killed): `uiautomator dump` was killed ({}){line}; not retried — free memory or stop the other tool, then retry, or use android_screenshot",
             k.explain()
         ),
