@@ -70,7 +70,8 @@ pub async fn hide(ctx: &ToolCtx<'_>) -> Result<Hidden, DeviceError> {
         if !after {
             break;
         }
-        tokio::time::sleep(SETTLE.0).await;
+        // Within the call's one deadline, as every step is.
+        tokio::time::sleep(SETTLE.0.min(ctx.deadline.left())).await;
     }
     Ok(Hidden {
         was_shown: true,
