@@ -546,6 +546,9 @@ pub enum ConfigError {
     /// A value is invalid.
     #[error("invalid configuration: {0}")]
     Invalid(String),
+    /// The TLS certificate and key do not make a server config (the message names the file).
+    #[error("invalid configuration: {0}")]
+    Tls(#[from] crate::server::tls::TlsError),
     /// The device profiles do not load.
     #[error(transparent)]
     Profiles(#[from] crate::device::policy::PolicyError),

@@ -28,8 +28,6 @@ use crate::store::{StorageFault, Store};
 pub const JOURNAL_KEEP: Duration = Duration::from_secs(24 * 3600);
 /// The connector's adb key in the data dir (PKCS#8 PEM, 0600; see [`crate::adb::host_key`]).
 pub const ADB_KEY_FILE: &str = "adbkey";
-/// The SQLite database in the data dir.
-pub const DB_FILE: &str = "connector.sqlite3";
 /// How often expired files and journal entries are removed.
 pub const FILE_CLEAN_PERIOD: Duration = Duration::from_secs(60);
 
@@ -168,8 +166,8 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
             StorageFault::of_io(&config.data_dir, &e)
         )
     })?;
-    let lock = lock_data_dir(&config.data_dir)?;
-    let db = config.data_dir.join(DB_FILE);
+    let lock = crate::store::data_dir::lock(&config.data_dir)?;
+    let db = config.data_dir.join(crate::store::data_dir::DB_FILE);
     // Blocking (SQLite, file checks): off the async workers.
     let store = tokio::task::spawn_blocking(move || Store::open(&db))
         .await
@@ -273,29 +271,4 @@ pub(crate) fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
         return Ok(());
     }
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-}
-
-/// Takes an exclusive lock on `DIR/lock` so two processes never share one database.
-/// Errors: another process holds it, or the file cannot be opened.
-pub(crate) fn lock_data_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
-    let path = dir.join("lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot lock the data dir: {}",
-                StorageFault::of_io(&path, &e)
-            )
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-            "data dir {} is in use by another xagent-adb-connector process",
-            dir.display()
-        ),
-        Err(std::fs::TryLockError::Error(e)) => Err(e).context("cannot lock the data dir"),
-    }
 }

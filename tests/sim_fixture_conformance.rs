@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use xagent_adb_connector::device::parse::{
-    battery, getprop, power, text::decode_output, uiautomator, window, wm,
+    battery, displays, getprop, power, text::decode_output, uiautomator, window, wm,
 };
 use xagent_adb_sim::persona::Persona;
 use xagent_adb_sim::sh::{Fd, Shell, Stdin};
@@ -160,7 +160,7 @@ fn dumpsys_window_focus_parses_like_captures() {
     let p = phone("pixel-android14");
     sim(&p, "am start -n com.example.notes/.MainActivity");
     for cmd in ["dumpsys window windows", "dumpsys window"] {
-        let f = window::parse_current_focus(&sim(&p, cmd)).unwrap();
+        let f = displays::parse_current_focus(&sim(&p, cmd)).unwrap();
         assert_eq!(f.package.as_deref(), Some("com.example.notes"), "{cmd}");
         assert_eq!(
             f.activity.as_deref(),
@@ -181,11 +181,11 @@ fn dumpsys_window_focus_parses_like_captures() {
         "window/appium-android12-emulator-dumpsys-window-windows.txt",
         "window/appium-android13-emulator-dumpsys-window-windows.txt",
     ] {
-        let f = window::parse_current_focus(&fixture(c)).unwrap();
+        let f = displays::parse_current_focus(&fixture(c)).unwrap();
         assert!(f.package.is_some() && f.activity.is_some(), "{c}: {f:?}");
     }
     // A framework dialog over the app, in the real Android 11 list and in the sim's.
-    let real = window::parse_current_focus(&fixture(
+    let real = displays::parse_current_focus(&fixture(
         "window/appium-android11-emulator-dumpsys-window-windows.txt",
     ))
     .and_then(|f| f.dialog)
@@ -196,7 +196,7 @@ fn dumpsys_window_focus_parses_like_captures() {
             process: "com.example.notes".into(),
         })
     });
-    let ours = window::parse_current_focus(&sim(&p, "dumpsys window windows"))
+    let ours = displays::parse_current_focus(&sim(&p, "dumpsys window windows"))
         .and_then(|f| f.dialog)
         .expect("the sim's ANR dialog");
     assert_eq!(

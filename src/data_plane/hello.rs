@@ -3,10 +3,18 @@
 
 use super::error::DataPlaneError;
 use super::reply::{HelloAck, Reply};
-use super::session::Greeting;
 use crate::connector::{Connector, SessionId};
 use crate::protocol::payloads::{parse_version, HelloPayload};
 use crate::protocol::{ErrorCode, CARD_ID, DEVICE_PROFILE, PROTOCOL_VERSION};
+
+/// What a socket said in its hello.
+#[derive(Debug, Default)]
+pub struct Greeting {
+    /// Hello completed.
+    pub done: bool,
+    /// The connector id its hello was acknowledged with.
+    pub acked_connector_id: Option<String>,
+}
 
 /// Checks the hello and, when it passes, marks the socket greeted and holds the lease.
 /// Errors (all `error` packets): `connector_card_id_mismatch`, `unsupported_protocol_version`,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::error::{answer, frame_error, DataPlaneError};
+use super::hello::Greeting;
 use super::outbox::Outbox;
 use super::reply::Reply;
 use super::request::Request;
@@ -21,15 +22,6 @@ use crate::protocol::descriptor::ConnectionStatus;
 use crate::protocol::{ErrorCode, Packet, PacketType};
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
-
-/// What a socket said in its hello.
-#[derive(Debug, Default)]
-pub struct Greeting {
-    /// Hello completed.
-    pub done: bool,
-    /// The connector id its hello was acknowledged with.
-    pub acked_connector_id: Option<String>,
-}
 
 /// Per-socket state.
 pub struct Session {

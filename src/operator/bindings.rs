@@ -177,7 +177,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             names: answer.names,
         });
     }
-    let db = data_dir.join(crate::daemon::DB_FILE);
+    let db = data_dir.join(crate::store::data_dir::DB_FILE);
     // An empty or foreign file is refused as `serve` refuses it (never opened: SQLite would
     // make a fresh database of an empty file).
     match crate::store::fault::check_existing(&db) {
@@ -189,7 +189,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
     // then read the store (blocking SQLite, on the blocking pool).
     let dir = data_dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let _lock = crate::daemon::lock_data_dir(&dir).map_err(|e| err(&e))?;
+        let _lock = crate::store::data_dir::lock(&dir).map_err(|e| err(&e))?;
         // Read-write open: a WAL database left by a killed connector needs recovery first.
         let conn = rusqlite::Connection::open(&db).map_err(|e| err(&e))?;
         let mut st = conn

@@ -218,7 +218,7 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
 /// "config: invalid configuration: …" said the same thing twice before saying it.
 fn config_problem(e: &ConfigError) -> String {
     match e {
-        ConfigError::Invalid(what) => what
+        ConfigError::Invalid(what) | ConfigError::Tls(crate::server::tls::TlsError(what)) => what
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty())
@@ -268,7 +268,7 @@ pub async fn run(stacked: Settings) -> (String, bool) {
     };
     // A database `serve` would refuse (empty, not SQLite) is named before anything is read
     // from it.
-    let db = data_dir.join(crate::daemon::DB_FILE);
+    let db = data_dir.join(crate::store::data_dir::DB_FILE);
     let db_problem = tokio::task::spawn_blocking(move || crate::store::fault::check_existing(&db))
         .await
         .ok()

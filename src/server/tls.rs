@@ -11,7 +11,11 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
-use crate::config::ConfigError;
+/// A TLS file pair that cannot serve: the message names the flag and file at fault and what is
+/// wrong (never key material). Config loading wraps it as an invalid setting.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TlsError(pub String);
 
 /// The certificate chain and key files of the listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +31,8 @@ pub struct TlsFiles {
 pub struct TlsSlot(Arc<RwLock<TlsAcceptor>>);
 
 impl TlsSlot {
-    /// Loads `files`. Errors: [`ConfigError`] naming the file at fault (never key material).
-    pub fn load(files: &TlsFiles) -> Result<TlsSlot, ConfigError> {
+    /// Loads `files`. Errors: [`TlsError`] naming the file at fault (never key material).
+    pub fn load(files: &TlsFiles) -> Result<TlsSlot, TlsError> {
         Ok(TlsSlot(Arc::new(RwLock::new(TlsAcceptor::from(
             server_config(files)?,
         )))))
@@ -36,7 +40,7 @@ impl TlsSlot {
 
     /// Loads `files` and, if they are valid, uses them for the next connections; on error the
     /// certificate in force stays.
-    pub fn reload(&self, files: &TlsFiles) -> Result<(), ConfigError> {
+    pub fn reload(&self, files: &TlsFiles) -> Result<(), TlsError> {
         let acceptor = TlsAcceptor::from(server_config(files)?);
         *self.0.write().unwrap_or_else(|e| e.into_inner()) = acceptor;
         Ok(())
@@ -51,9 +55,9 @@ impl TlsSlot {
 /// A rustls server config from the PEM files: ring provider, HTTP/1.1 by ALPN, no client
 /// certificates. Errors: a file is unreadable, holds no certificate / key, or the key does not
 /// match the certificate.
-pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, ConfigError> {
+pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let bad = |what: &str, path: &PathBuf, e: &dyn std::fmt::Display| {
-        ConfigError::Invalid(format!("{what} {}: {e}", path.display()))
+        TlsError(format!("{what} {}: {e}", path.display()))
     };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&files.cert)
         .map_err(|e| bad("--tls-cert", &files.cert, &e))?
@@ -79,11 +83,11 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, Conf
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| ConfigError::Invalid(format!("TLS: {e}")))?
+        .map_err(|e| TlsError(format!("TLS: {e}")))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| {
-            ConfigError::Invalid(format!(
+            TlsError(format!(
                 "--tls-key {} does not fit --tls-cert {}: {e}",
                 files.key.display(),
                 files.cert.display()

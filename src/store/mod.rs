@@ -12,6 +12,7 @@
 //! the database while the connector runs.
 
 pub mod claim_failures;
+pub mod data_dir;
 pub mod fault;
 pub mod journal;
 pub mod phone_names;

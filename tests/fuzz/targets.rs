@@ -289,7 +289,7 @@ fn dumpsys_battery(data: &[u8]) {
 
 fn dumpsys_window(data: &[u8]) {
     let s = decoded(data);
-    let _ = window::parse_current_focus(&s);
+    let _ = displays::parse_current_focus(&s);
     let _ = window::parse_resumed_activity(&s);
     let dump = displays::WindowDump::parse(&s);
     for id in dump.display_ids() {

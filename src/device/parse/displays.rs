@@ -23,9 +23,7 @@ use super::text::parse_u32;
 use super::window::{focused_app_record, parse_window_token, FocusedWindow};
 use super::window_list::{focus_candidate, parse_window_list, WindowEntry};
 
-/// Android's default display (`Display.DEFAULT_DISPLAY`): where `input` and `am start` act
-/// when no display is named.
-pub const DEFAULT_DISPLAY: u32 = 0;
+pub use super::window::DEFAULT_DISPLAY;
 
 /// What one display's block of a window dump says; `None` where it says nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -238,6 +236,16 @@ pub(super) fn bool_token(line: &str, key: &str) -> Option<bool> {
     line.split_whitespace()
         .find_map(|w| w.strip_prefix(key))
         .and_then(|v| v.trim_end_matches([',', '}']).parse().ok())
+}
+
+/// Parses the focused window of the default display ([`WindowDump`]: per
+/// display block `mCurrentFocus` wins; when it is `null` or absent the block's `mFocusedApp`
+/// activity is used; lines outside every display block stand for the default display). Another
+/// display's focus, `mTopFocusedDisplayId` included, never answers for the default display
+/// (field bug 53). `None` when the default display has no focus in the dump.
+pub fn parse_current_focus(text: &str) -> Option<FocusedWindow> {
+    let dump = WindowDump::parse(text);
+    dump.focus(DEFAULT_DISPLAY)
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ mod tests {
         hits += usize::from(wm::parse_wm_size(text).is_some());
         hits += usize::from(wm::parse_wm_density(text).is_some());
         hits += usize::from(battery::parse_dumpsys_battery(text).is_some());
-        hits += usize::from(window::parse_current_focus(text).is_some());
+        hits += usize::from(displays::parse_current_focus(text).is_some());
         hits += usize::from(window::parse_resumed_activity(text).is_some());
         hits += displays::WindowDump::parse(text).display_ids().len();
         hits += window_list::parse_window_list(text).len();

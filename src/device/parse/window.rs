@@ -17,6 +17,10 @@
 
 use super::package::parse_component;
 
+/// Android's default display (`Display.DEFAULT_DISPLAY`): where `input` and `am start` act
+/// when no display is named.
+pub const DEFAULT_DISPLAY: u32 = 0;
+
 /// The window that has input focus.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FocusedWindow {
@@ -94,16 +98,6 @@ pub fn app_dialog(title: &str) -> Option<AppDialog> {
             package,
         })
     })
-}
-
-/// Parses the focused window of the default display ([`super::displays::WindowDump`]: per
-/// display block `mCurrentFocus` wins; when it is `null` or absent the block's `mFocusedApp`
-/// activity is used; lines outside every display block stand for the default display). Another
-/// display's focus, `mTopFocusedDisplayId` included, never answers for the default display
-/// (field bug 53). `None` when the default display has no focus in the dump.
-pub fn parse_current_focus(text: &str) -> Option<FocusedWindow> {
-    let dump = super::displays::WindowDump::parse(text);
-    dump.focus(super::displays::DEFAULT_DISPLAY)
 }
 
 /// `mFocusedApp=` value → the `ActivityRecord{…}` it holds (possibly wrapped in
@@ -206,6 +200,7 @@ pub fn parse_resumed_activity(text: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::parse::displays::parse_current_focus;
 
     #[test]
     fn jelly_bean_window_dump_old_title_form() {
@@ -372,7 +367,7 @@ mod tests {
         assert_eq!(w.display_id, Some(0));
         assert_eq!(w.package.as_deref(), Some("com.android.launcher3"));
         // Display 2's focus is its null window's focused app.
-        let other = super::super::displays::WindowDump::parse(t)
+        let other = crate::device::parse::displays::WindowDump::parse(t)
             .focus(2)
             .expect("display 2");
         assert_eq!(other.activity.as_deref(), Some("org.video.Player"));

@@ -61,7 +61,7 @@ impl WindowEntry {
     /// Whether it is on display `id` (a block without `mDisplayId=` is the default display's).
     pub fn on_display(&self, id: u32) -> bool {
         self.display_id
-            .map_or(id == super::displays::DEFAULT_DISPLAY, |d| d == id)
+            .map_or(id == super::window::DEFAULT_DISPLAY, |d| d == id)
     }
 
     /// Whether it is an app's own window: it belongs to an activity, or its type is an

@@ -21,7 +21,7 @@ use super::phone::packages::{
 use super::phone::readiness::{require_unlocked, Readiness};
 use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::parse::displays::WindowDump;
+use crate::device::parse::displays::{self, WindowDump};
 use crate::device::parse::lock_task::{parse_lock_task, LockTaskMode, LockTaskState};
 use crate::device::parse::{keyguard, package, window};
 use crate::device::policy::glob;
@@ -177,7 +177,7 @@ async fn foreground(ctx: &ToolCtx<'_>) -> Result<Seen, DeviceError> {
         return Err(e);
     }
     let s = sections(&out.stdout, 2);
-    let focused = window::parse_current_focus(&s[0]);
+    let focused = displays::parse_current_focus(&s[0]);
     let dialog = focused.as_ref().and_then(|f| f.dialog.clone());
     let focus = focused.and_then(|f| f.package);
     let resumed = window::parse_resumed_activity(&s[1]).map(|(p, _)| p);
