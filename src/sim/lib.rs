@@ -21,7 +21,8 @@
 //!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model),
 //!    [`media`] (what the media store has indexed), [`sync_fault`] (injected `sync:` refusals),
 //!    [`install_sessions`] (open `pm install-create` sessions),
-//!    [`framework`] (a crash/ANR dialog, lock task mode, battery overrides).
+//!    [`framework`] (a crash/ANR dialog, lock task mode, battery overrides),
+//!    [`enabled_state`] (a package's or component's enabled setting).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
 //!    its cloneable, locked handle; it composes the foreground screen's UI tree.
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
@@ -45,6 +46,7 @@ pub mod control_storage;
 #[cfg(test)]
 mod floors;
 mod font;
+pub mod enabled_state;
 pub mod framework;
 pub mod input_args;
 pub mod install_sessions;

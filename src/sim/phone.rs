@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::apps;
 use crate::auth::KeyStore;
+use crate::enabled_state::EnabledState;
 use crate::framework::{AppDialog, BatteryOverride, DialogKind, LockTask};
 use crate::persona::Persona;
 use crate::props;
@@ -105,6 +106,12 @@ pub struct PhoneState {
     pub app_faults: BTreeMap<String, DialogKind>,
     /// Lock task mode (kiosk or screen pinning).
     pub lock_task: Option<LockTask>,
+    /// Packages whose enabled setting is not the default (`pm disable-user`, `pm enable`, or
+    /// the control API for the states the shell cannot set).
+    pub app_enabled: BTreeMap<String, EnabledState>,
+    /// Disabled components, `pkg/.Activity` (an app hiding its launcher icon with
+    /// `setComponentEnabledSetting`, e.g. a "stealth mode").
+    pub disabled_components: std::collections::BTreeSet<String>,
     /// Focused window has FLAG_SECURE: screenshots come out black (field bug 8).
     pub secure_window: bool,
     /// ADBKeyBoard is installed (its IME can then be selected with `ime set`).
@@ -197,6 +204,8 @@ impl Phone {
             app_dialog: None,
             app_faults: BTreeMap::new(),
             lock_task: None,
+            app_enabled: BTreeMap::new(),
+            disabled_components: Default::default(),
             secure_window: false,
             adb_keyboard: false,
             adb_keyboard_enabled: false,
@@ -302,6 +311,24 @@ impl PhoneState {
     pub fn physical_size(&self) -> (u32, u32) {
         let d = &self.persona.displays[0];
         (d.width, d.height)
+    }
+
+    /// The package's enabled setting.
+    pub fn enabled_state(&self, package: &str) -> EnabledState {
+        self.app_enabled.get(package).copied().unwrap_or_default()
+    }
+
+    /// Whether `package/activity` (short or full class) resolves: its package is not disabled
+    /// and the component is not (AOSP `ComputerEngine.isEnabledAndMatch`).
+    pub fn activity_enabled(&self, package: &str, activity: &str) -> bool {
+        let short = match activity.strip_prefix(package) {
+            Some(rest) if rest.starts_with('.') => rest.to_string(),
+            _ => activity.to_string(),
+        };
+        !self.enabled_state(package).is_disabled()
+            && !self
+                .disabled_components
+                .contains(&format!("{package}/{short}"))
     }
 
     /// Brings `(pkg, activity)` to the front (an existing entry of the same package is replaced).
