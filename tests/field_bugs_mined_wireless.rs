@@ -38,8 +38,14 @@ fn refused(ack: &Value, code: &str, serial: &str) -> String {
 /// answers a `CNXN` with `STLS`) and the answer names the two ports; the dialog's port pairs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_58_connect_port_given_as_the_pairing_port_is_named() {
+    // The connector and its data dir are kept to the end (dropping them stops it).
     let WirelessPhone {
-        sim, mut x, ch, ..
+        sim,
+        mut x,
+        ch,
+        conn: _conn,
+        dir: _dir,
+        ..
     } = WirelessPhone::start("SIMFB58000001", false, &[], "debug").await;
     let code = "314159";
     let ports = sim.control_json("/v1/pair", json!({ "code": code }));
@@ -51,8 +57,11 @@ async fn field_bug_58_connect_port_given_as_the_pairing_port_is_named() {
             && m.contains("can go in `connect_port`"),
         "{m}"
     );
-    // The dialog stayed open for the right port (nothing was spent on it).
-    let ack = start_pair_code(&mut x, &ch, input(&ports["pairing_port"], code)).await;
+    // Done as the answer says: the dialog's port as `port`, the one given as `connect_port`;
+    // the dialog stayed open (nothing was spent on it).
+    let mut retry = input(&ports["pairing_port"], code);
+    retry["connect_port"] = ports["connect_port"].clone();
+    let ack = start_pair_code(&mut x, &ch, retry).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
 }
 
@@ -62,8 +71,14 @@ async fn field_bug_58_connect_port_given_as_the_pairing_port_is_named() {
 /// right after TLS, which keeps the pairing answer (it is not taken for an adbd port).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_58_variants_tcpip_port_closed_dialog_and_a_dropping_pairing_server() {
+    // The connector and its data dir are kept to the end (dropping them stops it).
     let WirelessPhone {
-        sim, mut x, ch, ..
+        sim,
+        mut x,
+        ch,
+        conn: _conn,
+        dir: _dir,
+        ..
     } = WirelessPhone::start("SIMFB58V00001", false, &[], "debug").await;
     let code = "271828";
     let tcpip: u16 = sim.addr.rsplit(':').next().unwrap().parse().unwrap();
@@ -87,6 +102,10 @@ async fn field_bug_58_variants_tcpip_port_closed_dialog_and_a_dropping_pairing_s
             && m.contains("open the dialog again"),
         "{m}"
     );
+    // adb's answer to the same refused connect names no cause (LADB#46).
+    let adb_said = include_str!("fixtures/pairing/ladb-46-failed-unable-to-start-pairing.txt");
+    assert!(adb_said.contains("Failed: Unable to start pairing client"));
+    assert!(!m.contains("Unable to start pairing"), "{m}");
 
     // A pairing server that drops the connection after TLS: still the pairing answer.
     let ports = sim.control_json("/v1/pair", json!({"code": code, "leave_after": "tls"}));
