@@ -70,8 +70,14 @@ async fn field_bug_60_disabled_app_launch_is_app_disabled_with_the_fix() {
     let fixture = include_str!(
         "fixtures/install-launch/linuxdeploy-1239-am-start-disabled-launcher-error-type-3.txt"
     );
-    let (out, err) = adb_shell(&b, &["am", "start", "-n", "com.example.notes/.MainActivity"]);
-    assert_eq!(out, "Starting: Intent { cmp=com.example.notes/.MainActivity }\n");
+    let (out, err) = adb_shell(
+        &b,
+        &["am", "start", "-n", "com.example.notes/.MainActivity"],
+    );
+    assert_eq!(
+        out,
+        "Starting: Intent { cmp=com.example.notes/.MainActivity }\n"
+    );
     assert!(fixture.contains("Error type 3\nError: Activity class {"));
     assert_eq!(
         err,
@@ -90,8 +96,9 @@ async fn field_bug_60_disabled_app_launch_is_app_disabled_with_the_fix() {
     assert_eq!(code(&ack), "app_disabled", "{ack}");
     let m = message(&ack);
     assert!(
-        m.starts_with("com.example.notes is installed but disabled (disabled-user, by com.android.shell")
-            && m.contains("nothing was started")
+        m.starts_with(
+            "com.example.notes is installed but disabled (disabled-user, by com.android.shell"
+        ) && m.contains("nothing was started")
             && m.contains("Settings → Apps → com.example.notes → Enable")
             && m.contains("`adb shell pm enable com.example.notes`"),
         "{m}"
@@ -126,10 +133,16 @@ async fn field_bug_60_variants_admin_disabled_hidden_launcher_and_android6() {
         "{m}"
     );
     leaks_nothing(&ack, &d.sim);
-    set_state(&d.sim, json!({"app_enabled": {clock: "disabled-until-used"}}));
+    set_state(
+        &d.sim,
+        json!({"app_enabled": {clock: "disabled-until-used"}}),
+    );
     let ack = launch(&mut d.x, &d.ch, clock).await;
     assert_eq!(code(&ack), "app_disabled", "{ack}");
-    assert!(message(&ack).contains("(disabled-until-used: the system keeps it off"), "{ack}");
+    assert!(
+        message(&ack).contains("(disabled-until-used: the system keeps it off"),
+        "{ack}"
+    );
 
     // The package enabled, its launcher activity off: named, and not "no launcher".
     set_state(
@@ -155,7 +168,10 @@ async fn field_bug_60_variants_admin_disabled_hidden_launcher_and_android6() {
     assert_eq!(out, "Package com.example.notes new state: disabled-user\n");
     let ack = launch(&mut old.x, &old.ch, NOTES).await;
     assert_eq!(code(&ack), "app_disabled", "{ack}");
-    assert!(message(&ack).contains("disabled-user, by com.android.shell"), "{ack}");
+    assert!(
+        message(&ack).contains("disabled-user, by com.android.shell"),
+        "{ack}"
+    );
     // Android 6 has no shell v2: the exception comes on the one stream.
     let (out, err) = adb_shell(&old, &["pm", "disable", NOTES]);
     let err = format!("{out}{err}");
@@ -197,11 +213,15 @@ const BYPASS: &str = "--bypass-low-target-sdk-block";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn field_bug_59_low_target_sdk_names_the_floor_and_installs_when_allowed() {
     let mut b = adb_bench("SIMFB59000001", &[]).await;
-    let old = upload(&b.conn, &b.ch, "old.apk", &apk("com.example.legacy", Some(22), ""));
-    let ack = b
-        .x
-        .tool(&b.ch, "android_app_install", json!({"file_ref": old}))
-        .await;
+    let old = upload(
+        &b.conn,
+        &b.ch,
+        "old.apk",
+        &apk("com.example.legacy", Some(22), ""),
+    );
+    let ack =
+        b.x.tool(&b.ch, "android_app_install", json!({"file_ref": old}))
+            .await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     let m = message(&ack);
     assert!(
@@ -212,11 +232,12 @@ async fn field_bug_59_low_target_sdk_names_the_floor_and_installs_when_allowed()
         "{m}"
     );
     leaks_nothing(&ack, &b.sim);
-    assert!(pm_runs(&b.sim, "install").iter().all(|a| !a.iter().any(|w| w == BYPASS)));
+    assert!(pm_runs(&b.sim, "install")
+        .iter()
+        .all(|a| !a.iter().any(|w| w == BYPASS)));
 
-    let ack = b
-        .x
-        .tool(
+    let ack =
+        b.x.tool(
             &b.ch,
             "android_app_install",
             json!({"file_ref": old, "allow_low_target_sdk": true}),
@@ -242,18 +263,25 @@ async fn field_bug_59_variants_android16_split_session_at_the_floor_and_android1
     let mut d = claimed_sim("SIMFB59V00001", &persona("pixel-android16")).await;
     let pkg = "com.example.sigspoof";
     let parts = [
-        apk(pkg, Some(23), "android:isSplitRequired=\"true\" android:requiredSplitTypes=\"base__abi\""),
-        apk(pkg, None, " split=\"config.arm64_v8a\" android:splitTypes=\"base__abi\""),
+        apk(
+            pkg,
+            Some(23),
+            "android:isSplitRequired=\"true\" android:requiredSplitTypes=\"base__abi\"",
+        ),
+        apk(
+            pkg,
+            None,
+            " split=\"config.arm64_v8a\" android:splitTypes=\"base__abi\"",
+        ),
     ];
     let refs: Vec<String> = parts
         .iter()
         .enumerate()
         .map(|(i, p)| upload(&d.conn, &d.ch, &format!("part{i}.apk"), p))
         .collect();
-    let ack = d
-        .x
-        .tool(&d.ch, "android_app_install", json!({"file_refs": refs}))
-        .await;
+    let ack =
+        d.x.tool(&d.ch, "android_app_install", json!({"file_refs": refs}))
+            .await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     let m = message(&ack);
     // The sim's line is the one the Android 15 phone printed.
@@ -267,9 +295,8 @@ async fn field_bug_59_variants_android16_split_session_at_the_floor_and_android1
             && m.contains("targets 23"),
         "{m}"
     );
-    let ack = d
-        .x
-        .tool(
+    let ack =
+        d.x.tool(
             &d.ch,
             "android_app_install",
             json!({"file_refs": refs, "allow_low_target_sdk": true}),
@@ -278,14 +305,21 @@ async fn field_bug_59_variants_android16_split_session_at_the_floor_and_android1
     assert_eq!(ok(&ack)["low_target_sdk_bypassed"], true, "{ack}");
     let creates = pm_runs(&d.sim, "install-create");
     assert!(!creates[0].iter().any(|w| w == BYPASS), "{creates:?}");
-    assert!(creates.last().unwrap().iter().any(|w| w == BYPASS), "{creates:?}");
+    assert!(
+        creates.last().unwrap().iter().any(|w| w == BYPASS),
+        "{creates:?}"
+    );
 
     // At Android 14's floor: installed at once, no flag.
     let mut b = adb_bench("SIMFB59V00002", &[]).await;
-    let at = upload(&b.conn, &b.ch, "at.apk", &apk("com.example.floor", Some(23), ""));
-    let ack = b
-        .x
-        .tool(
+    let at = upload(
+        &b.conn,
+        &b.ch,
+        "at.apk",
+        &apk("com.example.floor", Some(23), ""),
+    );
+    let ack =
+        b.x.tool(
             &b.ch,
             "android_app_install",
             json!({"file_ref": at, "allow_low_target_sdk": true}),
@@ -299,20 +333,27 @@ async fn field_bug_59_variants_android16_split_session_at_the_floor_and_android1
     );
     let line = fixture
         .lines()
-        .find_map(|l| l.split_once(": Failure ").map(|(_, f)| format!("Failure {f}")))
+        .find_map(|l| {
+            l.split_once(": Failure ")
+                .map(|(_, f)| format!("Failure {f}"))
+        })
         .unwrap();
     let body = json!({"command_regex": "^pm install -r -t ", "stdout": format!("{line}\n"), "exit_code": 1, "times": 1});
     assert_eq!(b.sim.control_post("/v1/script", body), 200);
-    let ack = b
-        .x
-        .tool(&b.ch, "android_app_install", json!({"file_ref": at}))
-        .await;
+    let ack =
+        b.x.tool(&b.ch, "android_app_install", json!({"file_ref": at}))
+            .await;
     assert_eq!(code(&ack), "device_command_failed", "{ack}");
     assert!(message(&ack).contains("this APK targets 0"), "{ack}");
 
     // Android 13: no floor, no flag even when allowed.
     let mut s13 = claimed_sim("SIMFB59V00003", &persona("samsung-android13")).await;
-    let low = upload(&s13.conn, &s13.ch, "low.apk", &apk("com.example.low", Some(19), ""));
+    let low = upload(
+        &s13.conn,
+        &s13.ch,
+        "low.apk",
+        &apk("com.example.low", Some(19), ""),
+    );
     let ack = s13
         .x
         .tool(

@@ -153,12 +153,10 @@ pub async fn pair_with_phone(
             e @ (PairingError::PeerClosed(Stage::Tls)
             | PairingError::Tls(_)
             | PairingError::Protocol {
-                stage: Stage::Tls,
-                ..
+                stage: Stage::Tls, ..
             }
             | PairingError::Io {
-                stage: Stage::Tls,
-                ..
+                stage: Stage::Tls, ..
             }),
         ) => Err(
             match tokio::time::timeout_at(deadline, super::port_probe::probe_adbd(addr))

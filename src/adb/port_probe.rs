@@ -60,7 +60,10 @@ mod tests {
             let _ = Message::read_from(&mut s, MAX_PAYLOAD).await;
             match answer {
                 Some(m) => m.write_to(&mut s).await.unwrap(),
-                None => s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await.unwrap(),
+                None => s
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+                    .await
+                    .unwrap(),
             }
         });
         addr

@@ -60,7 +60,8 @@ impl EnabledState {
     /// default, enabled and disabled-user (AOSP `PackageManagerService.setEnabledSettings`:
     /// "Shell cannot change component state for P/null to N" otherwise).
     pub fn shell_may_change_to(self, to: EnabledState) -> bool {
-        let allowed = |s: EnabledState| matches!(s, Self::Default | Self::Enabled | Self::DisabledUser);
+        let allowed =
+            |s: EnabledState| matches!(s, Self::Default | Self::Enabled | Self::DisabledUser);
         allowed(self) && allowed(to)
     }
 }

@@ -43,10 +43,10 @@ pub mod auth;
 pub mod control;
 pub mod control_json;
 pub mod control_storage;
+pub mod enabled_state;
 #[cfg(test)]
 mod floors;
 mod font;
-pub mod enabled_state;
 pub mod framework;
 pub mod input_args;
 pub mod install_sessions;

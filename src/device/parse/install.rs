@@ -186,7 +186,10 @@ mod tests {
         assert_eq!(low_target_sdk(&f), Some((24, 23)));
         assert_eq!(classify(&f, false).1, LOW_TARGET_SDK_FIX);
         // Another wording or code gives no numbers.
-        assert_eq!(low_target_sdk(&parsed("Failure [INSTALL_FAILED_DEPRECATED_SDK_VERSION]\n")), None);
+        assert_eq!(
+            low_target_sdk(&parsed("Failure [INSTALL_FAILED_DEPRECATED_SDK_VERSION]\n")),
+            None
+        );
         assert_eq!(low_target_sdk(&parsed("Failure [INSTALL_FAILED_OLDER_SDK: Requires newer sdk version #35 (current version is #34)]\n")), None);
     }
 

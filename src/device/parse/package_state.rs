@@ -174,7 +174,10 @@ mod tests {
         assert_eq!(states[0].enabled, Some(EnabledSetting::Enabled));
         assert_eq!(
             states[0].disabled_components,
-            ["ru.meefik.linuxdeploy.MainActivity", "ru.meefik.linuxdeploy.Launcher"]
+            [
+                "ru.meefik.linuxdeploy.MainActivity",
+                "ru.meefik.linuxdeploy.Launcher"
+            ]
         );
         assert_eq!(
             (states[1].enabled, states[1].suspended),

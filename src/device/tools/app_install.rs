@@ -206,14 +206,9 @@ impl DeviceTool for AppInstall {
         }
         let (apks, tag) = gather(ctx, &args).await?;
         let before = installed(ctx).await?;
-        let (out, bypassed) = install_session::install(
-            ctx,
-            &apks,
-            &tag,
-            CLEANUP_RESERVE,
-            args.allow_low_target_sdk,
-        )
-        .await?;
+        let (out, bypassed) =
+            install_session::install(ctx, &apks, &tag, CLEANUP_RESERVE, args.allow_low_target_sdk)
+                .await?;
         if !out.all().lines().any(|l| l.trim() == "Success") {
             return Err(install_error(&out, apks.len() > 1));
         }

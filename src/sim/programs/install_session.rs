@@ -77,7 +77,9 @@ pub fn commit(
             "INSTALL_FAILED_INVALID_APK: Full install must include a base package".into(),
         );
     };
-    if let (Some(floor), Some(target)) = (min_installable_target_sdk(s.persona.sdk), base.1.target_sdk) {
+    if let (Some(floor), Some(target)) =
+        (min_installable_target_sdk(s.persona.sdk), base.1.target_sdk)
+    {
         if target < floor && !bypass_low_target_sdk {
             return failure(format!("INSTALL_FAILED_DEPRECATED_SDK_VERSION: App package must target at least SDK version {floor}, but found {target}"));
         }

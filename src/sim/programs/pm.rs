@@ -189,7 +189,9 @@ fn set_enabled(phone: &Phone, verb: &str, args: &[&str], installed: &[String]) -
         None => (target, None),
     };
     if !installed.iter().any(|p| p == pkg) {
-        return throw(format!("java.lang.IllegalArgumentException: Unknown package: {pkg}"));
+        return throw(format!(
+            "java.lang.IllegalArgumentException: Unknown package: {pkg}"
+        ));
     }
     let from = phone.with(|s| s.enabled_state(pkg));
     if class.is_some() || !from.shell_may_change_to(to) {

@@ -86,12 +86,22 @@ mod tests {
         let m = disabled_refusal("com.google.android.gms", line, &[LAUNCHER])
             .unwrap()
             .to_string();
-        assert!(m.contains("disabled-user") && m.contains("adb shell pm enable com.google.android.gms"), "{m}");
+        assert!(
+            m.contains("disabled-user") && m.contains("adb shell pm enable com.google.android.gms"),
+            "{m}"
+        );
         let admin = format!("{TABLE}    User 0: installed=true hidden=false stopped=false notLaunched=false enabled=2\n");
-        let m = disabled_refusal("ru.meefik.linuxdeploy", &admin, &[LAUNCHER]).unwrap().to_string();
-        assert!(m.contains("(disabled: by root") && m.contains("is refused"), "{m}");
+        let m = disabled_refusal("ru.meefik.linuxdeploy", &admin, &[LAUNCHER])
+            .unwrap()
+            .to_string();
+        assert!(
+            m.contains("(disabled: by root") && m.contains("is refused"),
+            "{m}"
+        );
         let enabled = format!("{TABLE}    User 0: installed=true enabled=0\n");
-        assert!(disabled_refusal("ru.meefik.linuxdeploy", &enabled, &[LAUNCHER, LEANBACK]).is_none());
+        assert!(
+            disabled_refusal("ru.meefik.linuxdeploy", &enabled, &[LAUNCHER, LEANBACK]).is_none()
+        );
     }
 
     #[test]
@@ -100,7 +110,10 @@ mod tests {
         let m = disabled_refusal("ru.meefik.linuxdeploy", &text, &[LAUNCHER, LEANBACK])
             .unwrap()
             .to_string();
-        assert!(m.contains("launcher activity ru.meefik.linuxdeploy.MainActivity is disabled"), "{m}");
+        assert!(
+            m.contains("launcher activity ru.meefik.linuxdeploy.MainActivity is disabled"),
+            "{m}"
+        );
         // Another disabled component leaves the launcher alone.
         let other = format!("{TABLE}    User 0: installed=true enabled=0\n      disabledComponents:\n        ru.meefik.linuxdeploy.Boot\n");
         assert!(disabled_refusal("ru.meefik.linuxdeploy", &other, &[LAUNCHER]).is_none());
