@@ -1,6 +1,6 @@
 //! Mined field rows about installing and launching apps (issue 19 §2; `docs/field-bugs.md`,
-//! "Mined rows"): an app below Android 14+'s target SDK floor (59) and an installed app that is
-//! disabled, or whose launcher activity is (60). Each row replays what the phone printed (the
+//! "Mined rows"): an app below Android 14+'s target SDK floor (59), an installed app that is
+//! disabled, or whose launcher activity is (60), and a paused (suspended) app (64). Each row replays what the phone printed (the
 //! fixtures under `tests/fixtures/install-launch/`, or sim behaviour with its source in
 //! `docs/sim.md`) and drives the connector's tools over the WebSocket, behind Google adb 34 or
 //! over the direct transport; the variants replay the same kind with another release, state or
@@ -366,4 +366,80 @@ async fn field_bug_59_variants_android16_split_session_at_the_floor_and_android1
     assert!(pm_runs(&s13.sim, "install")
         .iter()
         .all(|a| !a.iter().any(|w| w == BYPASS)));
+}
+
+// ---- 64: a paused (suspended) app ------------------------------------------------------------
+
+/// Row 64: a paused app (Digital Wellbeing's "Pause app" or app timer, Focus mode: the package
+/// suspended) starts without an error from `am start`, and Android brings up its "App paused"
+/// dialog activity instead (VaibhavLakhera/minimo-launcher#47, trinadhthatakula/Thor PR #244).
+/// The launch waited 5 s and answered "did not reach the foreground (foreground: android)"; now
+/// `app_disabled` at the first poll, naming the pause and how to lift it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_64_paused_app_is_app_disabled_naming_the_pause() {
+    let mut b = adb_bench("SIMFB64000001", &[]).await;
+    let (out, _) = adb_shell(&b, &["pm", "suspend", NOTES]);
+    assert_eq!(out, "Package com.example.notes new suspended state: true\n");
+    let (out, _) = adb_shell(&b, &["dumpsys", "package", NOTES]);
+    assert!(out.contains(" suspended=true "), "{out}");
+    let ack = launch(&mut b.x, &b.ch, NOTES).await;
+    assert_eq!(code(&ack), "app_disabled", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.starts_with("com.example.notes is paused (suspended by Digital Wellbeing")
+            && m.contains("com.example.notes/com.example.notes.MainActivity was started")
+            && m.contains("\"App paused\" dialog")
+            && m.contains("`adb shell pm unsuspend com.example.notes`"),
+        "{m}"
+    );
+    leaks_nothing(&ack, &b.sim);
+    // What the phone holds in front is the framework's activity (reconstructed fixture).
+    let fixture = include_str!(
+        "fixtures/install-launch/suspended-app-top-resumed-activity-RECONSTRUCTED.txt"
+    );
+    let (dump, _) = adb_shell(&b, &["dumpsys", "activity", "activities"]);
+    let wanted = "android/com.android.internal.app.SuspendedAppActivity";
+    assert!(fixture.contains(wanted) && dump.contains(wanted), "{dump}");
+
+    let (out, _) = adb_shell(&b, &["pm", "unsuspend", NOTES]);
+    assert_eq!(
+        out,
+        "Package com.example.notes new suspended state: false\n"
+    );
+    let ack = launch(&mut b.x, &b.ch, NOTES).await;
+    assert_eq!(ok(&ack)["verified"], true, "{ack}");
+}
+
+/// Variants of row 64: Android 16 over the direct transport (paused by the user: the control
+/// API's `suspended`); another app launches as usual while one is paused; a paused app that is
+/// also disabled is told as disabled (nothing of it resolves, so nothing is started).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_64_variants_android16_other_apps_and_disabled_first() {
+    let mut d = claimed_sim("SIMFB64V00001", &persona("pixel-android16")).await;
+    let clock = "com.android.deskclock";
+    set_state(&d.sim, json!({"suspended": [clock]}));
+    let ack = launch(&mut d.x, &d.ch, clock).await;
+    assert_eq!(code(&ack), "app_disabled", "{ack}");
+    assert!(
+        message(&ack).starts_with("com.android.deskclock is paused"),
+        "{ack}"
+    );
+    leaks_nothing(&ack, &d.sim);
+    assert_eq!(d.sim.state()["foreground"], "android");
+    // Another app is not paused.
+    assert_eq!(ok(&launch(&mut d.x, &d.ch, NOTES).await)["verified"], true);
+    // Paused and disabled: the disabled state decides, before anything starts.
+    set_state(&d.sim, json!({"app_enabled": {clock: "disabled-user"}}));
+    let ack = launch(&mut d.x, &d.ch, clock).await;
+    assert_eq!(code(&ack), "app_disabled", "{ack}");
+    assert!(
+        message(&ack).contains("is installed but disabled (disabled-user"),
+        "{ack}"
+    );
+    assert_eq!(d.sim.state()["foreground"], NOTES);
+    set_state(
+        &d.sim,
+        json!({"suspended": [], "app_enabled": {clock: "default"}}),
+    );
+    assert_eq!(ok(&launch(&mut d.x, &d.ch, clock).await)["verified"], true);
 }

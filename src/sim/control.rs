@@ -101,6 +101,8 @@ pub struct StateView {
     pub app_enabled: std::collections::BTreeMap<String, EnabledState>,
     /// Disabled components (`pkg/.Activity`).
     pub disabled_components: Vec<String>,
+    /// Suspended ("paused") packages (`pm suspend`).
+    pub suspended: Vec<String>,
     /// FLAG_SECURE on the focused window.
     pub secure_window: bool,
     /// Transport mode.
@@ -162,6 +164,9 @@ pub struct StatePatch {
     /// Replaces the disabled components (`["com.pkg/.Activity"]`: an app that hid its
     /// launcher activity).
     pub disabled_components: Option<Vec<String>>,
+    /// Replaces the suspended ("paused") packages (Digital Wellbeing's "Pause app", Focus
+    /// mode; `pm suspend` from the shell does the same).
+    pub suspended: Option<Vec<String>>,
     /// `package` or `package/.Activity` to bring to the front.
     pub foreground: Option<String>,
     /// FLAG_SECURE on the focused window.
@@ -265,6 +270,7 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             lock_task: s.lock_task.clone(),
             app_enabled: s.app_enabled.clone(),
             disabled_components: s.disabled_components.iter().cloned().collect(),
+            suspended: s.suspended.iter().cloned().collect(),
             secure_window: s.secure_window,
             transport,
             adb_keyboard: s.adb_keyboard,
@@ -369,6 +375,14 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
             "disabled_components: {bad} is not a component (com.pkg/.Activity)"
         ));
     }
+    if let Some(bad) = p
+        .suspended
+        .iter()
+        .flatten()
+        .find(|k| !plausible_package(k) || k.contains(':'))
+    {
+        return Err(format!("suspended: {bad} is not a package name"));
+    }
     let locked_task = match &p.lock_task {
         Some(Some(t)) => {
             let component = if t.package == s.persona.launcher_package {
@@ -457,6 +471,9 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
         } else {
             s.app_enabled.insert(pkg, state);
         }
+    }
+    if let Some(suspended) = p.suspended {
+        s.suspended = suspended.into_iter().collect();
     }
     if let Some(components) = p.disabled_components {
         s.disabled_components = components.into_iter().collect();

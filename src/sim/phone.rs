@@ -16,6 +16,12 @@ use crate::script::{self, Script, ScriptAnswer};
 use crate::ui::{Node, Rect, UiState};
 use crate::vfs::Vfs;
 
+/// Package of the framework activity that replaces a suspended app's (`SuspendedAppActivity`).
+pub const SUSPENDED_APP_PACKAGE: &str = "android";
+/// The activity shown instead of a suspended app (AOSP `core/java/com/android/internal/app/
+/// SuspendedAppActivity.java`: "App paused" / "… isn't available right now").
+pub const SUSPENDED_APP_ACTIVITY: &str = "com.android.internal.app.SuspendedAppActivity";
+
 /// One executed program: its argv and exit status (for tests that prove what ran).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LogEntry {
@@ -109,6 +115,9 @@ pub struct PhoneState {
     /// Packages whose enabled setting is not the default (`pm disable-user`, `pm enable`, or
     /// the control API for the states the shell cannot set).
     pub app_enabled: BTreeMap<String, EnabledState>,
+    /// Suspended ("paused") packages (`pm suspend`; Digital Wellbeing's "Pause app", Focus
+    /// mode): starting one shows the framework's `SuspendedAppActivity` instead.
+    pub suspended: std::collections::BTreeSet<String>,
     /// Disabled components, `pkg/.Activity` (an app hiding its launcher icon with
     /// `setComponentEnabledSetting`, e.g. a "stealth mode").
     pub disabled_components: std::collections::BTreeSet<String>,
@@ -206,6 +215,7 @@ impl Phone {
             lock_task: None,
             app_enabled: BTreeMap::new(),
             disabled_components: Default::default(),
+            suspended: Default::default(),
             secure_window: false,
             adb_keyboard: false,
             adb_keyboard_enabled: false,
@@ -357,6 +367,12 @@ impl PhoneState {
             .is_some_and(|t| t.package != package)
         {
             return false;
+        }
+        // A suspended package is intercepted: the framework's "App paused" dialog activity
+        // comes up instead (AOSP `ActivityStartInterceptor.interceptSuspendedPackageIfNeeded`).
+        if self.suspended.contains(package) {
+            self.launch(SUSPENDED_APP_PACKAGE, SUSPENDED_APP_ACTIVITY);
+            return true;
         }
         self.launch(package, activity);
         if let Some(kind) = self.app_faults.get(package).copied() {

@@ -268,8 +268,9 @@ pub fn dumpsys_package(s: &PhoneState, pkg: &str, installed: &[String]) -> Strin
 fn user_state(s: &PhoneState, pkg: &str) -> String {
     let state = s.enabled_state(pkg);
     let enabled = state.number();
+    let suspended = s.suspended.contains(pkg);
     let mut out = if s.persona.sdk >= 26 {
-        format!("    User 0: ceDataInode=4032 installed=true hidden=false suspended=false distractionFlags=0 stopped=false notLaunched=false enabled={enabled} instant=false virtual=false\n")
+        format!("    User 0: ceDataInode=4032 installed=true hidden=false suspended={suspended} distractionFlags=0 stopped=false notLaunched=false enabled={enabled} instant=false virtual=false\n")
     } else {
         format!("    User 0: installed=true hidden=false stopped=false notLaunched=false enabled={enabled}\n")
     };

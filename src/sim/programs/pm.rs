@@ -94,6 +94,18 @@ fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
             Output::ok("Success\n")
         }
         ["resolve-activity", rest @ ..] => resolve_activity(phone, rest),
+        [verb @ ("suspend" | "unsuspend"), rest @ ..] => {
+            // AOSP `runSuspend`: `Package P new suspended state: true|false`.
+            let Some(pkg) = rest.iter().rev().find(|a| !a.starts_with('-')).copied() else {
+                return Output::err(255, "Error: package name not specified\n");
+            };
+            if !installed.iter().any(|p| p == pkg) {
+                return Output::err(255, format!("Exception occurred while executing '{verb}':\njava.lang.IllegalArgumentException: Unknown target package: {pkg}\n"));
+            }
+            let on = *verb == "suspend";
+            phone.with(|s| if on { s.suspended.insert(pkg.to_string()); } else { s.suspended.remove(pkg); });
+            Output::ok(format!("Package {pkg} new suspended state: {on}\n"))
+        }
         [verb @ ("enable" | "disable" | "disable-user" | "disable-until-used" | "default-state"), rest @ ..] => {
             set_enabled(phone, verb, rest, &installed)
         }

@@ -58,6 +58,26 @@ pub fn disabled_refusal(pkg: &str, dumpsys: &str, categories: &[&str]) -> Option
     )))
 }
 
+/// The framework activity Android starts instead of a suspended ("paused") app (AOSP
+/// `ActivityStartInterceptor.interceptSuspendedPackageIfNeeded` →
+/// `core/java/com/android/internal/app/SuspendedAppActivity.java`, package `android`).
+pub const SUSPENDED_APP_ACTIVITY: &str = "com.android.internal.app.SuspendedAppActivity";
+
+/// Whether `(package, activity)` in front is the "App paused" dialog activity.
+pub fn is_suspended_app_dialog(package: &str, activity: &str) -> bool {
+    package == "android" && activity.trim_start_matches("android/") == SUSPENDED_APP_ACTIVITY
+}
+
+/// [`DeviceError::AppDisabled`] for `pkg` started while suspended (field row 64): `am start`
+/// succeeded, and the framework's "App paused" dialog came up instead of the app (Digital
+/// Wellbeing's app timer or "Pause app", Focus mode, parental controls, a device admin;
+/// VaibhavLakhera/minimo-launcher#47, trinadhthatakula/Thor PR #244). `started` says what ran.
+pub fn paused_refusal(pkg: &str, started: &str) -> DeviceError {
+    DeviceError::AppDisabled(format!(
+        "{pkg} is paused (suspended by Digital Wellbeing's app timer or \"Pause app\", Focus mode, parental controls or a device admin): {started}, and Android showed its \"App paused\" dialog instead of the app. Unpause it on the phone (tap the app's icon → Unpause, or Digital Wellbeing → the app), or, for a suspension made from the shell, `adb shell pm unsuspend {pkg}`; then retry"
+    ))
+}
+
 /// The fully qualified classes of `pkg`'s MAIN activities in any of `categories`, as the
 /// resolver table shows them (disabled ones included).
 fn launcher_activities<'a>(
@@ -102,6 +122,25 @@ mod tests {
         assert!(
             disabled_refusal("ru.meefik.linuxdeploy", &enabled, &[LAUNCHER, LEANBACK]).is_none()
         );
+    }
+
+    #[test]
+    fn the_paused_dialog_is_known_by_its_component() {
+        assert!(is_suspended_app_dialog("android", SUSPENDED_APP_ACTIVITY));
+        assert!(!is_suspended_app_dialog(
+            "com.example",
+            SUSPENDED_APP_ACTIVITY
+        ));
+        assert!(!is_suspended_app_dialog(
+            "android",
+            "com.android.internal.app.ResolverActivity"
+        ));
+        let m = paused_refusal(
+            "com.example.notes",
+            "com.example.notes/.MainActivity was started",
+        )
+        .to_string();
+        assert!(m.contains("pm unsuspend com.example.notes"), "{m}");
     }
 
     #[test]
