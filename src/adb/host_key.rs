@@ -126,8 +126,11 @@ impl HostKeyFile {
 /// Pairs `key` with a phone's pairing port `addr` (`HOST:PORT`, the "Pair device with pairing
 /// code" dialog or the QR flow's mDNS answer) using `password` (the code, or the QR `P:` value);
 /// TCP connect and the whole exchange within `within`. Returns the phone's GUID. Errors:
-/// [`PairWithPhoneError::Unreachable`] when nothing answers the connect, else the exchange's
-/// [`PairingError`] (a connect past the deadline is [`PairingError::Timeout`]).
+/// [`PairWithPhoneError::NothingListens`] when the connect is refused,
+/// [`PairWithPhoneError::Unreachable`] when it fails otherwise,
+/// [`PairWithPhoneError::NotPairingPort`] when the peer closed before TLS finished and the port
+/// answers as adbd, else the exchange's [`PairingError`] (a connect past the deadline is
+/// [`PairingError::Timeout`]).
 pub async fn pair_with_phone(
     key: &HostKey,
     addr: &str,
@@ -138,18 +141,51 @@ pub async fn pair_with_phone(
     let stream = tokio::time::timeout_at(deadline, tokio::net::TcpStream::connect(addr))
         .await
         .map_err(|_| PairWithPhoneError::Pairing(PairingError::Timeout(Stage::Tls)))?
-        .map_err(|_| PairWithPhoneError::Unreachable)?;
-    pair_as_host(stream, password, key.key(), deadline)
-        .await
-        .map_err(PairWithPhoneError::Pairing)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => PairWithPhoneError::NothingListens,
+            _ => PairWithPhoneError::Unreachable,
+        })?;
+    match pair_as_host(stream, password, key.key(), deadline).await {
+        Ok(guid) => Ok(guid),
+        // Closed (or broken) before TLS finished: the port may be adbd's, not a pairing
+        // server (field row 58).
+        Err(
+            e @ (PairingError::PeerClosed(Stage::Tls)
+            | PairingError::Tls(_)
+            | PairingError::Protocol {
+                stage: Stage::Tls, ..
+            }
+            | PairingError::Io {
+                stage: Stage::Tls, ..
+            }),
+        ) => Err(
+            match tokio::time::timeout_at(deadline, super::port_probe::probe_adbd(addr))
+                .await
+                .ok()
+                .flatten()
+            {
+                Some(port) => PairWithPhoneError::NotPairingPort(port),
+                None => PairWithPhoneError::Pairing(e),
+            },
+        ),
+        Err(e) => Err(PairWithPhoneError::Pairing(e)),
+    }
 }
 
 /// Why [`pair_with_phone`] failed; never holds the password.
 #[derive(Debug, thiserror::Error)]
 pub enum PairWithPhoneError {
-    /// Nothing accepted the TCP connection to the pairing port.
+    /// The TCP connection to the pairing port failed other than by a refusal (no route to the
+    /// host, network unreachable).
     #[error("the phone's pairing port cannot be reached")]
     Unreachable,
+    /// The host refused the connection: nothing listens at that port (the pairing dialog is
+    /// closed, or the port is wrong).
+    #[error("nothing listens at the phone's pairing port")]
+    NothingListens,
+    /// The port is one of adbd's, not a pairing server ([`super::port_probe`]).
+    #[error("the port is adbd's, not the pairing dialog's")]
+    NotPairingPort(super::port_probe::AdbdPort),
     /// The pairing exchange failed.
     #[error(transparent)]
     Pairing(PairingError),

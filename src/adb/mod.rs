@@ -6,6 +6,7 @@
 //! - [`direct`]: host side of the adbd transport over TCP, no adb binary needed.
 //! - [`host_key`]: the connector's adb key ([`HostKeyFile`] in the data dir, [`HostKey`]).
 //! - [`mdns`]: finding wireless-debugging phones by mDNS (and the adb server's list).
+//! - [`port_probe`]: whether adbd (not a pairing server) answers at a port.
 //! - [`link`]: [`DeviceLink`], one phone reached either way, with shell / exec / sync on top.
 //! - [`error`]: [`AdbError`], typed failures with deadlines.
 
@@ -14,6 +15,7 @@ pub mod error;
 pub mod host_key;
 pub mod link;
 pub mod mdns;
+pub mod port_probe;
 pub mod server_client;
 pub mod stream;
 

@@ -169,6 +169,28 @@ pub(super) fn pairing_refusal(e: &PairingError) -> ClaimError {
     refuse(ErrorCode::AuthFailed, message)
 }
 
+/// Words for a pairing port that did not take the pairing (field row 58), by what was found
+/// there: no route, nothing listening, or one of adbd's own ports. The host and port are the
+/// caller's: named by their fields, never repeated.
+pub(super) fn port_refusal(e: &PairWithPhoneError) -> ClaimError {
+    use crate::adb::port_probe::AdbdPort;
+    let message = match e {
+        PairWithPhoneError::NothingListens => {
+            "cannot reach the phone's pairing port: nothing listens at the `host` and `port` given. The pairing dialog is closed — it closes, and its code and port change, when the phone leaves \"Pair device with pairing code\" or its screen turns off — or `port` is mistyped: open the dialog again (keep it on screen) and give the port and code it shows now"
+        }
+        PairWithPhoneError::NotPairingPort(AdbdPort::WirelessConnect) => {
+            "the `port` given is the phone's wireless-debugging connect port (\"IP address & Port\" on the Wireless debugging screen), not its pairing port: tap \"Pair device with pairing code\" and give the port shown in that dialog as `port` (the port given here can go in `connect_port`)"
+        }
+        PairWithPhoneError::NotPairingPort(AdbdPort::Tcpip) => {
+            "the `port` given is adbd's plain TCP port (as after `adb tcpip 5555`), which takes no pairing code: connect to it with `adb connect` on the adb server the connector uses and claim the phone with adb_device_claim, or, to pair over Wireless debugging, give the port shown under \"Pair device with pairing code\""
+        }
+        _ => {
+            "cannot reach the phone's pairing port at the `host` given (no route to it): the connector and the phone are not on one network — another Wi-Fi, a guest network that isolates clients, a VPN, or the phone's IP address changed: check `host` against the IP address the pairing dialog shows"
+        }
+    };
+    refuse(ErrorCode::AuthFailed, message)
+}
+
 /// Words for a connect after pairing that did not bind; `given`: what the caller said of the
 /// connect port (never its value).
 pub(super) fn connect_refusal(failure: ConnectFailure, given: &str) -> ClaimError {
@@ -288,11 +310,8 @@ impl Connector {
             .await
             .map_err(|e| match e {
                 // The host is the caller's: named by its field, never repeated.
-                PairWithPhoneError::Unreachable => refuse(
-                    ErrorCode::AuthFailed,
-                    "cannot reach the phone's pairing port at the `host` and `port` given: check them and that the pairing dialog is open",
-                ),
                 PairWithPhoneError::Pairing(e) => pairing_refusal(&e),
+                other => port_refusal(&other),
             })?;
         tracing::info!(channel = channel_id, guid = %mask_serial(guid.as_str()), "phone paired");
         *super::lock(&runtime.paired) = Some(PairedPhone {

@@ -74,6 +74,12 @@ pub enum DeviceError {
         /// The package asked for.
         package: String,
     },
+    /// Installed, but disabled — the whole package or its launcher activity — so nothing
+    /// resolves (`resolve-activity`: `No activity found`; `am start -n`: `Error type 3` /
+    /// `Activity class {…} does not exist.`). The message names the state and who can enable it
+    /// (`phone::app_state::disabled_refusal`).
+    #[error("{0}")]
+    AppDisabled(String),
     /// A device command failed; the message carries the telling line the phone printed.
     #[error("{0}")]
     CommandFailed(String),
@@ -198,6 +204,7 @@ impl DeviceError {
             DeviceError::InvalidScreenshot(_) => ErrorCode::InvalidScreenshot,
             DeviceError::AppNotInstalled { .. } => ErrorCode::AppNotInstalled,
             DeviceError::NoLauncherActivity { .. } => ErrorCode::NoLauncherActivity,
+            DeviceError::AppDisabled(_) => ErrorCode::AppDisabled,
             DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
             DeviceError::SplitApksRequired(_) => ErrorCode::SplitApksRequired,
             DeviceError::ServiceMissing { .. } => ErrorCode::DeviceBooting,

@@ -64,6 +64,9 @@ pub enum ErrorCode {
     /// The phone is in lock task mode (a kiosk, or screen pinning): only the locked app runs,
     /// so the launch or link was refused; leave kiosk mode or unpin, then retry.
     DeviceLockTask,
+    /// The app is installed but disabled (the package, or its launcher activity): nothing was
+    /// started; the message names who can enable it (field row 60).
+    AppDisabled,
     /// The app crashed: the system's "keeps stopping" dialog holds the focus (field bug 79).
     AppCrashed,
     /// The app is not responding: the system's "isn't responding" dialog holds the focus.
@@ -138,6 +141,7 @@ impl ErrorCode {
             Self::DeviceBooting => "device_booting",
             Self::DeviceLocked => "device_locked",
             Self::DeviceLockTask => "device_lock_task",
+            Self::AppDisabled => "app_disabled",
             Self::AppCrashed => "app_crashed",
             Self::AppNotResponding => "app_not_responding",
             Self::OutOfBounds => "out_of_bounds",
@@ -186,6 +190,7 @@ mod tests {
             ErrorCode::DeviceBooting,
             ErrorCode::DeviceLocked,
             ErrorCode::DeviceLockTask,
+            ErrorCode::AppDisabled,
             ErrorCode::AppCrashed,
             ErrorCode::AppNotResponding,
             ErrorCode::TooManyChannels,

@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::apps;
 use crate::control_json::{api_error, bad, ApiError, JsonBody, OptionalJsonBody};
 use crate::control_storage;
+use crate::enabled_state::EnabledState;
 use crate::framework::{AppDialog, BatteryOverride, DialogKind, LockTask};
 use crate::persona::ExtraDisplay;
 use crate::phone::{LogEntry, Phone, PhoneState, TransportMode, TtyDump};
@@ -96,6 +97,12 @@ pub struct StateView {
     pub app_faults: std::collections::BTreeMap<String, DialogKind>,
     /// Lock task mode (kiosk or screen pinning).
     pub lock_task: Option<LockTask>,
+    /// Packages whose enabled setting is not the default.
+    pub app_enabled: std::collections::BTreeMap<String, EnabledState>,
+    /// Disabled components (`pkg/.Activity`).
+    pub disabled_components: Vec<String>,
+    /// Suspended ("paused") packages (`pm suspend`).
+    pub suspended: Vec<String>,
     /// FLAG_SECURE on the focused window.
     pub secure_window: bool,
     /// Transport mode.
@@ -150,6 +157,16 @@ pub struct StatePatch {
     /// to the front); `null` ends it.
     #[serde(default, deserialize_with = "present")]
     pub lock_task: Option<Option<LockTask>>,
+    /// Sets packages' enabled setting (`{"com.pkg": "disabled"|"disabled-user"|
+    /// "disabled-until-used"|"enabled"|"default"}`; others keep theirs): what root, a device
+    /// admin or Settings did, including the states `pm` refuses the shell.
+    pub app_enabled: Option<std::collections::BTreeMap<String, EnabledState>>,
+    /// Replaces the disabled components (`["com.pkg/.Activity"]`: an app that hid its
+    /// launcher activity).
+    pub disabled_components: Option<Vec<String>>,
+    /// Replaces the suspended ("paused") packages (Digital Wellbeing's "Pause app", Focus
+    /// mode; `pm suspend` from the shell does the same).
+    pub suspended: Option<Vec<String>>,
     /// `package` or `package/.Activity` to bring to the front.
     pub foreground: Option<String>,
     /// FLAG_SECURE on the focused window.
@@ -251,6 +268,9 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             app_dialog: s.app_dialog.clone(),
             app_faults: s.app_faults.clone(),
             lock_task: s.lock_task.clone(),
+            app_enabled: s.app_enabled.clone(),
+            disabled_components: s.disabled_components.iter().cloned().collect(),
+            suspended: s.suspended.iter().cloned().collect(),
             secure_window: s.secure_window,
             transport,
             adb_keyboard: s.adb_keyboard,
@@ -339,6 +359,30 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
     {
         return Err(format!("app_faults: {bad} is not a package name"));
     }
+    if let Some(bad) = p
+        .app_enabled
+        .iter()
+        .flat_map(|m| m.keys())
+        .find(|k| !plausible_package(k) || k.contains(':'))
+    {
+        return Err(format!("app_enabled: {bad} is not a package name"));
+    }
+    if let Some(bad) = p.disabled_components.iter().flatten().find(|c| {
+        c.split_once('/')
+            .is_none_or(|(p, a)| !plausible_package(p) || p.contains(':') || a.is_empty())
+    }) {
+        return Err(format!(
+            "disabled_components: {bad} is not a component (com.pkg/.Activity)"
+        ));
+    }
+    if let Some(bad) = p
+        .suspended
+        .iter()
+        .flatten()
+        .find(|k| !plausible_package(k) || k.contains(':'))
+    {
+        return Err(format!("suspended: {bad} is not a package name"));
+    }
     let locked_task = match &p.lock_task {
         Some(Some(t)) => {
             let component = if t.package == s.persona.launcher_package {
@@ -420,6 +464,19 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
         }
         Some(None) => s.lock_task = None,
         None => {}
+    }
+    for (pkg, state) in p.app_enabled.into_iter().flatten() {
+        if state == EnabledState::Default {
+            s.app_enabled.remove(&pkg);
+        } else {
+            s.app_enabled.insert(pkg, state);
+        }
+    }
+    if let Some(suspended) = p.suspended {
+        s.suspended = suspended.into_iter().collect();
+    }
+    if let Some(components) = p.disabled_components {
+        s.disabled_components = components.into_iter().collect();
     }
     s.secure_window = p.secure_window.unwrap_or(s.secure_window);
     s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);

@@ -13,14 +13,25 @@ const FIRST_ID: u64 = 1_168_432_000;
 pub struct InstallSessions {
     next: u64,
     open: BTreeMap<u64, Vec<(String, Vec<u8>)>>,
+    /// Sessions created with `--bypass-low-target-sdk-block` (ids are never reused).
+    bypass_low_target_sdk: std::collections::BTreeSet<u64>,
 }
 
 impl InstallSessions {
-    /// Opens a session; its id.
-    pub fn create(&mut self) -> u64 {
+    /// Opens a session; its id. `bypass_low_target_sdk`: created with
+    /// `--bypass-low-target-sdk-block` (`INSTALL_BYPASS_LOW_TARGET_SDK_BLOCK`, Android 14+).
+    pub fn create(&mut self, bypass_low_target_sdk: bool) -> u64 {
         self.next = self.next.max(FIRST_ID) + 1;
         self.open.insert(self.next, Vec::new());
+        if bypass_low_target_sdk {
+            self.bypass_low_target_sdk.insert(self.next);
+        }
         self.next
+    }
+
+    /// Whether session `id` was created with `--bypass-low-target-sdk-block`.
+    pub fn bypasses_low_target_sdk(&self, id: u64) -> bool {
+        self.bypass_low_target_sdk.contains(&id)
     }
 
     /// Writes `bytes` as `name` into session `id` (a name written again is replaced); `false`

@@ -21,7 +21,8 @@
 //!    [`input_args`] (`input`'s argument grammar, shared by the `input` program and the model),
 //!    [`media`] (what the media store has indexed), [`sync_fault`] (injected `sync:` refusals),
 //!    [`install_sessions`] (open `pm install-create` sessions),
-//!    [`framework`] (a crash/ANR dialog, lock task mode, battery overrides).
+//!    [`framework`] (a crash/ANR dialog, lock task mode, battery overrides),
+//!    [`enabled_state`] (a package's or component's enabled setting).
 //! 2. **phone**: [`phone`], the aggregate: `PhoneState` owns the model parts, [`Phone`] is
 //!    its cloneable, locked handle; it composes the foreground screen's UI tree.
 //! 3. **programs**: [`programs`], Android's `/system/bin`, reading and changing a [`Phone`].
@@ -42,6 +43,7 @@ pub mod auth;
 pub mod control;
 pub mod control_json;
 pub mod control_storage;
+pub mod enabled_state;
 #[cfg(test)]
 mod floors;
 mod font;

@@ -8,12 +8,19 @@ use serde::Serialize;
 
 use crate::apps;
 use crate::auth::KeyStore;
+use crate::enabled_state::EnabledState;
 use crate::framework::{AppDialog, BatteryOverride, DialogKind, LockTask};
 use crate::persona::Persona;
 use crate::props;
 use crate::script::{self, Script, ScriptAnswer};
 use crate::ui::{Node, Rect, UiState};
 use crate::vfs::Vfs;
+
+/// Package of the framework activity that replaces a suspended app's (`SuspendedAppActivity`).
+pub const SUSPENDED_APP_PACKAGE: &str = "android";
+/// The activity shown instead of a suspended app (AOSP `core/java/com/android/internal/app/
+/// SuspendedAppActivity.java`: "App paused" / "… isn't available right now").
+pub const SUSPENDED_APP_ACTIVITY: &str = "com.android.internal.app.SuspendedAppActivity";
 
 /// One executed program: its argv and exit status (for tests that prove what ran).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -105,6 +112,15 @@ pub struct PhoneState {
     pub app_faults: BTreeMap<String, DialogKind>,
     /// Lock task mode (kiosk or screen pinning).
     pub lock_task: Option<LockTask>,
+    /// Packages whose enabled setting is not the default (`pm disable-user`, `pm enable`, or
+    /// the control API for the states the shell cannot set).
+    pub app_enabled: BTreeMap<String, EnabledState>,
+    /// Suspended ("paused") packages (`pm suspend`; Digital Wellbeing's "Pause app", Focus
+    /// mode): starting one shows the framework's `SuspendedAppActivity` instead.
+    pub suspended: std::collections::BTreeSet<String>,
+    /// Disabled components, `pkg/.Activity` (an app hiding its launcher icon with
+    /// `setComponentEnabledSetting`, e.g. a "stealth mode").
+    pub disabled_components: std::collections::BTreeSet<String>,
     /// Focused window has FLAG_SECURE: screenshots come out black (field bug 8).
     pub secure_window: bool,
     /// ADBKeyBoard is installed (its IME can then be selected with `ime set`).
@@ -197,6 +213,9 @@ impl Phone {
             app_dialog: None,
             app_faults: BTreeMap::new(),
             lock_task: None,
+            app_enabled: BTreeMap::new(),
+            disabled_components: Default::default(),
+            suspended: Default::default(),
             secure_window: false,
             adb_keyboard: false,
             adb_keyboard_enabled: false,
@@ -304,6 +323,24 @@ impl PhoneState {
         (d.width, d.height)
     }
 
+    /// The package's enabled setting.
+    pub fn enabled_state(&self, package: &str) -> EnabledState {
+        self.app_enabled.get(package).copied().unwrap_or_default()
+    }
+
+    /// Whether `package/activity` (short or full class) resolves: its package is not disabled
+    /// and the component is not (AOSP `ComputerEngine.isEnabledAndMatch`).
+    pub fn activity_enabled(&self, package: &str, activity: &str) -> bool {
+        let short = match activity.strip_prefix(package) {
+            Some(rest) if rest.starts_with('.') => rest.to_string(),
+            _ => activity.to_string(),
+        };
+        !self.enabled_state(package).is_disabled()
+            && !self
+                .disabled_components
+                .contains(&format!("{package}/{short}"))
+    }
+
     /// Brings `(pkg, activity)` to the front (an existing entry of the same package is replaced).
     pub fn launch(&mut self, package: &str, activity: &str) {
         let launcher = self.persona.launcher_package.clone();
@@ -330,6 +367,12 @@ impl PhoneState {
             .is_some_and(|t| t.package != package)
         {
             return false;
+        }
+        // A suspended package is intercepted: the framework's "App paused" dialog activity
+        // comes up instead (AOSP `ActivityStartInterceptor.interceptSuspendedPackageIfNeeded`).
+        if self.suspended.contains(package) {
+            self.launch(SUSPENDED_APP_PACKAGE, SUSPENDED_APP_ACTIVITY);
+            return true;
         }
         self.launch(package, activity);
         if let Some(kind) = self.app_faults.get(package).copied() {

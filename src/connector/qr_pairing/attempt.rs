@@ -107,6 +107,12 @@ pub async fn pair_by_qr(
         PairWithPhoneError::Pairing(PairingError::WrongPassword) => QrStop::Failed(
             "the phone and the connector disagree on the QR code's password (was an older code scanned?): refresh the QR code and scan it again".into(),
         ),
+        PairWithPhoneError::NothingListens => QrStop::Failed(format!(
+            "the phone announced its pairing port {pairing_addr} but nothing listens there any more (was the QR code dialog closed?): open it again and scan the new code"
+        )),
+        PairWithPhoneError::NotPairingPort(_) => QrStop::Failed(format!(
+            "the port the phone announced for pairing ({pairing_addr}) answers as adbd, not as a pairing server: refresh the QR code and scan it again"
+        )),
         PairWithPhoneError::Pairing(e) => QrStop::Failed(pairing_refusal(&e).message),
     })?;
     tracing::info!(guid = %mask_serial(guid.as_str()), "phone paired");

@@ -104,6 +104,30 @@ pub const OEM_INSTALL_FIX: &str = "on Xiaomi/Redmi/POCO (MIUI, HyperOS) turn on 
 /// Fix named for a package verifier's refusal.
 pub const VERIFIER_FIX: &str = "the phone's package verifier refused the app: turn off Developer options → \"Verify apps over USB\" (or Play Protect's app scanning), and on Samsung One UI 6+ Settings → Security and privacy → Auto Blocker, then retry";
 
+/// Fix named for an APK below the phone's target SDK floor (field row 59): Android 14 refuses a
+/// `targetSdkVersion` below 23, Android 15 and later below 24 (AOSP `InstallPackageHelper`
+/// `MIN_INSTALLABLE_TARGET_SDK`); `pm install --bypass-low-target-sdk-block` installs it anyway.
+pub const LOW_TARGET_SDK_FIX: &str = "this Android refuses apps that target an older SDK than its floor (Android 14: 23, Android 15 and later: 24): rebuild the app with a newer targetSdkVersion, or install it anyway with allow_low_target_sdk: true (pm install --bypass-low-target-sdk-block)";
+
+/// `(floor, found)` of `INSTALL_FAILED_DEPRECATED_SDK_VERSION: App package must target at least
+/// SDK version N, but found M` (AOSP `InstallPackageHelper`; majido/clipper#15 on Android 14,
+/// Lanchon/sigspoof-checker#14 on Android 15); `None` for any other failure or wording.
+pub fn low_target_sdk(f: &Failure) -> Option<(u32, u32)> {
+    if f.code != "INSTALL_FAILED_DEPRECATED_SDK_VERSION" {
+        return None;
+    }
+    let number_after = |key: &str| -> Option<u32> {
+        let (_, rest) = f.message.split_once(key)?;
+        let digits: String = rest
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    Some((number_after("SDK version")?, number_after("but found")?))
+}
+
 /// The kind of `f` and its fix (a sentence), from the code: AOSP's list, plus the codes OEM
 /// builds use. `split` says whether several APKs were installed as one session (a missing base
 /// is then the caller's to fix).
@@ -131,7 +155,7 @@ pub fn classify(f: &Failure, split: bool) -> (Kind, &'static str) {
         "INSTALL_FAILED_VERSION_DOWNGRADE" => (Failed, "the installed version is newer than this APK: uninstall it first, or upload a newer version"),
         "INSTALL_FAILED_OLDER_SDK" => (Failed, "the app needs a newer Android version than this phone's (its minSdkVersion is higher)"),
         "INSTALL_FAILED_NEWER_SDK" => (Failed, "the app only runs on older Android versions than this phone's (maxSdkVersion)"),
-        "INSTALL_FAILED_DEPRECATED_SDK_VERSION" => (Failed, "Android 14+ refuses apps that target an SDK below 23: rebuild the app with a newer targetSdkVersion"),
+        "INSTALL_FAILED_DEPRECATED_SDK_VERSION" => (Failed, LOW_TARGET_SDK_FIX),
         "INSTALL_FAILED_NO_MATCHING_ABIS" | "INSTALL_FAILED_CPU_ABI_INCOMPATIBLE" | "INSTALL_FAILED_MULTI_ARCH_NOT_MATCH_ALL_NATIVE_ABIS" => (Failed,
             "the APK has no native code for this phone's CPU (getprop ro.product.cpu.abilist): upload the APK, or the ABI split, built for it"),
         "INSTALL_FAILED_MISSING_SHARED_LIBRARY" => (Failed, "the app needs a shared library this phone does not have (a <uses-library> it lacks)"),
@@ -153,6 +177,21 @@ pub fn classify(f: &Failure, split: bool) -> (Kind, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn low_target_sdk_floor_and_target() {
+        let f = parsed("adb: failed to install ca.zgrs.clipper.apk: Failure [INSTALL_FAILED_DEPRECATED_SDK_VERSION: App package must target at least SDK version 23, but found 0]\n");
+        assert_eq!(low_target_sdk(&f), Some((23, 0)));
+        let f = parsed("Failure [INSTALL_FAILED_DEPRECATED_SDK_VERSION: App package must target at least SDK version 24, but found 23]\n");
+        assert_eq!(low_target_sdk(&f), Some((24, 23)));
+        assert_eq!(classify(&f, false).1, LOW_TARGET_SDK_FIX);
+        // Another wording or code gives no numbers.
+        assert_eq!(
+            low_target_sdk(&parsed("Failure [INSTALL_FAILED_DEPRECATED_SDK_VERSION]\n")),
+            None
+        );
+        assert_eq!(low_target_sdk(&parsed("Failure [INSTALL_FAILED_OLDER_SDK: Requires newer sdk version #35 (current version is #34)]\n")), None);
+    }
 
     fn parsed(out: &str) -> Failure {
         parse_failure(out).unwrap()

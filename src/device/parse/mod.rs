@@ -30,6 +30,7 @@ pub mod keyboard;
 pub mod keyguard;
 pub mod lock_task;
 pub mod package;
+pub mod package_state;
 pub mod png_check;
 pub mod power;
 pub mod secure;

@@ -29,7 +29,7 @@ use super::phone::packages::{
 };
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::parse::install::{classify, parse_failure, Kind};
+use crate::device::parse::install::{classify, low_target_sdk, parse_failure, Kind};
 use crate::device::shell_quote::command_line;
 
 /// Deadline of a whole install call: package lists, pushes, the install and the clean-up.
@@ -60,6 +60,10 @@ pub struct InstallArgs {
     /// The uploaded APKs of one split app (base and splits), installed as one session.
     #[serde(default)]
     pub file_refs: Option<Vec<String>>,
+    /// Install an app below Android 14+'s target SDK floor anyway
+    /// (`--bypass-low-target-sdk-block`, used only when the phone refused it; field row 59).
+    #[serde(default)]
+    pub allow_low_target_sdk: bool,
 }
 
 /// Result of `android_app_install`.
@@ -77,6 +81,9 @@ pub struct InstallOutput {
     pub apk_count: usize,
     /// Why `package` is null, else empty.
     pub note: &'static str,
+    /// The phone refused the app's target SDK and it was installed with
+    /// `--bypass-low-target-sdk-block` (`allow_low_target_sdk`).
+    pub low_target_sdk_bypassed: bool,
 }
 
 /// The uploads named by the arguments, as APKs (a bundle unpacked), and the first one's id.
@@ -140,7 +147,14 @@ fn install_error(out: &command::Text, split: bool) -> DeviceError {
         });
     };
     let (kind, fix) = classify(&failure, split);
-    let message = format!("pm install failed: {}: {fix}", failure.line);
+    let message = match low_target_sdk(&failure) {
+        // The phone's own floor and the APK's target, with the way past it (field row 59).
+        Some((floor, found)) => format!(
+            "pm install failed: {}: this phone refuses apps that target an SDK below {floor} (Android 14: 23, Android 15 and later: 24) and this APK targets {found}: rebuild it with targetSdkVersion {floor} or higher, or install it anyway with allow_low_target_sdk: true (pm install --bypass-low-target-sdk-block)",
+            failure.line
+        ),
+        None => format!("pm install failed: {}: {fix}", failure.line),
+    };
     match kind {
         Kind::SplitMissing => DeviceError::SplitApksRequired(message),
         Kind::Refused => DeviceError::PermissionDenied(message),
@@ -154,7 +168,7 @@ pub struct AppInstall;
 impl DeviceTool for AppInstall {
     const ID: &'static str = "android_app_install";
     const TITLE: &'static str = "Install an APK";
-    const DESCRIPTION: &'static str = "Install (or update) an app on the bound phone. Upload first with POST /files/uploads on this channel, then pass either file_ref (one APK, or one .apks/.xapk bundle of a split app) or file_refs (the base APK and all its split APKs, installed as one session). Runs `pm install -r -t` (one APK) or `pm install-create/-write/-commit` (several), with one 300 s deadline for the whole call (an on-phone confirmation nobody answers ends in device_timeout). Returns package (the newly installed package; null when an installed app was replaced) and apk_count. Errors: policy_denied (gates.allow_install), invalid_arguments (unknown/other-channel file_ref, neither or both of file_ref/file_refs), split_apks_required (a split app without its splits: upload them all), device_permission_denied (the phone or its maker's settings refused, e.g. Xiaomi's \"Install via USB\": the message names the fix), device_command_failed (pm's Failure [INSTALL_…] reason and its fix).";
+    const DESCRIPTION: &'static str = "Install (or update) an app on the bound phone. Upload first with POST /files/uploads on this channel, then pass either file_ref (one APK, or one .apks/.xapk bundle of a split app) or file_refs (the base APK and all its split APKs, installed as one session). Runs `pm install -r -t` (one APK) or `pm install-create/-write/-commit` (several), with one 300 s deadline for the whole call (an on-phone confirmation nobody answers ends in device_timeout). Returns package (the newly installed package; null when an installed app was replaced) and apk_count. Errors: policy_denied (gates.allow_install), invalid_arguments (unknown/other-channel file_ref, neither or both of file_ref/file_refs), split_apks_required (a split app without its splits: upload them all), device_permission_denied (the phone or its maker's settings refused, e.g. Xiaomi's \"Install via USB\": the message names the fix), device_command_failed (pm's Failure [INSTALL_…] reason and its fix; an app below Android 14+'s target SDK floor names it and allow_low_target_sdk).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = InstallArgs;
     type Output = InstallOutput;
@@ -163,16 +177,18 @@ impl DeviceTool for AppInstall {
         let file_ref = json!({"type": "string", "minLength": 1, "maxLength": 200, "description": "file_ref returned by POST /files/uploads on this channel."});
         json!({"type": "object", "properties": {
             "file_ref": {"type": "string", "minLength": 1, "maxLength": 200, "description": "file_ref returned by POST /files/uploads on this channel: one APK, or one .apks/.xapk bundle (a zip of the APKs of a split app)."},
-            "file_refs": {"type": "array", "minItems": 1, "maxItems": MAX_FILE_REFS, "items": file_ref, "description": "file_refs of the base APK and every split APK of one app (uploaded one by one on this channel), installed as one install session."}
+            "file_refs": {"type": "array", "minItems": 1, "maxItems": MAX_FILE_REFS, "items": file_ref, "description": "file_refs of the base APK and every split APK of one app (uploaded one by one on this channel), installed as one install session."},
+            "allow_low_target_sdk": {"type": "boolean", "default": false, "description": "Android 14+ refuses apps whose targetSdkVersion is below its floor (23 on Android 14, 24 on 15 and later; Failure [INSTALL_FAILED_DEPRECATED_SDK_VERSION]). true: when the phone refuses the app for that, install it again with pm install --bypass-low-target-sdk-block (the result says low_target_sdk_bypassed)."}
         }, "oneOf": [{"required": ["file_ref"]}, {"required": ["file_refs"]}]})
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["installed", "package", "new_packages", "byte_size", "apk_count", "note"], "properties": {
+        json!({"type": "object", "required": ["installed", "package", "new_packages", "byte_size", "apk_count", "note", "low_target_sdk_bypassed"], "properties": {
             "installed": {"const": true}, "package": {"type": ["string", "null"]},
             "new_packages": {"type": "array", "items": {"type": "string"}},
             "byte_size": {"type": "integer", "minimum": 0},
-            "apk_count": {"type": "integer", "minimum": 1}, "note": {"type": "string"}
+            "apk_count": {"type": "integer", "minimum": 1}, "note": {"type": "string"},
+            "low_target_sdk_bypassed": {"type": "boolean"}
         }})
     }
 
@@ -190,7 +206,9 @@ impl DeviceTool for AppInstall {
         }
         let (apks, tag) = gather(ctx, &args).await?;
         let before = installed(ctx).await?;
-        let out = install_session::install(ctx, &apks, &tag, CLEANUP_RESERVE).await?;
+        let (out, bypassed) =
+            install_session::install(ctx, &apks, &tag, CLEANUP_RESERVE, args.allow_low_target_sdk)
+                .await?;
         if !out.all().lines().any(|l| l.trim() == "Success") {
             return Err(install_error(&out, apks.len() > 1));
         }
@@ -207,6 +225,7 @@ impl DeviceTool for AppInstall {
             new_packages: new,
             byte_size: apks.iter().map(|a| a.bytes.len()).sum(),
             apk_count: apks.len(),
+            low_target_sdk_bypassed: bypassed,
         })
     }
 }
@@ -303,6 +322,7 @@ mod tests {
             new_packages: vec![],
             byte_size: 1024,
             apk_count: 1,
+            low_target_sdk_bypassed: false,
             note: "replaced",
         });
         assert_output::<AppInstall>(&InstallOutput {
@@ -311,6 +331,7 @@ mod tests {
             new_packages: vec!["com.example.notes".into()],
             byte_size: 1024,
             apk_count: 3,
+            low_target_sdk_bypassed: true,
             note: "",
         });
         assert_output::<AppUninstall>(&UninstallOutput {

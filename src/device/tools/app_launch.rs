@@ -2,7 +2,8 @@
 //! phone resolves to the framework's chooser, the app's own launcher activities from
 //! `query-activities`, field bug 29; before Android 7, which has no `cmd`, the app's
 //! `android.intent.action.MAIN` filters in the Activity Resolver Table of `dumpsys package PKG`),
-//! refuse
+//! an installed app that resolves nothing is read from `dumpsys package PKG`: disabled, or its
+//! launcher activity disabled, is `app_disabled` (field row 60, `phone::app_state`); refuse
 //! high-risk apps (`[risk]` of the device policy), `am start -n PKG/ACT`, then poll the
 //! foreground package (`dumpsys window windows` focus, `dumpsys activity activities` resumed
 //! activity, parsed by `device::parse::window`) for up to [`VERIFY_WINDOW`]. Never `monkey`
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::phone::app_state::{disabled_refusal, is_suspended_app_dialog, paused_refusal};
 use super::phone::command::{self, compound, sections};
 use super::phone::lock_task::{lock_task_error, start_refusal};
 use super::phone::packages::{
@@ -126,19 +128,24 @@ async fn resolve_launcher(
             hint: " (see android_app_list)",
         });
     }
+    // Installed, and nothing resolves: read the package (field row 60: a disabled app or
+    // launcher activity resolves nothing, and an Android 6 table still lists it). Before
+    // Android 7 there is no `cmd`: the app's MAIN filters come from the Activity Resolver Table
+    // of the same dump, as appium-adb does below API 24.
+    let out = command::run(
+        ctx,
+        &command_line(&["dumpsys", "package", pkg]),
+        LAUNCH_DEADLINE,
+        OUTPUT_LIMIT,
+    )
+    .await?;
+    if let Some(e) = out.service_missing() {
+        return Err(e);
+    }
+    if let Some(e) = disabled_refusal(pkg, &out.stdout, &[LAUNCHER, LEANBACK]) {
+        return Err(e);
+    }
     if cmd_unsupported(&s[0]) && cmd_unsupported(&s[1]) {
-        // Before Android 7 there is no `cmd`: read the app's MAIN filters from the Activity
-        // Resolver Table of `dumpsys package PKG`, as appium-adb does below API 24.
-        let out = command::run(
-            ctx,
-            &command_line(&["dumpsys", "package", pkg]),
-            LAUNCH_DEADLINE,
-            OUTPUT_LIMIT,
-        )
-        .await?;
-        if let Some(e) = out.service_missing() {
-            return Err(e);
-        }
         let table = package::parse_activity_resolver_table(&out.stdout);
         for (cat, category) in [(LAUNCHER, "launcher"), (LEANBACK, "leanback")] {
             if let Some(class) = package::resolver_main_activity(&table, pkg, cat) {
@@ -164,6 +171,8 @@ struct Seen {
     dialog: Option<window::AppDialog>,
     /// Lock task mode from the activity dump (field bug 81).
     lock_task: Option<LockTaskState>,
+    /// The framework's "App paused" activity is in front (field row 64).
+    paused_dialog: bool,
 }
 
 /// The foreground package: focused window, else resumed activity.
@@ -179,8 +188,17 @@ async fn foreground(ctx: &ToolCtx<'_>) -> Result<Seen, DeviceError> {
     let s = sections(&out.stdout, 2);
     let focused = displays::parse_current_focus(&s[0]);
     let dialog = focused.as_ref().and_then(|f| f.dialog.clone());
+    let paused_dialog = focused
+        .as_ref()
+        .and_then(|f| Some((f.package.as_deref()?, f.activity.as_deref()?)))
+        .is_some_and(|(p, a)| is_suspended_app_dialog(p, a));
     let focus = focused.and_then(|f| f.package);
-    let resumed = window::parse_resumed_activity(&s[1]).map(|(p, _)| p);
+    let resumed_component = window::parse_resumed_activity(&s[1]);
+    let paused_dialog = paused_dialog
+        || resumed_component
+            .as_ref()
+            .is_some_and(|(p, a)| is_suspended_app_dialog(p, a));
+    let resumed = resumed_component.map(|(p, _)| p);
     let lock_task = parse_lock_task(&s[1]);
     let mut readiness = Readiness::from_dumps(
         &WindowDump::parse(&out.stdout),
@@ -195,6 +213,7 @@ async fn foreground(ctx: &ToolCtx<'_>) -> Result<Seen, DeviceError> {
         readiness,
         dialog,
         lock_task,
+        paused_dialog,
     })
 }
 
@@ -228,7 +247,7 @@ pub struct AppLaunch;
 impl DeviceTool for AppLaunch {
     const ID: &'static str = "android_app_launch";
     const TITLE: &'static str = "Launch an app";
-    const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), policy_denied (high-risk app), device_command_failed (started but not in the foreground), device_locked (the lock screen is showing: nothing started, or started behind it and not verified), app_crashed / app_not_responding (the system's \"keeps stopping\" / \"isn't responding\" dialog holds the focus: the message names the app and the dialog's buttons), device_lock_task (a kiosk or screen pinning keeps another app in front).";
+    const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), app_disabled (installed but disabled, or its launcher activity is, or paused — Android showed its \"App paused\" dialog: the message names who can enable or unpause it), policy_denied (high-risk app), device_command_failed (started but not in the foreground), device_locked (the lock screen is showing: nothing started, or started behind it and not verified), app_crashed / app_not_responding (the system's \"keeps stopping\" / \"isn't responding\" dialog holds the focus: the message names the app and the dialog's buttons), device_lock_task (a kiosk or screen pinning keeps another app in front).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
@@ -275,7 +294,12 @@ impl DeviceTool for AppLaunch {
                 readiness,
                 dialog,
                 lock_task,
+                paused_dialog,
             } = foreground(ctx).await?;
+            // Suspended ("paused"): the framework's dialog activity came up instead.
+            if paused_dialog {
+                return Err(paused_refusal(pkg, &format!("{component} was started")));
+            }
             // Never verified behind the lock screen (it came up during the launch, or this
             // phone's window dump did not show it before `am start`).
             if let Some(DeviceError::Locked {

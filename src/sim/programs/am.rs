@@ -16,7 +16,8 @@ fn resolve(s: &PhoneState, component: &str) -> Option<(String, String)> {
         return Some((lp, la));
     }
     let app = apps::find_any(pkg)?;
-    (short == format!("{pkg}/{}", app.activity))
+    // A disabled package or activity does not resolve: `Error type 3` (START_CLASS_NOT_FOUND).
+    (short == format!("{pkg}/{}", app.activity) && s.activity_enabled(pkg, app.activity))
         .then(|| (pkg.to_string(), app.activity.to_string()))
 }
 

@@ -42,6 +42,7 @@ pub fn commit(
     apks: Vec<(String, Vec<u8>)>,
     path: &str,
     replace: bool,
+    bypass_low_target_sdk: bool,
 ) -> Output {
     if apks.is_empty() {
         return failure("INSTALL_FAILED_INVALID_APK: No packages staged".into());
@@ -76,6 +77,13 @@ pub fn commit(
             "INSTALL_FAILED_INVALID_APK: Full install must include a base package".into(),
         );
     };
+    if let (Some(floor), Some(target)) =
+        (min_installable_target_sdk(s.persona.sdk), base.1.target_sdk)
+    {
+        if target < floor && !bypass_low_target_sdk {
+            return failure(format!("INSTALL_FAILED_DEPRECATED_SDK_VERSION: App package must target at least SDK version {floor}, but found {target}"));
+        }
+    }
     let provided: BTreeSet<&String> = parsed.iter().flat_map(|(_, a, _)| &a.split_types).collect();
     let splits = parsed.len() - 1;
     let types_ok = base
@@ -109,17 +117,33 @@ pub fn commit(
     }
 }
 
+/// The lowest `targetSdkVersion` the package manager installs on `sdk` without
+/// `--bypass-low-target-sdk-block`: 23 on Android 14, 24 from Android 15 (AOSP
+/// `InstallPackageHelper` `MIN_INSTALLABLE_TARGET_SDK`; majido/clipper#15 shows 23 on 14,
+/// Lanchon/sigspoof-checker#14 24 on 15); no floor before Android 14.
+fn min_installable_target_sdk(sdk: u32) -> Option<u32> {
+    match sdk {
+        0..=33 => None,
+        34 => Some(23),
+        _ => Some(24),
+    }
+}
+
+/// The install flag that lifts the target SDK floor (`makeInstallParams`).
+const BYPASS_LOW_TARGET_SDK: &str = "--bypass-low-target-sdk-block";
+
 /// `pm install [-r] [-t] [-d] [-g] PATH` and `pm|cmd package install [-r] -S SIZE` (the APK
 /// streamed on stdin: how `adb install` sends it when the device has `cmd`, AOSP
 /// `client/adb_install.cpp install_app_streamed`, `PackageManagerShellCommand.runInstall`).
 pub fn install(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
     let replace = args.contains(&"-r");
+    let bypass = args.contains(&BYPASS_LOW_TARGET_SDK);
     if let Some(size) = stream_size(args) {
         if stdin.len() < size {
             return Output::err(1, "Error: APK content must be streamed\n");
         }
         let apks = vec![("base.apk".to_string(), stdin[..size].to_vec())];
-        return phone.with(|s| commit(s, apks, "-", replace));
+        return phone.with(|s| commit(s, apks, "-", replace, bypass));
     }
     let Some(path) = operands(args).last().copied() else {
         return Output::err(1, "Error: APK content must be streamed\n");
@@ -128,7 +152,7 @@ pub fn install(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
     match phone.with(|s| s.vfs.read(&path).map(<[u8]>::to_vec)) {
         Ok(b) => {
             let apks = vec![("base.apk".to_string(), b)];
-            phone.with(|s| commit(s, apks, &path, replace))
+            phone.with(|s| commit(s, apks, &path, replace, bypass))
         }
         Err(_) => Output::err(255, format!("Error: Can't open file: {path}\n")),
     }
@@ -162,9 +186,10 @@ fn operands<'a>(args: &[&'a str]) -> Vec<&'a str> {
     out
 }
 
-/// `pm install-create [-r] [-t] [-S TOTAL] …`.
-pub fn create(phone: &Phone) -> Output {
-    let id = phone.with(|s| s.install_sessions.create());
+/// `pm install-create [-r] [-t] [--bypass-low-target-sdk-block] [-S TOTAL] …`.
+pub fn create(phone: &Phone, args: &[&str]) -> Output {
+    let bypass = args.contains(&BYPASS_LOW_TARGET_SDK);
+    let id = phone.with(|s| s.install_sessions.create(bypass));
     Output::ok(format!("Success: created install session [{id}]\n"))
 }
 
@@ -229,7 +254,10 @@ fn close_session(
 /// `pm install-commit ID`.
 pub fn commit_session(phone: &Phone, args: &[&str]) -> Output {
     close_session(phone, args, "install-commit", |s, apks, id| {
-        commit(s, apks, &format!("/data/app/vmdl{id}.tmp"), true)
+        let bypass = id
+            .parse()
+            .is_ok_and(|n| s.install_sessions.bypasses_low_target_sdk(n));
+        commit(s, apks, &format!("/data/app/vmdl{id}.tmp"), true, bypass)
     })
 }
 

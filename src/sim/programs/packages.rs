@@ -18,7 +18,8 @@
 //! `android.intent.category.LAUNCHER`, and for split apps the manifest attributes AOSP reads
 //! (`ApkLiteParseUtils.parseApkLite`): on a base `android:isSplitRequired="true"` and
 //! `android:requiredSplitTypes="a,b"`, on a split APK `split="NAME"` and
-//! `android:splitTypes="a"`. A base that requires splits installs only with a split of each
+//! `android:splitTypes="a"`; `android:targetSdkVersion="N"` is held against the Android 14+
+//! floor (`INSTALL_FAILED_DEPRECATED_SDK_VERSION`, lifted by `--bypass-low-target-sdk-block`). A base that requires splits installs only with a split of each
 //! required type in the same session, else `INSTALL_FAILED_MISSING_SPLIT: Missing split for PKG`
 //! (`PackageInstallerSession.validateApkInstallLocked`); see `install_session.rs`.
 
@@ -46,6 +47,9 @@ pub struct SimApk {
     pub required_split_types: Vec<String>,
     /// `android:splitTypes="…"` of a split.
     pub split_types: Vec<String>,
+    /// `android:targetSdkVersion="N"`; `None` when the text has none (the sim's test APKs:
+    /// no floor is checked for them).
+    pub target_sdk: Option<u32>,
 }
 
 fn attr(text: &str, key: &str) -> Option<String> {
@@ -78,6 +82,7 @@ pub fn parse_apk(bytes: &[u8]) -> Option<SimApk> {
         split_required: attr(&text, "isSplitRequired=\"").as_deref() == Some("true"),
         required_split_types: list("requiredSplitTypes=\""),
         split_types: list("splitTypes=\""),
+        target_sdk: attr(&text, "targetSdkVersion=\"").and_then(|v| v.parse().ok()),
     })
 }
 
@@ -167,6 +172,13 @@ pub fn query_activities(phone: &Phone, args: &[&str]) -> Output {
     if let Some(p) = package {
         hits.retain(|c| c.split('/').next() == Some(p));
     }
+    // A disabled package or component is no match (`isEnabledAndMatch`).
+    phone.with(|s| {
+        hits.retain(|c| {
+            c.split_once('/')
+                .is_some_and(|(p, a)| s.activity_enabled(p, a))
+        })
+    });
     if hits.is_empty() {
         return Output::ok("No activities found\n");
     }
@@ -244,7 +256,44 @@ pub fn dumpsys_package(s: &PhoneState, pkg: &str, installed: &[String]) -> Strin
         (format!("/system/priv-app/{pkg}"), " SYSTEM")
     };
     let resolver = activity_resolver_table(s, pkg);
-    format!("{resolver}Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath={code_path}\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[{system} HAS_CODE ALLOW_CLEAR_USER_DATA ]\n")
+    let user = user_state(s, pkg);
+    format!("{resolver}Packages:\n  Package [{pkg}] ({hash}):\n    userId=10123\n    pkg=Package{{{hash} {pkg}}}\n    codePath={code_path}\n    versionCode=1 minSdk=24 targetSdk=34\n    versionName={version}\n    flags=[{system} HAS_CODE ALLOW_CLEAR_USER_DATA ]\n{user}")
+}
+
+/// The package's `User 0:` block of `dumpsys package` (AOSP `Settings.dumpPackageLPr`, prefix
+/// two spaces): the enabled setting as `enabled=N`; `lastDisabledCaller:` after a
+/// `pm disable-user` (the shell's package); the disabled components as full class names under
+/// `disabledComponents:`. Android 8+ print `ceDataInode=`, `suspended=` and the later fields;
+/// Android 6 only `installed hidden stopped notLaunched enabled`.
+fn user_state(s: &PhoneState, pkg: &str) -> String {
+    let state = s.enabled_state(pkg);
+    let enabled = state.number();
+    let suspended = s.suspended.contains(pkg);
+    let mut out = if s.persona.sdk >= 26 {
+        format!("    User 0: ceDataInode=4032 installed=true hidden=false suspended={suspended} distractionFlags=0 stopped=false notLaunched=false enabled={enabled} instant=false virtual=false\n")
+    } else {
+        format!("    User 0: installed=true hidden=false stopped=false notLaunched=false enabled={enabled}\n")
+    };
+    if state == crate::enabled_state::EnabledState::DisabledUser {
+        out.push_str("      lastDisabledCaller: com.android.shell\n");
+    }
+    let components: Vec<String> = s
+        .disabled_components
+        .iter()
+        .filter_map(|c| c.split_once('/'))
+        .filter(|(p, _)| *p == pkg)
+        .map(|(p, a)| match a.strip_prefix('.') {
+            Some(rest) => format!("{p}.{rest}"),
+            None => a.to_string(),
+        })
+        .collect();
+    if !components.is_empty() {
+        out.push_str("      disabledComponents:\n");
+        for c in components {
+            out.push_str(&format!("        {c}\n"));
+        }
+    }
+    out
 }
 
 /// `am start -a android.intent.action.VIEW -d URL` without a component: http(s) URLs open (the

@@ -49,6 +49,9 @@ fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
         ["list", "packages", rest @ ..] => {
             let filter = rest.iter().find(|a| !a.starts_with('-')).copied().unwrap_or("");
             let third_party = rest.contains(&"-3");
+            // `-d` only disabled packages, `-e` only enabled ones (`runListPackages`).
+            let (only_disabled, only_enabled) = (rest.contains(&"-d"), rest.contains(&"-e"));
+            let disabled = |p: &str| phone.with(|s| s.enabled_state(p).is_disabled());
             let with_path = rest.contains(&"-f");
             let added: Vec<String> = phone.with(|s| super::packages::installed_apks(s)).into_iter().map(|a| a.package).collect();
             let user = |p: &str| p.starts_with("com.example.") || added.iter().any(|a| a == p);
@@ -56,6 +59,8 @@ fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
                 .iter()
                 .filter(|p| p.contains(filter))
                 .filter(|p| !third_party || user(p))
+                .filter(|p| !only_disabled || disabled(p.as_str()))
+                .filter(|p| !only_enabled || !disabled(p.as_str()))
                 .map(|p| match (with_path, user(p)) {
                     (false, _) => format!("package:{p}\n"),
                     (true, true) => format!("package:/data/app/~~sim/{p}-1/base.apk={p}\n"),
@@ -89,8 +94,23 @@ fn package_cmd(phone: &Phone, args: &[&str], stdin: &[u8]) -> Output {
             Output::ok("Success\n")
         }
         ["resolve-activity", rest @ ..] => resolve_activity(phone, rest),
+        [verb @ ("suspend" | "unsuspend"), rest @ ..] => {
+            // AOSP `runSuspend`: `Package P new suspended state: true|false`.
+            let Some(pkg) = rest.iter().rev().find(|a| !a.starts_with('-')).copied() else {
+                return Output::err(255, "Error: package name not specified\n");
+            };
+            if !installed.iter().any(|p| p == pkg) {
+                return Output::err(255, format!("Exception occurred while executing '{verb}':\njava.lang.IllegalArgumentException: Unknown target package: {pkg}\n"));
+            }
+            let on = *verb == "suspend";
+            phone.with(|s| if on { s.suspended.insert(pkg.to_string()); } else { s.suspended.remove(pkg); });
+            Output::ok(format!("Package {pkg} new suspended state: {on}\n"))
+        }
+        [verb @ ("enable" | "disable" | "disable-user" | "disable-until-used" | "default-state"), rest @ ..] => {
+            set_enabled(phone, verb, rest, &installed)
+        }
         ["install", rest @ ..] => super::install_session::install(phone, rest, stdin),
-        ["install-create", ..] => super::install_session::create(phone),
+        ["install-create", rest @ ..] => super::install_session::create(phone, rest),
         ["install-write", rest @ ..] => super::install_session::write(phone, rest, stdin),
         ["install-commit", rest @ ..] => super::install_session::commit_session(phone, rest),
         ["install-abandon", rest @ ..] => super::install_session::abandon(phone, rest),
@@ -130,12 +150,77 @@ fn resolve_activity(phone: &Phone, args: &[&str]) -> Output {
             .map(|a| (a.package.to_string(), a.activity.to_string())),
         None => None,
     };
+    // A disabled package or launcher component resolves nothing (`isEnabledAndMatch`).
+    let hit = hit.filter(|(p, a)| phone.with(|s| s.activity_enabled(p, a)));
     match hit {
         Some((p, a)) => Output::ok(format!(
             "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n{p}/{a}\n"
         )),
         None => Output::ok("No activity found\n"),
     }
+}
+
+/// `pm enable|disable|disable-user|disable-until-used|default-state [--user N] PKG[/CLS]`
+/// (AOSP `PackageManagerShellCommand.runSetEnabledSetting`): `Package P new state: WORD` (a
+/// component: `Component {P/CLS} new state: WORD`). As the shell user only whole packages move,
+/// and only between default, enabled and disabled-user (`setEnabledSettings`); anything else
+/// throws, printed by `BasicShellCommandHandler` as `Exception occurred while executing
+/// 'VERB':` and the exception, exit 255. An unknown package: `IllegalArgumentException:
+/// Unknown package: P` the same way (ksalokya/debloater#3).
+fn set_enabled(phone: &Phone, verb: &str, args: &[&str], installed: &[String]) -> Output {
+    use crate::enabled_state::EnabledState;
+    let to = match verb {
+        "enable" => EnabledState::Enabled,
+        "disable" => EnabledState::Disabled,
+        "disable-user" => EnabledState::DisabledUser,
+        "disable-until-used" => EnabledState::DisabledUntilUsed,
+        _ => EnabledState::Default,
+    };
+    let mut it = args.iter();
+    let mut target = None;
+    while let Some(a) = it.next() {
+        match *a {
+            "--user" => {
+                it.next();
+            }
+            a if !a.starts_with('-') => target = Some(a),
+            _ => {}
+        }
+    }
+    let Some(target) = target else {
+        return Output::err(255, "Error: no package or component specified\n");
+    };
+    let throw = |exception: String| {
+        Output::err(
+            255,
+            format!("Exception occurred while executing '{verb}':\n{exception}\n\tat com.android.server.pm.PackageManagerService.setEnabledSetting(PackageManagerService.java)\n"),
+        )
+    };
+    let (pkg, class) = match target.split_once('/') {
+        Some((p, c)) => (p, Some(c)),
+        None => (target, None),
+    };
+    if !installed.iter().any(|p| p == pkg) {
+        return throw(format!(
+            "java.lang.IllegalArgumentException: Unknown package: {pkg}"
+        ));
+    }
+    let from = phone.with(|s| s.enabled_state(pkg));
+    if class.is_some() || !from.shell_may_change_to(to) {
+        return throw(format!(
+            "java.lang.SecurityException: Shell cannot change component state for {pkg}/{} to {}",
+            class.unwrap_or("null"),
+            to.number()
+        ));
+    }
+    phone.with(|s| {
+        if to == EnabledState::Default {
+            s.app_enabled.remove(pkg);
+        } else {
+            s.app_enabled.insert(pkg.to_string(), to);
+        }
+    });
+    Output::ok(format!("Package {pkg} new state: {}\n", to.word()))
 }
 
 /// Services registered with `servicemanager` that implement no shell command: `cmd` reaches

@@ -6,7 +6,9 @@
 //! `adb install-multiple` does. The APKs are pushed over sync to
 //! `/data/local/tmp/xagent-<tag>-<n>.apk` first (`install-write` opens a path with the shell's
 //! rights) and removed afterwards whatever happened; a session that was created but not
-//! committed is abandoned (`pm install-abandon ID`), also after a timeout.
+//! committed is abandoned (`pm install-abandon ID`), also after a timeout. An APK below Android
+//! 14+'s target SDK floor is installed again with `--bypass-low-target-sdk-block` when the
+//! caller allowed it (field row 59).
 
 use std::time::Duration;
 
@@ -14,6 +16,7 @@ use super::apk_bundle::Apk;
 use super::command::{self, Text};
 use super::sync_refusal::{self, Direction};
 use crate::device::error::DeviceError;
+use crate::device::parse::install::{low_target_sdk, parse_failure};
 use crate::device::shell_quote::command_line;
 use crate::device::tools::ToolCtx;
 
@@ -48,19 +51,22 @@ async fn run(steps: &ToolCtx<'_>, argv: &[&str], cap: Duration) -> Result<Text, 
 
 /// Pushes `apks`, installs them (one → `pm install`, several → one session) and cleans up;
 /// returns the output of the step that decided (`pm install` or `pm install-commit`), or the
-/// step that failed before it. `tag` makes the temporary names unique (the upload's id);
+/// step that failed before it, and whether it was asked again with
+/// `--bypass-low-target-sdk-block` (`bypass_low_target_sdk` and the phone's floor refused it). `tag` makes the temporary names unique (the upload's id);
 /// `reserve` of the call's deadline is kept for the clean-up, which runs on `ctx`.
 pub async fn install(
     ctx: &ToolCtx<'_>,
     apks: &[Apk],
     tag: &str,
     reserve: Duration,
-) -> Result<Text, DeviceError> {
+    bypass_low_target_sdk: bool,
+) -> Result<(Text, bool), DeviceError> {
     let steps = &ctx.with_deadline(ctx.deadline.reserving(reserve));
     let remotes: Vec<String> = (0..apks.len())
         .map(|i| format!("/data/local/tmp/xagent-{tag}-{i}.apk"))
         .collect();
     let mut pushed = 0;
+    let mut bypassed = false;
     let mut result = Ok(Text::default());
     for (apk, remote) in apks.iter().zip(&remotes) {
         let step = match steps.deadline.clip(PUSH_STEP) {
@@ -77,16 +83,14 @@ pub async fn install(
         }
     }
     if result.is_ok() {
-        result = if apks.len() == 1 {
-            run(
-                steps,
-                &["pm", "install", "-r", "-t", &remotes[0]],
-                COMMIT_STEP,
-            )
-            .await
-        } else {
-            session(ctx, steps, apks, &remotes).await
-        };
+        result = install_pushed(ctx, steps, apks, &remotes, &[]).await;
+        // Asked again with the flag only when this phone's floor refused it (field row 59):
+        // Android before 14 has no such flag and would refuse an unknown option.
+        let low = |t: &Text| parse_failure(&t.all()).is_some_and(|f| low_target_sdk(&f).is_some());
+        if bypass_low_target_sdk && result.as_ref().is_ok_and(low) {
+            result = install_pushed(ctx, steps, apks, &remotes, &[BYPASS_LOW_TARGET_SDK]).await;
+            bypassed = true;
+        }
     }
     // Always remove the temporary APKs, also after a timeout or failure.
     let mut rm = vec!["rm", "-f"];
@@ -94,7 +98,30 @@ pub async fn install(
     if pushed > 0 {
         let _ = command::run(ctx, &command_line(&rm), SMALL_STEP, OUTPUT_LIMIT).await;
     }
-    result
+    result.map(|text| (text, bypassed))
+}
+
+/// `pm install`'s flag that lifts Android 14+'s target SDK floor (AOSP
+/// `PackageManagerShellCommand.makeInstallParams`: `INSTALL_BYPASS_LOW_TARGET_SDK_BLOCK`).
+pub const BYPASS_LOW_TARGET_SDK: &str = "--bypass-low-target-sdk-block";
+
+/// Installs the pushed `remotes` (one → `pm install`, several → one session) with `extra`
+/// install flags.
+async fn install_pushed(
+    ctx: &ToolCtx<'_>,
+    steps: &ToolCtx<'_>,
+    apks: &[Apk],
+    remotes: &[String],
+    extra: &[&str],
+) -> Result<Text, DeviceError> {
+    if apks.len() == 1 {
+        let mut argv = vec!["pm", "install", "-r", "-t"];
+        argv.extend_from_slice(extra);
+        argv.push(&remotes[0]);
+        run(steps, &argv, COMMIT_STEP).await
+    } else {
+        session(ctx, steps, apks, remotes, extra).await
+    }
 }
 
 /// create → write each → commit on `steps`; abandons on `ctx` a session that was not committed.
@@ -103,15 +130,14 @@ async fn session(
     steps: &ToolCtx<'_>,
     apks: &[Apk],
     remotes: &[String],
+    extra: &[&str],
 ) -> Result<Text, DeviceError> {
     let total: usize = apks.iter().map(|a| a.bytes.len()).sum();
     let total = total.to_string();
-    let created = run(
-        steps,
-        &["pm", "install-create", "-r", "-t", "-S", &total],
-        SMALL_STEP,
-    )
-    .await?;
+    let mut argv = vec!["pm", "install-create", "-r", "-t"];
+    argv.extend_from_slice(extra);
+    argv.extend_from_slice(&["-S", &total]);
+    let created = run(steps, &argv, SMALL_STEP).await?;
     let Some(id) = parse_session_id(&created.stdout) else {
         return Ok(created); // its Failure/Error line is classified by the caller
     };

@@ -17,6 +17,7 @@
 //! - [`target`]: where a gesture lands (coordinates, screenshot space, element, selector).
 //! - [`selector`]: the `text`/`resource_id`/`content_desc` selector; empty fields select nothing.
 //! - [`packages`]: package names, `pm path`, launcher categories.
+//! - [`app_state`]: an installed app that cannot start because it (or its launcher) is disabled.
 //! - [`file_refs`]: uploads in and pulled files out of the connector's file cache.
 //! - [`last_seen`]: what the agent last saw on the channel (UI snapshot, screenshot geometry).
 //! - [`sync_refusal`]: what a sync `FAIL` (push/pull refused by adbd) means.
@@ -25,6 +26,7 @@
 //!   them (`pm install`, or one `install-create`/`-write`/`-commit` session), temp files removed.
 
 pub mod apk_bundle;
+pub mod app_state;
 pub mod command;
 pub mod deadline;
 pub mod display;
