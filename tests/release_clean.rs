@@ -54,7 +54,12 @@ impl Rig {
         let mut flags = vec!["--claim-policy", "open", "--device-profiles", &profiles];
         flags.extend_from_slice(extra);
         let conn = ConnectorProc::start_with(dir.path(), Phones::AdbServer(adb.addr()), &flags);
-        Rig { sim, adb, conn, dir }
+        Rig {
+            sim,
+            adb,
+            conn,
+            dir,
+        }
     }
 
     /// `adb -s ADDR shell CMD` through the adb server: the phone's own answer, trimmed.
@@ -86,7 +91,10 @@ impl Rig {
             if release["state"] == "clean" || release["state"] == "failed" {
                 return release;
             }
-            assert!(Instant::now() < deadline, "release never finished: {release}");
+            assert!(
+                Instant::now() < deadline,
+                "release never finished: {release}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
@@ -115,7 +123,8 @@ async fn shell(x: &mut XAgent, ch: &str, argv: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logout_undoes_what_the_tools_did_and_a_claim_waits_for_it() {
     let rig = Rig::start("SIMRELEASE001", &[], &[]);
-    rig.sim.control_json("/v1/state", json!({"adb_keyboard": true}));
+    rig.sim
+        .control_json("/v1/state", json!({"adb_keyboard": true}));
     let before = |k: &str| rig.sh(&format!("settings get {k}"));
     let (rotation, auto, scale, ime) = (
         before("system user_rotation"),
@@ -124,21 +133,56 @@ async fn logout_undoes_what_the_tools_did_and_a_claim_waits_for_it() {
         before("secure default_input_method"),
     );
     let (mut x, ch) = rig.bound().await;
-    ok(&x.tool(&ch, "android_app_launch", json!({"package": "com.example.notes"})).await);
-    let apk = upload(&rig.conn, &ch, "r.apk", &sim_apk("com.example.release", "1.0"));
-    let r = ok(&x.tool(&ch, "android_app_install", json!({"file_ref": apk})).await);
+    ok(&x
+        .tool(
+            &ch,
+            "android_app_launch",
+            json!({"package": "com.example.notes"}),
+        )
+        .await);
+    let apk = upload(
+        &rig.conn,
+        &ch,
+        "r.apk",
+        &sim_apk("com.example.release", "1.0"),
+    );
+    let r = ok(&x
+        .tool(&ch, "android_app_install", json!({"file_ref": apk}))
+        .await);
     assert_eq!(r["new_packages"], json!(["com.example.release"]), "{r}");
     let file = upload(&rig.conn, &ch, "note.txt", b"left by the last user");
     ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": file, "path": "/sdcard/Download/left.txt"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": file, "path": "/sdcard/Download/left.txt"}),
+        )
         .await);
-    ok(&x.tool(&ch, "android_set_orientation", json!({"orientation": "landscape"})).await);
+    ok(&x
+        .tool(
+            &ch,
+            "android_set_orientation",
+            json!({"orientation": "landscape"}),
+        )
+        .await);
     shell(&mut x, &ch, &["wm", "size", "720x1280"]).await;
     shell(&mut x, &ch, &["wm", "density", "320"]).await;
-    shell(&mut x, &ch, &["settings", "put", "global", "window_animation_scale", "0"]).await;
-    shell(&mut x, &ch, &["ime", "set", "com.android.adbkeyboard/.AdbIME"]).await;
+    shell(
+        &mut x,
+        &ch,
+        &["settings", "put", "global", "window_animation_scale", "0"],
+    )
+    .await;
+    shell(
+        &mut x,
+        &ch,
+        &["ime", "set", "com.android.adbkeyboard/.AdbIME"],
+    )
+    .await;
     // The phone carries the last user's state now.
-    assert!(rig.sh("pm list packages").contains("package:com.example.release"));
+    assert!(rig
+        .sh("pm list packages")
+        .contains("package:com.example.release"));
     assert!(rig.sh("ls /sdcard/Download").contains("left.txt"));
     assert!(rig.sh("wm size").contains("Override size: 720x1280"));
     assert_eq!(before("system user_rotation"), "1");
@@ -157,14 +201,25 @@ async fn logout_undoes_what_the_tools_did_and_a_claim_waits_for_it() {
     // Every change is undone, as the phone itself answers.
     assert!(!rig.sh("pm list packages").contains("com.example.release"));
     assert!(!rig.sh("ls /sdcard/Download").contains("left.txt"));
-    assert!(!rig.sh("wm size").contains("Override"), "{}", rig.sh("wm size"));
+    assert!(
+        !rig.sh("wm size").contains("Override"),
+        "{}",
+        rig.sh("wm size")
+    );
     assert!(!rig.sh("wm density").contains("Override"));
     assert_eq!(before("system user_rotation"), rotation);
     assert_eq!(before("system accelerometer_rotation"), auto);
     assert_eq!(before("global window_animation_scale"), scale);
     assert_eq!(before("secure default_input_method"), ime);
-    assert_eq!(rig.sim.count_runs(&["am", "force-stop", "com.example.notes"]), 1);
-    assert_eq!(rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]), 1);
+    assert_eq!(
+        rig.sim
+            .count_runs(&["am", "force-stop", "com.example.notes"]),
+        1
+    );
+    assert_eq!(
+        rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
+        1
+    );
     // Claimable again, and the next binding starts from a clean record.
     let again = x.claim(&ch, &rig.sim.serial).await;
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
@@ -184,11 +239,22 @@ async fn an_opted_out_step_is_not_run_and_a_failed_step_shows_in_devices_and_che
         &[],
     );
     let (mut x, ch) = rig.bound().await;
-    let apk = upload(&rig.conn, &ch, "r.apk", &sim_apk("com.example.stays", "1.0"));
-    ok(&x.tool(&ch, "android_app_install", json!({"file_ref": apk})).await);
+    let apk = upload(
+        &rig.conn,
+        &ch,
+        "r.apk",
+        &sim_apk("com.example.stays", "1.0"),
+    );
+    ok(&x
+        .tool(&ch, "android_app_install", json!({"file_ref": apk}))
+        .await);
     let file = upload(&rig.conn, &ch, "kept.txt", b"kept");
     ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": file, "path": "/sdcard/Download/kept.txt"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": file, "path": "/sdcard/Download/kept.txt"}),
+        )
         .await);
     // The phone refuses the uninstall.
     let refuse = json!({"command_regex": "^pm uninstall", "stdout": "Failure [DELETE_FAILED_INTERNAL_ERROR]\n", "exit_code": 1});
@@ -200,19 +266,43 @@ async fn an_opted_out_step_is_not_run_and_a_failed_step_shows_in_devices_and_che
     assert_eq!(failed.len(), 1, "{release}");
     assert_eq!(failed[0]["step"], "uninstall_apps");
     assert!(
-        failed[0]["message"].as_str().unwrap().contains("DELETE_FAILED_INTERNAL_ERROR"),
+        failed[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("DELETE_FAILED_INTERNAL_ERROR"),
         "{release}"
     );
     // remove_files = false: the file stays and no `rm` of it ran.
     assert!(rig.sh("ls /sdcard/Download").contains("kept.txt"));
-    assert_eq!(rig.sim.count_runs(&["rm", "-f", "/sdcard/Download/kept.txt"]), 0);
+    assert_eq!(
+        rig.sim
+            .count_runs(&["rm", "-f", "/sdcard/Download/kept.txt"]),
+        0
+    );
     // HOME is still pressed (its step is on).
-    assert_eq!(rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]), 1);
+    assert_eq!(
+        rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
+        1
+    );
     let data = rig.dir.path().to_str().unwrap().to_string();
     let adb = rig.adb.addr();
-    let key = rig.dir.path().join("api_key.txt").to_str().unwrap().to_string();
+    let key = rig
+        .dir
+        .path()
+        .join("api_key.txt")
+        .to_str()
+        .unwrap()
+        .to_string();
     let (code, out, _) = tokio::task::spawn_blocking(move || {
-        run_cli(&["check", "--data-dir", &data, "--api-key-file", &key, "--adb-server", &adb])
+        run_cli(&[
+            "check",
+            "--data-dir",
+            &data,
+            "--api-key-file",
+            &key,
+            "--adb-server",
+            &adb,
+        ])
     })
     .await
     .unwrap();
@@ -228,7 +318,10 @@ async fn an_opted_out_step_is_not_run_and_a_failed_step_shows_in_devices_and_che
     })
     .await
     .unwrap();
-    assert!(table.lines().next().unwrap_or("").contains("RELEASE"), "{table}");
+    assert!(
+        table.lines().next().unwrap_or("").contains("RELEASE"),
+        "{table}"
+    );
     assert!(table.contains("failed: uninstall_apps"), "{table}");
     // A failed step does not hold the phone back.
     let again = x.claim(&ch, &rig.sim.serial).await;
@@ -244,7 +337,10 @@ async fn a_binding_that_changed_nothing_is_claimable_at_once() {
     let again = x.claim(&ch, &rig.sim.serial).await;
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
     assert!(rig.row().await["release"].is_null());
-    assert_eq!(rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]), 0);
+    assert_eq!(
+        rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
+        0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -253,9 +349,19 @@ async fn lease_expiry_after_a_restart_still_hands_the_phone_back() {
     let (mut x, ch) = rig.bound().await;
     let file = upload(&rig.conn, &ch, "gone.txt", b"gone");
     ok(&x
-        .tool(&ch, "android_file_push", json!({"file_ref": file, "path": "/sdcard/Download/gone.txt"}))
+        .tool(
+            &ch,
+            "android_file_push",
+            json!({"file_ref": file, "path": "/sdcard/Download/gone.txt"}),
+        )
         .await);
-    ok(&x.tool(&ch, "android_app_launch", json!({"package": "com.example.notes"})).await);
+    ok(&x
+        .tool(
+            &ch,
+            "android_app_launch",
+            json!({"package": "com.example.notes"}),
+        )
+        .await);
     assert!(rig.sh("ls /sdcard/Download").contains("gone.txt"));
     // Killed mid-binding: what the tools changed is on disk; no xAgent comes back, so the
     // restored channels' lease expires and the phone is handed back.
@@ -264,7 +370,11 @@ async fn lease_expiry_after_a_restart_still_hands_the_phone_back() {
     let release = rig.finished_release().await;
     assert_eq!(release["state"], "clean", "{release}");
     assert!(!rig.sh("ls /sdcard/Download").contains("gone.txt"));
-    assert_eq!(rig.sim.count_runs(&["am", "force-stop", "com.example.notes"]), 1);
+    assert_eq!(
+        rig.sim
+            .count_runs(&["am", "force-stop", "com.example.notes"]),
+        1
+    );
     let logs = rig.conn.logs();
     assert!(logs.contains("connector lease expired"), "{logs}");
 }

@@ -190,7 +190,14 @@ impl Connector {
         };
         let output = result.as_ref().ok();
         self.releases
-            .record(&binding.serial, channel_id, tool.id(), &args, output, &before)
+            .record(
+                &binding.serial,
+                channel_id,
+                tool.id(),
+                &args,
+                output,
+                &before,
+            )
             .await;
         result
     }

@@ -351,11 +351,19 @@ mod tests {
         assert!(!p.gates.allow_uninstall);
         assert_eq!(p.open_url.schemes, vec!["http", "https"]);
         assert!(p.files.roots.contains(&"/sdcard/Download".to_string()));
-        assert_eq!(p.release, ReleasePolicy::default(), "the file states the defaults");
+        assert_eq!(
+            p.release,
+            ReleasePolicy::default(),
+            "the file states the defaults"
+        );
         let mut without: toml::Table = DEFAULT_PROFILE.parse().unwrap();
         without.remove("release");
         let p: Policy = toml::Value::Table(without).try_into().unwrap();
-        assert_eq!(p.release, ReleasePolicy::default(), "an absent section is the defaults");
+        assert_eq!(
+            p.release,
+            ReleasePolicy::default(),
+            "an absent section is the defaults"
+        );
     }
 
     #[test]

@@ -113,7 +113,10 @@ impl Store {
         self.run(move |c| {
             let tx = c.transaction()?;
             for (serial, channel_id) in &releasing {
-                tx.execute(sql::RELEASE_PENDING_PUT, params![serial, channel_id, now_ms])?;
+                tx.execute(
+                    sql::RELEASE_PENDING_PUT,
+                    params![serial, channel_id, now_ms],
+                )?;
             }
             tx.execute_batch(sql::DEREGISTER_ALL)?;
             tx.execute(

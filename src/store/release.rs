@@ -66,7 +66,14 @@ impl Store {
         self.run(move |c| {
             c.execute(
                 sql::RELEASE_CHANGE_INSERT,
-                params![r.serial, r.kind, r.item, r.channel_id, r.before, r.recorded_ms],
+                params![
+                    r.serial,
+                    r.kind,
+                    r.item,
+                    r.channel_id,
+                    r.before,
+                    r.recorded_ms
+                ],
             )
             .map(|_| ())
         })
@@ -111,7 +118,10 @@ impl Store {
             };
             tx.execute(sql::BINDING_DELETE, params![channel_id])?;
             if let Some(serial) = &serial {
-                tx.execute(sql::RELEASE_PENDING_PUT, params![serial, channel_id, now_ms])?;
+                tx.execute(
+                    sql::RELEASE_PENDING_PUT,
+                    params![serial, channel_id, now_ms],
+                )?;
             }
             tx.commit()?;
             Ok(serial)

@@ -190,7 +190,8 @@ pub const RELEASE_CHANGES_ALL: &str = "SELECT serial, kind, item, channel_id, be
 /// Forget a phone's changes (its release finished).
 pub const RELEASE_CHANGES_DELETE: &str = "DELETE FROM release_changes WHERE serial = ?1";
 /// Mark a phone pending release.
-pub const RELEASE_PENDING_PUT: &str = "INSERT OR REPLACE INTO release_pending (serial, channel_id, since_ms) VALUES (?1, ?2, ?3)";
+pub const RELEASE_PENDING_PUT: &str =
+    "INSERT OR REPLACE INTO release_pending (serial, channel_id, since_ms) VALUES (?1, ?2, ?3)";
 /// Every phone pending release.
 pub const RELEASE_PENDING_ALL: &str = "SELECT serial, channel_id FROM release_pending";
 /// A phone's release finished.

@@ -100,9 +100,9 @@ fn shell_argv(args: &Value) -> Vec<&str> {
         ["cmd", "input_method", rest @ ..] => {
             std::iter::once("ime").chain(rest.iter().copied()).collect()
         }
-        ["cmd", "settings", rest @ ..] => {
-            std::iter::once("settings").chain(rest.iter().copied()).collect()
-        }
+        ["cmd", "settings", rest @ ..] => std::iter::once("settings")
+            .chain(rest.iter().copied())
+            .collect(),
         _ => argv,
     }
 }
@@ -202,7 +202,13 @@ mod tests {
     #[test]
     fn each_tool_names_what_it_changed() {
         let launch = changes_made("android_app_launch", &json!({"package": "com.a"}), None);
-        assert_eq!(launch, [Change { kind: Kind::AppLaunched, item: "com.a".into() }]);
+        assert_eq!(
+            launch,
+            [Change {
+                kind: Kind::AppLaunched,
+                item: "com.a".into()
+            }]
+        );
         let install = changes_made(
             "android_app_install",
             &json!({}),
@@ -216,19 +222,46 @@ mod tests {
             Some(&json!({"path": "/sdcard/Download/a.txt"})),
         );
         assert_eq!(push[0].item, "/sdcard/Download/a.txt");
-        let shell = |argv: Value| changes_made("android_shell", &json!({ "argv": argv }), Some(&json!({})));
-        assert_eq!(shell(json!(["wm", "size", "720x1280"]))[0].kind, Kind::WmSize);
-        assert!(shell(json!(["wm", "size"])).is_empty(), "a read changes nothing");
-        assert!(shell(json!(["wm", "size", "reset"])).is_empty());
-        assert_eq!(shell(json!(["cmd", "window", "density", "320"]))[0].kind, Kind::WmDensity);
+        let shell =
+            |argv: Value| changes_made("android_shell", &json!({ "argv": argv }), Some(&json!({})));
         assert_eq!(
-            shell(json!(["settings", "--user", "0", "put", "global", "window_animation_scale", "0"]))[0].item,
+            shell(json!(["wm", "size", "720x1280"]))[0].kind,
+            Kind::WmSize
+        );
+        assert!(
+            shell(json!(["wm", "size"])).is_empty(),
+            "a read changes nothing"
+        );
+        assert!(shell(json!(["wm", "size", "reset"])).is_empty());
+        assert_eq!(
+            shell(json!(["cmd", "window", "density", "320"]))[0].kind,
+            Kind::WmDensity
+        );
+        assert_eq!(
+            shell(json!([
+                "settings",
+                "--user",
+                "0",
+                "put",
+                "global",
+                "window_animation_scale",
+                "0"
+            ]))[0]
+                .item,
             "global window_animation_scale"
         );
         assert!(shell(json!(["settings", "put", "global", "adb_enabled", "1"])).is_empty());
-        assert_eq!(shell(json!(["ime", "set", "x/.Y"]))[0].item, "secure default_input_method");
         assert_eq!(
-            changes_made("android_set_orientation", &json!({"orientation": "landscape"}), Some(&json!({}))).len(),
+            shell(json!(["ime", "set", "x/.Y"]))[0].item,
+            "secure default_input_method"
+        );
+        assert_eq!(
+            changes_made(
+                "android_set_orientation",
+                &json!({"orientation": "landscape"}),
+                Some(&json!({}))
+            )
+            .len(),
             2
         );
         assert!(changes_made("android_tap", &json!({}), Some(&json!({}))).is_empty());

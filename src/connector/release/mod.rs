@@ -314,8 +314,12 @@ async fn run_plan(
         let ok = message.is_none();
         let elapsed_ms = started.elapsed().as_millis() as u64;
         match &message {
-            None => tracing::info!(serial_hint = %hint, step = step.name, elapsed_ms, "release step done"),
-            Some(m) => tracing::warn!(serial_hint = %hint, step = step.name, elapsed_ms, why = %m, "release step failed"),
+            None => {
+                tracing::info!(serial_hint = %hint, step = step.name, elapsed_ms, "release step done")
+            }
+            Some(m) => {
+                tracing::warn!(serial_hint = %hint, step = step.name, elapsed_ms, why = %m, "release step failed")
+            }
         }
         out.push(StepOutcome {
             step: step.name.to_string(),
@@ -331,7 +335,11 @@ async fn run_step(link: &DeviceLink, step: &steps::Step, until: Instant) -> Opti
     let mut first_failure = None;
     for cmd in &step.commands {
         let left = until.saturating_duration_since(Instant::now());
-        let program = cmd.split_whitespace().next().unwrap_or("").trim_matches('\'');
+        let program = cmd
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_matches('\'');
         let failure = if left.is_zero() {
             Some(format!("{program}: the step's deadline ran out"))
         } else {
@@ -369,7 +377,10 @@ fn refusal(out: &crate::adb::ShellOutput) -> Option<String> {
     match out.exit_code {
         Some(0) => None,
         Some(code) => Some(format!("exit status {code}: {}", line())),
-        None if text.contains("Failure") || text.contains("Error") || text.contains("Exception") => {
+        None if text.contains("Failure")
+            || text.contains("Error")
+            || text.contains("Exception") =>
+        {
             Some(line())
         }
         None => None,

@@ -176,7 +176,11 @@ mod tests {
             rec(Kind::Setting, "system accelerometer_rotation", Some("1")),
             rec(Kind::Setting, "system user_rotation", Some("null")),
             rec(Kind::WmSize, "", None),
-            rec(Kind::Setting, "secure default_input_method", Some("com.x/.Ime")),
+            rec(
+                Kind::Setting,
+                "secure default_input_method",
+                Some("com.x/.Ime"),
+            ),
             rec(Kind::Setting, "global window_animation_scale", Some("1.0")),
         ];
         let steps = plan(&ReleasePolicy::default(), &changes);
