@@ -230,7 +230,7 @@ async fn field_bug_71_settings_write_refused_names_the_makers_switch() {
     assert!(
         !argvs(&b.sim)
             .iter()
-            .any(|a| a.len() > 3 && a[0] == "settings" && a[3] == "user_rotation"),
+            .any(|a| a.len() > 3 && a[0] == "settings" && a[1] == "put" && a[3] == "user_rotation"),
         "user_rotation was written after the refusal"
     );
     // With the switch on, the same call rotates.

@@ -292,6 +292,13 @@ impl Connector {
                 "this channel is already bound to another phone; auth.logout first",
             ));
         }
+        // The last binding's release still runs: a typed, retryable refusal.
+        if self.releases.is_releasing(serial) {
+            return Err(refuse(
+                ErrorCode::DeviceReleasing,
+                "this phone is being handed back clean after its last binding (the device profile's [release] steps are running); retry in a few seconds",
+            ));
+        }
         let inserted = match refusal {
             Some(_) => false,
             None => self
@@ -321,8 +328,11 @@ impl Connector {
         self.state().auth_session(channel_id, auth_session_id)
     }
 
-    /// `auth.logout`: releases the channel's phone (spec §8.13). The phone is left as it is.
-    /// Under the write gate (never interleaves with a claim of the same channel).
+    /// `auth.logout`: releases the channel's phone (spec §8.13: the connector cleans the
+    /// target's login state). When the phone's `[release]` policy has something to undo of
+    /// what tools did on the binding, the binding's removal marks it pending release in the
+    /// same transaction and the release starts ([`super::release`]); otherwise the phone is
+    /// claimable at once. Under the write gate (never interleaves with a claim).
     pub async fn logout(&self, channel_id: &str) -> Result<(), ClaimError> {
         let _gate = self.writes.lock().await;
         // A pairing still running on the channel ends now and never binds (`connect_and_bind`).
@@ -330,19 +340,31 @@ impl Connector {
             .logouts
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.qr_cancel_channel(channel_id, "ended by auth.logout");
-        let released = self
-            .state()
-            .binding(channel_id)
-            .map(|b| crate::protocol::descriptor::mask_serial(&b.serial));
-        self.store
-            .binding_delete(channel_id.to_string())
-            .await
-            .map_err(|e| {
-                refuse(
-                    ErrorCode::InternalError,
-                    &format!("could not remove the binding: {e}"),
-                )
-            })?;
+        let bound = self.state().binding(channel_id).map(|b| b.serial.clone());
+        let released = bound
+            .as_deref()
+            .map(crate::protocol::descriptor::mask_serial);
+        let profiles = self.profiles();
+        let release = bound
+            .as_deref()
+            .filter(|serial| self.releases.needed(serial, &profiles));
+        let removed = match release {
+            Some(_) => self
+                .store
+                .binding_delete_for_release(channel_id.to_string(), now_ms())
+                .await
+                .map(|_| ()),
+            None => self.store.binding_delete(channel_id.to_string()).await,
+        };
+        removed.map_err(|e| {
+            refuse(
+                ErrorCode::InternalError,
+                &format!("could not remove the binding: {e}"),
+            )
+        })?;
+        if let Some(serial) = release {
+            self.releases.begin(serial, &profiles);
+        }
         self.state().unbind(channel_id);
         match released {
             Some(masked) => {

@@ -163,7 +163,13 @@ impl Connector {
         // Held to the end of the call: the next side-effecting call of the channel waits for it.
         let ticket = ticket.unwrap_or_else(|| runtime.arrival.ticket());
         ticket.turn().await;
-        match payload
+        // The release hook: settings read before the call changes them, and what it changed
+        // recorded after (`connector::release`), so the phone can be handed back clean.
+        let before = self
+            .releases
+            .read_before(&binding.serial, tool.id(), &args, &phone.link)
+            .await;
+        let result = match payload
             .context
             .as_ref()
             .and_then(|c| c.tool_call_id.as_deref())
@@ -181,7 +187,19 @@ impl Connector {
                 .run_json(&args, &ctx)
                 .await
                 .map_err(|e| with_route_fix(e, route)),
-        }
+        };
+        let output = result.as_ref().ok();
+        self.releases
+            .record(
+                &binding.serial,
+                channel_id,
+                tool.id(),
+                &args,
+                output,
+                &before,
+            )
+            .await;
+        result
     }
 
     /// Runs a side-effecting call at most once per (channel, tool_call_id): a repeat of a finished

@@ -2,15 +2,15 @@
 //! "Connector Server Offline Lease"): when the last authenticated socket of this `connector_id`
 //! closes, a grace timer starts (1 h by default, `--lease-grace`); a hello within it cancels the
 //! timer; on expiry the `connector_id` is deregistered and the cascade removes every channel,
-//! binding, journal entry and unfinished auth session (phones are left as they are) and a new
-//! `connector_id` is issued. Channels restored from disk at start with no hello within the grace
+//! binding, journal entry and unfinished auth session, and a new `connector_id` is issued;
+//! bound phones with something to undo are handed back clean (`[release]`, [`super::release`]). Channels restored from disk at start with no hello within the grace
 //! are cleaned the same way.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Connector, SessionId};
-use crate::protocol::random_id;
+use crate::protocol::{now_ms, random_id};
 use crate::store::StoreError;
 
 /// Default grace: one hour (spec §8.2).
@@ -61,10 +61,27 @@ impl Connector {
     pub async fn expire_lease(&self, generation: u64) -> Result<bool, StoreError> {
         let _gate = self.writes.lock().await;
         let new_id = random_id("conn_device_adb");
+        // The bindings cannot change meanwhile: binds and unbinds take the write gate.
+        let bound = self.state().binding_pairs();
         let Some(count) = self.state().expire_lease(generation, new_id.clone()) else {
             return Ok(false);
         };
-        self.store.deregister_all(new_id).await?;
+        // Bound phones with something to undo are handed back ([`super::release`]): marked
+        // pending in the cascade's transaction, released from then on.
+        let profiles = self.profiles();
+        let releasing: Vec<(String, String)> = bound
+            .into_iter()
+            .filter(|(_, serial)| self.releases.needed(serial, &profiles))
+            .map(|(channel, serial)| (serial, channel))
+            .collect();
+        let serials: Vec<String> = releasing.iter().map(|(s, _)| s.clone()).collect();
+        let cascade = self.store.deregister_all(new_id, releasing, now_ms()).await;
+        // Started after the commit (its end deletes the pending mark), and even when the
+        // store failed: the memory no longer binds them.
+        for serial in &serials {
+            self.releases.begin(serial, &profiles);
+        }
+        cascade?;
         self.files.revoke_channel(None).await?;
         tracing::info!(
             channels = count,

@@ -28,6 +28,7 @@ pub mod pairing;
 pub mod pairing_connect;
 pub mod pairing_watch;
 pub mod qr_pairing;
+pub mod release;
 pub mod runtime;
 pub mod state;
 
@@ -126,6 +127,8 @@ pub struct Connector {
     /// What tools learned about each phone, by serial (the way its UI dump works): hints
     /// only, so two phones sharing a serial cost at most an extra step, never a wrong answer.
     phone_hints: Mutex<HashMap<String, Arc<crate::device::tools::PhoneHints>>>,
+    /// What tools changed on bound phones, and the phones being handed back (`[release]`).
+    releases: release::Releases,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,6 +154,10 @@ impl Connector {
         let claim_guard =
             claim_policy::ClaimGuard::restored(store.clone(), store.claim_failures_all().await?);
         let profiles = config.profiles;
+        let releases =
+            release::Releases::load(store.clone(), inventory.clone(), lifecycle.clone()).await?;
+        // A restart mid-release (or after a binding ended unreleased) hands the phone back now.
+        releases.resume(&profiles);
         Ok(Connector {
             state: Mutex::new(state::State::restored(connector_id, channels, bindings)),
             writes: tokio::sync::Mutex::new(()),
@@ -174,6 +181,7 @@ impl Connector {
             qr_attempts: Mutex::default(),
             followers: Mutex::default(),
             phone_hints: Mutex::default(),
+            releases,
         })
     }
 
@@ -310,6 +318,12 @@ impl Connector {
     /// The phone inventory.
     pub fn inventory(&self) -> &Inventory {
         &self.inventory
+    }
+
+    /// The phones being handed back and each phone's last release (`devices`, `check`, the
+    /// console), sorted by serial.
+    pub fn release_views(&self) -> Vec<release::ReleaseView> {
+        self.releases.views()
     }
 
     /// The task tree tool calls and timers are spawned on.

@@ -30,6 +30,10 @@ pub struct Policy {
     pub risk: RiskPolicy,
     /// Device quirks.
     pub quirks: Quirks,
+    /// What is undone when a binding ends (`[release]`; every key has a default, so a
+    /// profile without the section hands phones back with the defaults).
+    #[serde(default)]
+    pub release: ReleasePolicy,
     /// Present in non-default profiles only.
     #[serde(default, rename = "match")]
     pub matcher: Option<Matcher>,
@@ -120,6 +124,60 @@ pub struct Quirks {
     /// passthrough (`format: png`, no `max_dimension`) always captures PNG.
     #[serde(default = "auto")]
     pub screenshot_capture: String,
+}
+
+/// `[release]`: the steps run when a binding ends (`auth.logout`, lease expiry), before the
+/// phone can be claimed again (issue 21 §3; STF's device cleanup and AWS Device Farm's instance
+/// profiles are the models). Each step undoes only what tools did on the ending binding's
+/// channel (recorded as they ran, `connector::release`), except `go_home` and `reboot`. Every
+/// key is optional; the defaults are the ones below.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReleasePolicy {
+    /// `am force-stop` every app `android_app_launch` started (default true).
+    pub force_stop_apps: bool,
+    /// `pm uninstall` every package `android_app_install` added (new packages only, never an
+    /// update of an app that was there; default true).
+    pub uninstall_apps: bool,
+    /// `rm -f` every file `android_file_push` wrote (default true).
+    pub remove_files: bool,
+    /// Put `accelerometer_rotation` / `user_rotation` back to what they were before the first
+    /// change (default true).
+    pub reset_orientation: bool,
+    /// `wm size reset` / `wm density reset` after an override through `android_shell`
+    /// (default true).
+    pub reset_display: bool,
+    /// Select the input method that was selected before a tool switched it (default true).
+    pub reset_ime: bool,
+    /// Put the animation scales changed through `android_shell` back (default true).
+    pub reset_animation_scales: bool,
+    /// Press HOME at the end (default true).
+    pub go_home: bool,
+    /// Reboot the phone at the end (default false).
+    pub reboot: bool,
+    /// Deadline of one step, seconds (default 20).
+    pub step_timeout_secs: u64,
+    /// Deadline of the whole release, seconds (default 120); a step gets what is left of it
+    /// when that is less than its own.
+    pub deadline_secs: u64,
+}
+
+impl Default for ReleasePolicy {
+    fn default() -> Self {
+        ReleasePolicy {
+            force_stop_apps: true,
+            uninstall_apps: true,
+            remove_files: true,
+            reset_orientation: true,
+            reset_display: true,
+            reset_ime: true,
+            reset_animation_scales: true,
+            go_home: true,
+            reboot: false,
+            step_timeout_secs: 20,
+            deadline_secs: 120,
+        }
+    }
 }
 
 fn auto() -> String {
@@ -293,6 +351,19 @@ mod tests {
         assert!(!p.gates.allow_uninstall);
         assert_eq!(p.open_url.schemes, vec!["http", "https"]);
         assert!(p.files.roots.contains(&"/sdcard/Download".to_string()));
+        assert_eq!(
+            p.release,
+            ReleasePolicy::default(),
+            "the file states the defaults"
+        );
+        let mut without: toml::Table = DEFAULT_PROFILE.parse().unwrap();
+        without.remove("release");
+        let p: Policy = toml::Value::Table(without).try_into().unwrap();
+        assert_eq!(
+            p.release,
+            ReleasePolicy::default(),
+            "an absent section is the defaults"
+        );
     }
 
     #[test]

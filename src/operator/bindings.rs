@@ -8,7 +8,8 @@
 //! ask), and when no connector holds the data dir lock, the store is read directly.
 //! The socket speaks one message: on connect, the connector writes
 //! `{"bindings":[{"connector_channel_id":…,"serial":…},…],"paired":[{"serial":…,"addr":…},…]}`
-//! and closes (`paired` is absent from older connectors' answers: none then).
+//! and closes (`paired` is absent from older connectors' answers: none then; so is
+//! `releases`, the phones' hand-backs: [`crate::connector::release::ReleaseView`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::connector::release::ReleaseView;
 use crate::connector::Connector;
 use crate::store::phone_names::NameRecord;
 
@@ -56,6 +58,9 @@ struct Answer {
     /// The names of phones sharing a serial (absent from older connectors' answers).
     #[serde(default)]
     names: Vec<NameRecord>,
+    /// Phones being handed back and their last release (absent from older connectors).
+    #[serde(default)]
+    releases: Vec<ReleaseView>,
 }
 
 /// What [`read`] found.
@@ -68,6 +73,12 @@ pub struct Remembered {
     /// The recorded names of phones sharing a serial (field bug 50), so the survey names
     /// them as the connector does.
     pub names: Vec<NameRecord>,
+    /// serial → its hand-back (`[release]`): being released, or how the last one ended.
+    pub releases: HashMap<String, ReleaseView>,
+}
+
+fn releases_by_serial(views: Vec<ReleaseView>) -> HashMap<String, ReleaseView> {
+    views.into_iter().map(|v| (v.serial.clone(), v)).collect()
 }
 
 fn paired_of(records: Vec<crate::store::WirelessPhoneRecord>) -> Vec<PairedPhone> {
@@ -127,6 +138,7 @@ pub fn spawn(
                 .collect();
             bindings.sort_by(|a, b| a.serial.cmp(&b.serial));
             let names = connector.inventory().names().all();
+            let releases = connector.release_views();
             let store = connector.store().clone();
             tasks.spawn(async move {
                 // The store's queue answers in order; a failed read lists no paired phone.
@@ -139,6 +151,7 @@ pub fn spawn(
                     bindings,
                     paired,
                     names,
+                    releases,
                 })
                 .unwrap_or_default();
                 let _ = tokio::time::timeout(SOCKET_DEADLINE, stream.write_all(&body)).await;
@@ -175,6 +188,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
                 .collect(),
             paired: answer.paired,
             names: answer.names,
+            releases: releases_by_serial(answer.releases),
         });
     }
     let db = data_dir.join(crate::store::data_dir::DB_FILE);
@@ -219,10 +233,19 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             bound,
             paired: paired_of(records),
             names: stored_names(&conn),
+            releases: releases_by_serial(stored_releases(&conn)),
         })
     })
     .await
     .map_err(|e| err(&e))?
+}
+
+/// The phones pending release and the last releases of a store; none from a data dir older
+/// than the tables.
+fn stored_releases(conn: &rusqlite::Connection) -> Vec<ReleaseView> {
+    let pending = crate::store::release::pending_of(conn).unwrap_or_default();
+    let outcomes = crate::store::release::outcomes_of(conn).unwrap_or_default();
+    crate::connector::release::views_of(pending, outcomes)
 }
 
 /// The recorded phone names of a store; none from a data dir older than the table.

@@ -214,6 +214,40 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
     (out, ok)
 }
 
+/// The phones' hand-backs (`[release]`): a phone being released is a note (claimable once it
+/// finished), a failed step of the last release a problem with its fix. Returns whether none
+/// failed.
+pub fn release_lines(
+    out: &mut String,
+    releases: &std::collections::HashMap<String, crate::connector::release::ReleaseView>,
+) -> bool {
+    let mut views: Vec<_> = releases.values().collect();
+    views.sort_by(|a, b| a.serial.cmp(&b.serial));
+    let mut ok = true;
+    for v in views {
+        if v.state == "releasing" {
+            let _ = writeln!(
+                out,
+                "note     phone {}: being handed back clean after its last binding ([release] steps); claimable once they finish",
+                v.serial
+            );
+        }
+        for step in &v.failed_steps {
+            ok = false;
+            let _ = writeln!(
+                out,
+                "PROBLEM  phone {}: release step {} failed after the last binding: {}
+         fix: undo it by hand (or with adb), or set [release].{} = false in the device profile; the phone is claimable",
+                v.serial,
+                step.step,
+                step.message.as_deref().unwrap_or("no reason given"),
+                step.step
+            );
+        }
+    }
+    ok
+}
+
 /// What is invalid, on one line whatever the cause (a TOML error spans several):
 /// "config: invalid configuration: …" said the same thing twice before saying it.
 fn config_problem(e: &ConfigError) -> String {
@@ -282,6 +316,7 @@ pub async fn run(stacked: Settings) -> (String, bool) {
     };
     let seen = survey(&phones_at, &remembered).await;
     let (mut text, mut ok) = report(&config, Some(&seen));
+    ok &= release_lines(&mut text, &remembered.releases);
     if let Some(fault) = db_problem {
         ok = false;
         let _ = writeln!(

@@ -5,6 +5,20 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use super::PhoneRow;
+use crate::connector::release::ReleaseView;
+
+/// A phone's hand-back in a table cell: `-` (never released), `releasing`, `clean`, or
+/// `failed: STEP,…`.
+fn release_cell(view: Option<&ReleaseView>) -> String {
+    match view {
+        None => "-".into(),
+        Some(v) if v.failed_steps.is_empty() => v.state.clone(),
+        Some(v) => {
+            let steps: Vec<&str> = v.failed_steps.iter().map(|s| s.step.as_str()).collect();
+            format!("failed: {}", steps.join(","))
+        }
+    }
+}
 
 /// The JSON form: an array of `{"serial", "serialno", "transport_id", "warning", "model",
 /// "state", "transport", "adb_server", "connector_channel_id", "paired_over_wifi"}` (`serial`
@@ -15,8 +29,15 @@ use super::PhoneRow;
 /// has no model; `paired_over_wifi` true for a phone paired with flow `adb_pair_code` or
 /// `adb_qr_pair`, probed at its last address), and `"connector_channel_known"`: false when
 /// `bound` is `None` (no data dir: which channel holds the phone is unknown, and
-/// `connector_channel_id` is null).
-pub fn to_json(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) -> Value {
+/// `connector_channel_id` is null), and `"release"`: the phone's hand-back after its last
+/// binding (`{"state": "releasing"|"clean"|"failed", "finished_ms", "failed_steps": [{"step",
+/// "ok", "message"}]}`, `[release]` of the device profile), null when it was never released
+/// or unknown (no data dir).
+pub fn to_json(
+    phones: &[PhoneRow],
+    bound: Option<&HashMap<String, String>>,
+    releases: &HashMap<String, ReleaseView>,
+) -> Value {
     Value::Array(
         phones
             .iter()
@@ -33,6 +54,11 @@ pub fn to_json(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) -> 
                     "connector_channel_id": bound.and_then(|b| b.get(&p.serial)),
                     "connector_channel_known": bound.is_some(),
                     "paired_over_wifi": p.paired,
+                    "release": releases.get(&p.serial).map(|r| json!({
+                        "state": r.state,
+                        "finished_ms": r.finished_ms,
+                        "failed_steps": r.failed_steps,
+                    })),
                 })
             })
             .collect(),
@@ -42,8 +68,12 @@ pub fn to_json(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) -> 
 /// The table form: a header and one line per phone, columns padded to their widest cell;
 /// `-` for no value. The last column, `WI-FI PAIRED`, says `yes` for a phone paired over Wi-Fi
 /// (the JSON's `paired_over_wifi`); `CHANNEL` reads `unknown` when `bound` is `None` (no data
-/// dir).
-pub fn to_table(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) -> String {
+/// dir); `RELEASE` is the last hand-back ([`release_cell`]).
+pub fn to_table(
+    phones: &[PhoneRow],
+    bound: Option<&HashMap<String, String>>,
+    releases: &HashMap<String, ReleaseView>,
+) -> String {
     let mut rows = vec![[
         "SERIAL".to_string(),
         "MODEL".into(),
@@ -51,6 +81,7 @@ pub fn to_table(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) ->
         "TRANSPORT".into(),
         "ADB SERVER".into(),
         "CHANNEL".into(),
+        "RELEASE".into(),
         "WI-FI PAIRED".into(),
     ]];
     let or_dash = |s: &str| {
@@ -71,10 +102,11 @@ pub fn to_table(phones: &[PhoneRow], bound: Option<&HashMap<String, String>>) ->
                 Some(bound) => or_dash(bound.get(&p.serial).map(String::as_str).unwrap_or("")),
                 None => "unknown".to_string(),
             },
+            release_cell(releases.get(&p.serial)),
             if p.paired { "yes" } else { "-" }.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..7)
+    let widths: Vec<usize> = (0..8)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();

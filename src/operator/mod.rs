@@ -346,6 +346,10 @@ pub async fn run_devices(
     };
     let seen = survey(&config, remembered.as_ref().unwrap_or(&Default::default())).await;
     let bound = remembered.as_ref().map(|r| &r.bound);
+    let releases = remembered
+        .as_ref()
+        .map(|r| r.releases.clone())
+        .unwrap_or_default();
     for same in &seen.same_servers {
         tracing::warn!("{}", same.describe());
     }
@@ -369,9 +373,9 @@ pub async fn run_devices(
         }
     }
     if as_json {
-        println!("{:#}", devices::to_json(&seen.phones, bound));
+        println!("{:#}", devices::to_json(&seen.phones, bound, &releases));
     } else {
-        print!("{}", devices::to_table(&seen.phones, bound));
+        print!("{}", devices::to_table(&seen.phones, bound, &releases));
     }
     Ok(())
 }

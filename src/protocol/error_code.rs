@@ -103,6 +103,9 @@ pub enum ErrorCode {
     StaleSnapshot,
     /// The APK is one part of a split app and the parts it needs were not given (field bug 46).
     SplitApksRequired,
+    /// The phone is being handed back clean after its last binding (`[release]` steps
+    /// running): not claimable yet; retry after a few seconds.
+    DeviceReleasing,
     /// Internal failure (storage).
     InternalError,
     /// A code this build does not know (received from a peer).
@@ -159,6 +162,7 @@ impl ErrorCode {
             Self::ElementNotFound => "element_not_found",
             Self::StaleSnapshot => "stale_snapshot",
             Self::SplitApksRequired => "split_apks_required",
+            Self::DeviceReleasing => "device_releasing",
             Self::InternalError => "internal_error",
             Self::Unknown => "unknown",
         }
@@ -195,6 +199,7 @@ mod tests {
             ErrorCode::AppNotResponding,
             ErrorCode::TooManyChannels,
             ErrorCode::SplitApksRequired,
+            ErrorCode::DeviceReleasing,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

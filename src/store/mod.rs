@@ -1,5 +1,5 @@
 //! Persistence (SQLite via rusqlite, bundled): connector identity, channels, bindings, file refs,
-//! the names of phones sharing a serial.
+//! the names of phones sharing a serial, what tools changed on bound phones and their release.
 //!
 //! SQLite is blocking, so one dedicated thread owns the connection and async code reaches it over
 //! a channel (`Store::run`); nothing blocks a tokio worker. SQL lives in named constants in
@@ -17,6 +17,7 @@ pub mod fault;
 pub mod journal;
 pub mod phone_names;
 pub mod records;
+pub mod release;
 pub mod sql;
 
 use std::path::{Path, PathBuf};

@@ -101,11 +101,23 @@ impl Store {
     }
 
     /// The lease-expiry cascade (spec §8.2) in one transaction: every channel, binding and
-    /// journal row is deleted and `new_connector_id` becomes the persisted connector id. File
+    /// journal row is deleted, the phones in `releasing` (serial, channel) are marked pending
+    /// release, and `new_connector_id` becomes the persisted connector id. File
     /// records are revoked separately ([`crate::file_cache::FileCache::revoke_channel`]).
-    pub async fn deregister_all(&self, new_connector_id: String) -> Result<(), StoreError> {
+    pub async fn deregister_all(
+        &self,
+        new_connector_id: String,
+        releasing: Vec<(String, String)>,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
         self.run(move |c| {
             let tx = c.transaction()?;
+            for (serial, channel_id) in &releasing {
+                tx.execute(
+                    sql::RELEASE_PENDING_PUT,
+                    params![serial, channel_id, now_ms],
+                )?;
+            }
             tx.execute_batch(sql::DEREGISTER_ALL)?;
             tx.execute(
                 sql::META_SET,

@@ -57,6 +57,25 @@ CREATE TABLE IF NOT EXISTS claim_failures (
     failures INTEGER NOT NULL,
     last_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS release_changes (
+    serial TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    item TEXT NOT NULL,
+    channel_id TEXT NOT NULL,
+    before TEXT,
+    recorded_ms INTEGER NOT NULL,
+    PRIMARY KEY (serial, kind, item)
+);
+CREATE TABLE IF NOT EXISTS release_pending (
+    serial TEXT PRIMARY KEY,
+    channel_id TEXT NOT NULL,
+    since_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS release_outcomes (
+    serial TEXT PRIMARY KEY,
+    finished_ms INTEGER NOT NULL,
+    steps TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS tool_journal (
     channel_id TEXT NOT NULL,
     tool_call_id TEXT NOT NULL,
@@ -163,3 +182,21 @@ pub const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE);";
 /// Deregistration cascade: every channel (bindings cascade), the whole journal.
 pub const DEREGISTER_ALL: &str =
     "DELETE FROM tool_journal; DELETE FROM bindings; DELETE FROM channels;";
+
+/// Record a change a tool made (the first record of a phone, kind and item wins).
+pub const RELEASE_CHANGE_INSERT: &str = "INSERT OR IGNORE INTO release_changes (serial, kind, item, channel_id, before, recorded_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+/// Every recorded change, oldest first.
+pub const RELEASE_CHANGES_ALL: &str = "SELECT serial, kind, item, channel_id, before, recorded_ms FROM release_changes ORDER BY recorded_ms, rowid";
+/// Forget a phone's changes (its release finished).
+pub const RELEASE_CHANGES_DELETE: &str = "DELETE FROM release_changes WHERE serial = ?1";
+/// Mark a phone pending release.
+pub const RELEASE_PENDING_PUT: &str =
+    "INSERT OR REPLACE INTO release_pending (serial, channel_id, since_ms) VALUES (?1, ?2, ?3)";
+/// Every phone pending release.
+pub const RELEASE_PENDING_ALL: &str = "SELECT serial, channel_id FROM release_pending";
+/// A phone's release finished.
+pub const RELEASE_PENDING_DELETE: &str = "DELETE FROM release_pending WHERE serial = ?1";
+/// Record a phone's last release.
+pub const RELEASE_OUTCOME_PUT: &str = "INSERT INTO release_outcomes (serial, finished_ms, steps) VALUES (?1, ?2, ?3) ON CONFLICT(serial) DO UPDATE SET finished_ms = excluded.finished_ms, steps = excluded.steps";
+/// Every phone's last release.
+pub const RELEASE_OUTCOMES_ALL: &str = "SELECT serial, finished_ms, steps FROM release_outcomes";
