@@ -43,6 +43,7 @@ pub mod opaque;
 pub mod packages;
 pub mod readiness;
 pub mod selector;
+pub mod storage_mount;
 pub mod sync_refusal;
 pub mod target;
 pub mod ui;
