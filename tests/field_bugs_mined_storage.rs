@@ -69,7 +69,7 @@ async fn field_bug_68_unmounted_shared_storage_is_device_booting_not_a_missing_f
         "{out}"
     );
     let r = upload(&b.conn, &b.ch, "capture.mp4", b"\x00\x00\x00\x18ftypmp42");
-    let ack = push(&mut b.x, &b.ch, &r, "/storage/emulated/0/Movies/capture.mp4").await;
+    let ack = push(&mut b.x, &b.ch, &r, "/storage/emulated/0/DCIM/capture.mp4").await;
     assert_eq!(code(&ack), "device_booting", "{ack}");
     let m = message(&ack);
     assert!(
@@ -84,7 +84,7 @@ async fn field_bug_68_unmounted_shared_storage_is_device_booting_not_a_missing_f
     assert!(message(&ack).contains("cannot be read yet"), "{ack}");
     // Mounted again: the same calls work, the file kept.
     set_state(&b.sim, json!({"shared_storage": "mounted"}));
-    ok(&push(&mut b.x, &b.ch, &r, "/storage/emulated/0/Movies/capture.mp4").await);
+    ok(&push(&mut b.x, &b.ch, &r, "/storage/emulated/0/DCIM/capture.mp4").await);
     let ack = pull(&mut b.x, &b.ch, "/sdcard/Download/before.txt").await;
     assert_eq!(ok(&ack)["byte_size"], 20, "{ack}");
 }

@@ -147,3 +147,64 @@ async fn field_bug_66_variants_newer_wording_other_stream_and_tools() {
         "{m}"
     );
 }
+
+/// The shell dumper's uncaught exception as the crash buffer holds it (`logcat -b crash -d -v
+/// epoch`) at Unix second `at`, pid 1348: AOSP `RuntimeInit`'s `*** FATAL EXCEPTION IN SYSTEM
+/// PROCESS: main` (Android 4.4's Dalvik) then the fixture's trace, one `AndroidRuntime` line each
+/// *(reconstructed: the fixture's frames in the logcat form of field bug 66's sources)*.
+fn crash_buffer(at: u64) -> String {
+    let mut out = String::from("--------- beginning of crash\n");
+    out.push_str(&format!(
+        "{at}.100  1348  1348 E AndroidRuntime: *** FATAL EXCEPTION IN SYSTEM PROCESS: main\n"
+    ));
+    for line in ILLEGAL_D83D.lines() {
+        out.push_str(&format!("{at}.101  1348  1348 E AndroidRuntime: {line}\n"));
+    }
+    out
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// The dumper's handler logs the exception and kills the process (SIGKILL, nothing printed,
+/// exit 137): the cause is read from the crash buffer, not `killed`; a crash logged before the
+/// call is no cause, and the answer stays `killed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_66_variants_silent_sigkill_reads_the_crash_buffer() {
+    let mut b = claimed_sim("SIMFB66V00002", &[]).await;
+    script(
+        &b.sim,
+        json!({"command_regex": "^uiautomator dump( |$)", "exit_code": 137, "times": 4}),
+    );
+    script(
+        &b.sim,
+        json!({"command_regex": "^logcat -b crash", "stdout": crash_buffer(now_secs()), "times": 1}),
+    );
+    let from = log_len(&b.sim);
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    assert_eq!(ack["error"]["code"], "ui_dump_failed", "{ack}");
+    let m = message(&ack);
+    assert!(
+        m.contains("reason: unwritable_text") && m.contains("U+D83D"),
+        "{m}"
+    );
+    assert!(!m.contains("reason: killed"), "{m}");
+    assert_eq!(dumps_since(&b.sim, from), 1, "not retried: {m}");
+    delete_scripts(&b.sim);
+    // A crash an hour old (an earlier dump's) and a SIGKILL now: killed, as before.
+    script(
+        &b.sim,
+        json!({"command_regex": "^uiautomator dump( |$)", "stderr": "Killed\n", "exit_code": 137, "times": 4}),
+    );
+    script(
+        &b.sim,
+        json!({"command_regex": "^logcat -b crash", "stdout": crash_buffer(now_secs() - 3600), "times": 1}),
+    );
+    let ack = b.x.tool(&b.ch, "android_ui_tree", json!({})).await;
+    let m = message(&ack);
+    assert!(m.contains("reason: killed") && m.contains("exit 137"), "{m}");
+}

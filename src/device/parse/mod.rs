@@ -21,6 +21,7 @@ macro_rules! fixture {
 }
 
 pub mod battery;
+pub mod crash_log;
 pub mod devices;
 pub mod display_manager;
 pub mod displays;

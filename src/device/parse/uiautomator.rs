@@ -239,7 +239,7 @@ fn classify_failure(output: &str) -> UiDumpError {
 /// The failure a Java exception of the dumper means: the XML writer refusing a character
 /// ([`UiDumpError::UnwritableText`]) or another crash in the dumper
 /// ([`UiDumpError::DumperCrashed`]); `None` for a trace elsewhere.
-fn dumper_exception(t: &super::java_trace::JavaTrace) -> Option<UiDumpError> {
+pub fn dumper_exception(t: &super::java_trace::JavaTrace) -> Option<UiDumpError> {
     let writer = t.through("KXmlSerializer") || t.through("FastXmlSerializer");
     if writer && t.exception.ends_with("IllegalArgumentException") {
         return Some(UiDumpError::UnwritableText {

@@ -29,6 +29,7 @@ pub mod command;
 pub mod deadline;
 pub mod display;
 pub mod display_list;
+pub mod dumper_crash;
 pub mod field;
 pub mod file_refs;
 pub mod hints;

@@ -104,6 +104,32 @@ fn final_failure(out: &command::Text, e: &uiautomator::UiDumpError) -> Option<De
     }))
 }
 
+/// The cause of a dump that died by SIGKILL printing no tree (at most the shell's `Killed`):
+/// the dumper's own uncaught exception in the crash buffer, logged since this call began
+/// ([`super::dumper_crash`]; its handler kills the process, field bug 66), classified as a
+/// printed one is. `None`: not such a death, or nothing of the dumper's there.
+async fn self_killed(
+    ctx: &ToolCtx<'_>,
+    out: &command::Text,
+    e: &uiautomator::UiDumpError,
+    running: Duration,
+) -> Option<uiautomator::UiDumpError> {
+    let sigkill = out
+        .exit_code
+        .and_then(command::killed_by)
+        .is_some_and(|k| k.signal == 9);
+    let silent = out
+        .all()
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim() == "Killed");
+    if !sigkill || !silent || !matches!(e, uiautomator::UiDumpError::NoXml { .. }) {
+        return None;
+    }
+    // The phone's clock may lag the call's start by the round trips: a little slack.
+    let trace = super::dumper_crash::newest(ctx, running + Duration::from_secs(5)).await?;
+    uiautomator::dumper_exception(&trace)
+}
+
 /// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen),
 /// the way the phone takes it ([`super::ui_dump::dump`]: `/dev/tty`, or a private file where
 /// `/dev/tty` gives only the status line, field bug 39), within [`UI_TREE_DEADLINE`] and the
@@ -134,7 +160,14 @@ pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump,
             Ok(dump) => return Ok(dump),
             Err(e) => e,
         };
-        if !worth_retrying(&e) || out.exit_code.and_then(command::killed_by).is_some() {
+        let e = match self_killed(ctx, &out, &e, started.elapsed()).await {
+            Some(cause) => cause,
+            None => e,
+        };
+        let crashed = matches!(e, uiautomator::UiDumpError::DumperCrashed { .. });
+        if !worth_retrying(&e)
+            || (!crashed && out.exit_code.and_then(command::killed_by).is_some())
+        {
             if let Some(fail) = final_failure(&out, &e) {
                 return Err(fail);
             }
