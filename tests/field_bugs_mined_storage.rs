@@ -1,11 +1,12 @@
 //! Mined field rows about files and storage (issue 19 §2; `docs/field-bugs.md`, "Mined rows"):
 //! shared storage not mounted yet, so `/sdcard` leads nowhere and adbd answers a push or a pull
-//! with the words of a missing file (68). The row replays the thread's state on the simulated
+//! with the words of a missing file (68); file names the device shell would read, and a path that
+//! kept a line end (72). Row 68 replays the thread's state on the simulated
 //! phone (`shared_storage` of the control API: `sm list-volumes` prints the volume's state and
 //! `/storage/emulated/0` is gone while it is not mounted, as vold leaves it) behind Google
 //! adb 34, through the connector's tools over the WebSocket; the variants replay the same kind
 //! on Android 6's volume layout, elsewhere in the flow, and the states that must keep their own
-//! answers.
+//! answers. Row 72 pushes and pulls the threads' names through Google adb 34.
 
 mod common;
 #[path = "tools_support/mod.rs"]
@@ -125,4 +126,98 @@ async fn field_bug_68_variants_android6_layout_other_states_and_a_missing_file()
     );
     let ack = pull(&mut b.x, &b.ch, "/sdcard/Download/new/folder/n.txt").await;
     assert_eq!(code(&ack), "file_not_found", "{ack}");
+}
+
+// ---- 72: file names the device shell would read, and a line end kept in a path ----------
+
+/// What the device shell said of a hand-quoted `Rick's hair.hat` (Lauriethefish/QuestPatcher#31).
+const NO_CLOSING_QUOTE: &str =
+    include_str!("fixtures/files/questpatcher-31-apostrophe-name-no-closing-quote-EXCERPT.txt");
+/// A pull of a path that kept its line end (quamotion/madb#211).
+const LINE_END_KEPT: &str = include_str!("fixtures/files/madb-211-pull-path-with-line-end-EXCERPT.txt");
+
+/// The device shell's complaints and programs that must never show after a file call.
+fn shell_was_clean(sim: &SimPhone, from: usize) {
+    let log = sim.state()["command_log"].as_array().unwrap()[from..].to_vec();
+    for e in &log {
+        let p = e["argv"][0].as_str().unwrap_or("");
+        assert!(
+            !["reboot", "id", "rm"].contains(&p),
+            "a name ran as a command: {log:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_72_shell_special_file_names_round_trip() {
+    assert!(NO_CLOSING_QUOTE.contains("/system/bin/sh: no closing quote"));
+    let mut b = adb_bench("SIMFB72000001", &[]).await;
+    let base = format!("http://{}", b.conn.addr);
+    // The threads' names: an apostrophe (media indexed: a shell step with the path), a `$`,
+    // a backtick, spaces and parentheses.
+    for (path, bytes) in [
+        ("/sdcard/Pictures/Rick's hair.png", &b"\x89PNG rick"[..]),
+        ("/sdcard/Download/MyFile$.txt", b"dollar"),
+        ("/sdcard/Download/E`kzamen", b"backtick"),
+        ("/sdcard/Download/Check-in confirmation.pdf", b"%PDF-1.4 a"),
+        ("/sdcard/Download/preview (1).pdf", b"%PDF-1.4 b"),
+    ] {
+        let from = b.sim.state()["command_log"].as_array().unwrap().len();
+        let name = path.rsplit('/').next().unwrap();
+        let r = upload(&b.conn, &b.ch, name, bytes);
+        let ack = ok(&push(&mut b.x, &b.ch, &r, path).await);
+        if path.contains("/Pictures/") {
+            assert_eq!(ack["media_indexed"], true, "{path}: {ack}");
+        }
+        let pulled = ok(&pull(&mut b.x, &b.ch, path).await);
+        let url = pulled["download_url"].as_str().unwrap().to_string();
+        let mut resp = tools_support::agent()
+            .get(&format!("{base}{url}"))
+            .call()
+            .expect("download");
+        assert_eq!(resp.body_mut().read_to_vec().unwrap(), bytes, "{path}");
+        shell_was_clean(&b.sim, from);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_72_variants_injection_names_and_line_ends() {
+    let mut b = adb_bench("SIMFB72V00001", &[]).await;
+    // Names that would run commands if any step read them unquoted, pushed into a media folder
+    // (indexed through the shell) and pulled back.
+    for path in [
+        "/sdcard/Pictures/$(reboot).png",
+        "/sdcard/DCIM/a\"b'c;id.jpg",
+        "/sdcard/Pictures/`rm -r x` 100%s.png",
+    ] {
+        let from = b.sim.state()["command_log"].as_array().unwrap().len();
+        let r = upload(&b.conn, &b.ch, "x.png", b"\x89PNG x");
+        let ack = ok(&push(&mut b.x, &b.ch, &r, path).await);
+        assert_eq!(ack["media_indexed"], true, "{path}: {ack}");
+        assert_eq!(ok(&pull(&mut b.x, &b.ch, path).await)["byte_size"], 6);
+        shell_was_clean(&b.sim, from);
+    }
+    // The thread's path with the line end it kept (and a CRLF): refused before anything is
+    // sent, naming the line end and the fix — not the path, not a missing file.
+    let kept = LINE_END_KEPT
+        .split("Failed to pull '")
+        .nth(1)
+        .and_then(|r| r.split("'.").next())
+        .unwrap();
+    assert!(kept.ends_with('\n'), "{kept:?}");
+    let name = kept.trim_end().rsplit('/').next().unwrap();
+    for path in [
+        format!("/sdcard/Download/{name}\n"),
+        format!("/sdcard/Download/{name}\r\n"),
+    ] {
+        let ack = pull(&mut b.x, &b.ch, &path).await;
+        assert_eq!(code(&ack), "policy_denied", "{ack}");
+        let m = message(&ack);
+        assert!(m.contains("line end") && m.contains("strip it"), "{m}");
+        assert!(!m.contains("base.apk"), "never the path: {m}");
+    }
+    // A line feed inside a name is named with its place.
+    let ack = pull(&mut b.x, &b.ch, "/sdcard/Download/a\nb.txt").await;
+    assert_eq!(code(&ack), "policy_denied", "{ack}");
+    assert!(message(&ack).contains("line feed (U+000A) at byte 18"), "{ack}");
 }
