@@ -134,7 +134,8 @@ async fn field_bug_68_variants_android6_layout_other_states_and_a_missing_file()
 const NO_CLOSING_QUOTE: &str =
     include_str!("fixtures/files/questpatcher-31-apostrophe-name-no-closing-quote-EXCERPT.txt");
 /// A pull of a path that kept its line end (quamotion/madb#211).
-const LINE_END_KEPT: &str = include_str!("fixtures/files/madb-211-pull-path-with-line-end-EXCERPT.txt");
+const LINE_END_KEPT: &str =
+    include_str!("fixtures/files/madb-211-pull-path-with-line-end-EXCERPT.txt");
 
 /// The device shell's complaints and programs that must never show after a file call.
 fn shell_was_clean(sim: &SimPhone, from: usize) {
@@ -219,5 +220,8 @@ async fn field_bug_72_variants_injection_names_and_line_ends() {
     // A line feed inside a name is named with its place.
     let ack = pull(&mut b.x, &b.ch, "/sdcard/Download/a\nb.txt").await;
     assert_eq!(code(&ack), "policy_denied", "{ack}");
-    assert!(message(&ack).contains("line feed (U+000A) at byte 18"), "{ack}");
+    assert!(
+        message(&ack).contains("line feed (U+000A) at byte 18"),
+        "{ack}"
+    );
 }

@@ -82,7 +82,10 @@ const MEASURED: &str =
 async fn field_bug_67_word_start_hash_and_tilde_are_typed_exactly() {
     let mut b = notes("SIMFB67000001").await;
     for text in ["#general", "~/shared/notes", "hashtag #travel", "*#06#"] {
-        assert!(MEASURED.contains(&format!("| `{text}` |")), "{text}: the thread's input");
+        assert!(
+            MEASURED.contains(&format!("| `{text}` |")),
+            "{text}: the thread's input"
+        );
         let from = typed_exactly(&mut b, text, INPUT_PATH).await;
         // One argument per piece, never an empty one (`input text` with no text).
         let args = typed_args_since(&b.sim, from);
@@ -106,13 +109,22 @@ async fn field_bug_67_variants_other_words_lines_and_the_ime() {
     // Through the IME path (non-ASCII text goes to ADBKeyboard as a broadcast extra): the
     // word-start characters inside the extra are kept too.
     assert_eq!(
-        b.sim.control_post("/v1/state", json!({"adb_keyboard": true})),
+        b.sim
+            .control_post("/v1/state", json!({"adb_keyboard": true})),
         200
     );
     typed_exactly(
         &mut b,
         "#café ~/ñ !x",
-        &["input", "uiautomator", "dumpsys", "wm", "am", "ime", "settings"],
+        &[
+            "input",
+            "uiautomator",
+            "dumpsys",
+            "wm",
+            "am",
+            "ime",
+            "settings",
+        ],
     )
     .await;
 }

@@ -44,7 +44,12 @@ fn record(line: &str) -> Option<(u64, u32, &str, &str)> {
         return None;
     }
     let (tag, message) = rest.split_once(':')?;
-    Some((at, pid, tag.trim(), message.strip_prefix(' ').unwrap_or(message)))
+    Some((
+        at,
+        pid,
+        tag.trim(),
+        message.strip_prefix(' ').unwrap_or(message),
+    ))
 }
 
 /// Every uncaught exception in `output`, oldest first: the `AndroidRuntime` lines of one pid

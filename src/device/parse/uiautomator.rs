@@ -236,10 +236,17 @@ fn classify_failure(output: &str) -> UiDumpError {
     }
 }
 
-/// The failure a Java exception of the dumper means: the XML writer refusing a character
+/// The failure a Java exception of the dumper means: another client holding UiAutomation
+/// ([`UiDumpError::AutomationBusy`]), the XML writer refusing a character
 /// ([`UiDumpError::UnwritableText`]) or another crash in the dumper
 /// ([`UiDumpError::DumperCrashed`]); `None` for a trace elsewhere.
 pub fn dumper_exception(t: &super::java_trace::JavaTrace) -> Option<UiDumpError> {
+    // Another client holding UiAutomation, as the crash buffer holds it (field bug 23's kind).
+    if t.message.contains("already registered")
+        || t.message.contains("Error while connecting UiAutomation")
+    {
+        return Some(UiDumpError::AutomationBusy);
+    }
     let writer = t.through("KXmlSerializer") || t.through("FastXmlSerializer");
     if writer && t.exception.ends_with("IllegalArgumentException") {
         return Some(UiDumpError::UnwritableText {

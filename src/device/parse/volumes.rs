@@ -67,7 +67,8 @@ mod tests {
 
     #[test]
     fn reads_each_android_layout() {
-        let eleven = "private mounted null\nemulated;0 unmounted null\npublic:179,65 mounted 1234-ABCD\n";
+        let eleven =
+            "private mounted null\nemulated;0 unmounted null\npublic:179,65 mounted 1234-ABCD\n";
         let v = parse_volumes(eleven);
         assert_eq!(v.len(), 3);
         let shared = primary_shared(&v).unwrap();
@@ -76,9 +77,11 @@ mod tests {
         let six = "private mounted null\nemulated checking null\n";
         let v = parse_volumes(six);
         assert_eq!(primary_shared(&v).unwrap().state, "checking");
-        assert!(parse_volumes("private mounted null\nemulated mounted_ro null\n")
-            .iter()
-            .all(Volume::mounted));
+        assert!(
+            parse_volumes("private mounted null\nemulated mounted_ro null\n")
+                .iter()
+                .all(Volume::mounted)
+        );
     }
 
     #[test]

@@ -28,7 +28,11 @@ pub fn says_missing(e: &AdbError) -> bool {
 /// storage) stands for, when `sm list-volumes` shows user 0's shared volume in another state
 /// than mounted; `None` when it is mounted, the path lies elsewhere, or the phone cannot say
 /// (no `sm`, a refused listing, no time left): the refusal keeps its own answer.
-pub async fn unmounted(ctx: &ToolCtx<'_>, target: &DevicePath, verb: &'static str) -> Option<DeviceError> {
+pub async fn unmounted(
+    ctx: &ToolCtx<'_>,
+    target: &DevicePath,
+    verb: &'static str,
+) -> Option<DeviceError> {
     if target.canonical != SHARED && !target.canonical.starts_with(&format!("{SHARED}/")) {
         return None;
     }

@@ -165,8 +165,7 @@ pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump,
             None => e,
         };
         let crashed = matches!(e, uiautomator::UiDumpError::DumperCrashed { .. });
-        if !worth_retrying(&e)
-            || (!crashed && out.exit_code.and_then(command::killed_by).is_some())
+        if !worth_retrying(&e) || (!crashed && out.exit_code.and_then(command::killed_by).is_some())
         {
             if let Some(fail) = final_failure(&out, &e) {
                 return Err(fail);
