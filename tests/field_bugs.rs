@@ -58,8 +58,9 @@ fn log_len(sim: &SimPhone) -> usize {
 fn programs_since(sim: &SimPhone, from: usize) -> Vec<String> {
     all_programs_since(sim, from)
         .into_iter()
-        // The display geometry read alongside a UI dump (field bug 25) is not a retry.
-        .filter(|p| p != "dumpsys" && p != "wm")
+        // The display geometry read alongside a UI dump (field bug 25) is not a retry, nor the
+        // crash buffer read after a silent SIGKILL of the dump (field bug 66).
+        .filter(|p| p != "dumpsys" && p != "wm" && p != "date" && p != "logcat")
         .collect()
 }
 

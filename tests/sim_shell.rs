@@ -349,3 +349,22 @@ async fn cmd_clipboard_is_a_service_without_a_shell_command() {
     let (_, err, code) = sh(&legacy, "cmd clipboard get-primary-clip").await;
     assert_eq!(code, 127, "{err}");
 }
+
+/// mksh's word-start rules the device shell applies to unquoted text (field bug 67,
+/// mobile-next/mobile-mcp#447): `#` opens a comment, a leading `~`/`~/` is `$HOME` (`/`);
+/// mid-word, quoted, or `~user` they stay.
+#[tokio::test]
+async fn word_start_hash_and_tilde_as_mksh_reads_them() {
+    let p = phone();
+    assert_eq!(sh(&p, "echo a #general").await.0, "a\n");
+    assert_eq!(
+        sh(&p, "echo ~/shared/notes ~").await.0,
+        "//shared/notes /\n"
+    );
+    assert_eq!(
+        sh(&p, "echo a~/x hashtag\\ #travel '~/q' \"~\" ~root/x")
+            .await
+            .0,
+        "a~/x hashtag #travel ~/q ~ ~root/x\n"
+    );
+}

@@ -101,6 +101,21 @@ pub enum DeviceError {
         /// The phone's line, trimmed.
         line: String,
     },
+    /// The phone's shared storage (`/sdcard`, `/storage/emulated/0`) is not mounted: `sm
+    /// list-volumes` shows user 0's `emulated` volume in another state than `mounted` — right
+    /// after boot, or (Android 11+) before the first unlock since boot; a file call under it finds
+    /// nothing there (ReactiveCircus/android-emulator-runner#102, field bug 68). Retryable.
+    #[error("the phone's shared storage is not mounted (`sm list-volumes`: `{volume} {state}`), so {path} cannot be {verb} yet: the phone has just booted, or (Android 11+) has not been unlocked since it booted; unlock it once (or wait for boot to finish), then retry — it is ready when `sm list-volumes` shows `{volume} mounted`")]
+    StorageNotMounted {
+        /// The volume's id (`emulated;0`, `emulated`).
+        volume: String,
+        /// Its state (`unmounted`, `checking`, …).
+        state: String,
+        /// The device path of the call.
+        path: String,
+        /// `written` or `read`.
+        verb: &'static str,
+    },
     /// The lock screen is showing on the default display (not occluded by an app), or the
     /// screen is off: an acting tool would land on the lock screen, so it did not run
     /// (field bug 48). `secure`: the lock needs a credential (`None`: not readable).
@@ -207,7 +222,9 @@ impl DeviceError {
             DeviceError::AppDisabled(_) => ErrorCode::AppDisabled,
             DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
             DeviceError::SplitApksRequired(_) => ErrorCode::SplitApksRequired,
-            DeviceError::ServiceMissing { .. } => ErrorCode::DeviceBooting,
+            DeviceError::ServiceMissing { .. } | DeviceError::StorageNotMounted { .. } => {
+                ErrorCode::DeviceBooting
+            }
             DeviceError::Locked { .. } => ErrorCode::DeviceLocked,
             DeviceError::LockTask { .. } => ErrorCode::DeviceLockTask,
             DeviceError::AppDialog { dialog, .. } => match dialog.kind {

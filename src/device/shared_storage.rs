@@ -104,6 +104,32 @@ fn normalise(path: &str) -> Option<String> {
     Some(format!("/{}", parts.join("/")))
 }
 
+/// What is wrong with a path holding a control character, named so the caller can fix it: a
+/// line end at the end is one kept from another command's output (a `pm path` or `ls` line read
+/// with its `\r\n`: quamotion/madb#211 `Failed to pull '…/base.apk\n'`; field bug 72), else the
+/// character and its place. `None`: no control character.
+fn control_character(path: &str) -> Option<String> {
+    let (at, c) = path.char_indices().find(|(_, c)| c.is_control())?;
+    let name = match c {
+        '\0' => "NUL".to_string(),
+        '\r' => "carriage return".to_string(),
+        '\n' => "line feed".to_string(),
+        '\t' => "tab".to_string(),
+        c => format!("control character U+{:04X}", c as u32),
+    };
+    let rest = &path[at..];
+    if rest.chars().all(|c| c == '\r' || c == '\n') {
+        return Some(format!(
+            "the path ends with a line end ({name}, U+{:04X}) — kept from another command's output line; strip it and call again",
+            c as u32
+        ));
+    }
+    Some(format!(
+        "the path holds a {name} (U+{:04X}) at byte {at}: device paths here hold no control characters",
+        c as u32
+    ))
+}
+
 fn refused(why: impl Into<String>) -> DeviceError {
     DeviceError::Policy {
         rule: "files.roots",
@@ -115,10 +141,14 @@ fn refused(why: impl Into<String>) -> DeviceError {
 /// strictly under one root (a root itself is a directory, refused as such). Errors:
 /// [`DeviceError::Policy`] `files.roots` naming the problem, never repeating the path.
 pub fn check_path(path: &str, roots: &[String]) -> Result<DevicePath, DeviceError> {
-    if path.len() > MAX_PATH_BYTES || path.chars().any(char::is_control) {
-        return Err(refused(
-            "the path is too long or contains NUL/control characters",
-        ));
+    if path.len() > MAX_PATH_BYTES {
+        return Err(refused(format!(
+            "the path is too long ({} bytes; at most {MAX_PATH_BYTES})",
+            path.len()
+        )));
+    }
+    if let Some(why) = control_character(path) {
+        return Err(refused(why));
     }
     if !path.starts_with('/') {
         return Err(refused("the path must be absolute (start with /)"));
@@ -221,6 +251,18 @@ mod tests {
             assert_eq!(e.code(), ErrorCode::PolicyDenied, "{bad}");
             assert!(e.to_string().contains("files.roots"), "{bad}");
         }
+    }
+
+    #[test]
+    fn control_characters_are_named_with_the_fix() {
+        let why = |p: &str| check_path(p, &roots()).unwrap_err().to_string();
+        let m = why("/sdcard/Download/base.apk\r\n");
+        assert!(m.contains("line end") && m.contains("strip it"), "{m}");
+        assert!(!m.contains("base.apk"), "never the path: {m}");
+        let m = why("/sdcard/Download/a\nb.txt");
+        assert!(m.contains("line feed (U+000A) at byte 18"), "{m}");
+        assert!(why("/sdcard/Download/a\u{1b}b").contains("U+001B"));
+        assert!(why(&format!("/sdcard/Download/{}", "a".repeat(1100))).contains("too long"));
     }
 
     #[test]

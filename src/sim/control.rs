@@ -107,6 +107,8 @@ pub struct StateView {
     pub secure_window: bool,
     /// Transport mode.
     pub transport: TransportMode,
+    /// User 0's shared storage volume state (`sm list-volumes`; field bug 68).
+    pub shared_storage: String,
     /// ADBKeyBoard installed.
     pub adb_keyboard: bool,
     /// `settings get secure default_input_method`.
@@ -173,6 +175,9 @@ pub struct StatePatch {
     pub secure_window: Option<bool>,
     /// Replaces the Notes field text.
     pub note_text: Option<String>,
+    /// User 0's shared storage volume state (`mounted`, `unmounted`, `checking`, …, as `sm
+    /// list-volumes` prints it): not mounted takes `/storage/emulated/0` away (field bug 68).
+    pub shared_storage: Option<String>,
     /// Installs (or removes) ADBKeyBoard; selecting it stays a shell step (`ime set`).
     pub adb_keyboard: Option<bool>,
     /// `false`: ADBKeyBoard no longer receives the shell's broadcasts (an old build on Android
@@ -273,6 +278,7 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             suspended: s.suspended.iter().cloned().collect(),
             secure_window: s.secure_window,
             transport,
+            shared_storage: s.shared_storage.clone(),
             adb_keyboard: s.adb_keyboard,
             input_method: s.current_ime(),
             adb_keyboard_enabled: s.adb_keyboard_enabled,
@@ -431,6 +437,25 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
             }
         }),
     };
+    // `VolumeInfo.getEnvironmentForState`'s words.
+    const VOLUME_STATES: &[&str] = &[
+        "unmounted",
+        "checking",
+        "mounted",
+        "mounted_ro",
+        "ejecting",
+        "unmountable",
+        "removed",
+        "bad_removal",
+    ];
+    if let Some(state) = &p.shared_storage {
+        if !VOLUME_STATES.contains(&state.as_str()) {
+            return Err(format!(
+                "shared_storage {state:?}: one of {}",
+                VOLUME_STATES.join(", ")
+            ));
+        }
+    }
     // Checked: from here nothing fails.
     s.rotation = p.rotation.unwrap_or(s.rotation);
     match size {
@@ -479,6 +504,11 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
         s.disabled_components = components.into_iter().collect();
     }
     s.secure_window = p.secure_window.unwrap_or(s.secure_window);
+    if let Some(state) = p.shared_storage {
+        let mounted = state == "mounted" || state == "mounted_ro";
+        s.vfs.set_shared_mounted(mounted);
+        s.shared_storage = state;
+    }
     s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);
     s.adb_keyboard_enabled &= s.adb_keyboard;
     s.adb_keyboard_receives = p.adb_keyboard_receives.unwrap_or(s.adb_keyboard_receives);

@@ -142,6 +142,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "setprop",
     "settings",
     "sleep",
+    "sm",
     "tail",
     "test",
     "[",

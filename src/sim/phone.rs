@@ -123,6 +123,10 @@ pub struct PhoneState {
     pub disabled_components: std::collections::BTreeSet<String>,
     /// Focused window has FLAG_SECURE: screenshots come out black (field bug 8).
     pub secure_window: bool,
+    /// The state of user 0's shared storage volume as `sm list-volumes` prints it (`mounted`,
+    /// `unmounted`, `checking`, …); anything but `mounted`/`mounted_ro` takes
+    /// `/storage/emulated/0` away (field bug 68).
+    pub shared_storage: String,
     /// ADBKeyBoard is installed (its IME can then be selected with `ime set`).
     pub adb_keyboard: bool,
     /// ADBKeyBoard is enabled (`ime enable`): listed by `ime list` without `-a`.
@@ -217,6 +221,7 @@ impl Phone {
             disabled_components: Default::default(),
             suspended: Default::default(),
             secure_window: false,
+            shared_storage: "mounted".into(),
             adb_keyboard: false,
             adb_keyboard_enabled: false,
             adb_keyboard_receives: true,

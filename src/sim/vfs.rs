@@ -118,6 +118,11 @@ pub struct Vfs {
     entries: BTreeMap<String, Entry>,
     /// Link path → absolute target.
     links: BTreeMap<String, String>,
+    /// Shared storage's tree while its volume is not mounted (`None`: mounted). vold mounts
+    /// user 0's emulated volume over `/storage/emulated` once the system server asks (after
+    /// boot; Android 11+ after the user's first unlock): until then `/storage/emulated/0` does
+    /// not exist and the `/sdcard` links lead nowhere (field bug 68).
+    unmounted: Option<BTreeMap<String, Entry>>,
 }
 
 /// Normalises `path` against `cwd`: absolute, no `.`/`..`/empty components, no trailing `/`.
@@ -205,6 +210,33 @@ impl Vfs {
             vfs.entries.insert(format!("/system/bin/{p}"), entry);
         }
         vfs
+    }
+
+    /// Mounts (`true`) or unmounts shared storage: its tree is kept aside while unmounted and
+    /// comes back as it was.
+    pub fn set_shared_mounted(&mut self, mounted: bool) {
+        let under = |p: &str| {
+            p == SHARED_STORAGE
+                || p.strip_prefix(SHARED_STORAGE)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        };
+        match (mounted, self.unmounted.take()) {
+            (true, Some(tree)) => self.entries.extend(tree),
+            (false, None) => {
+                let keys: Vec<String> = self.entries.keys().filter(|k| under(k)).cloned().collect();
+                let tree = keys
+                    .into_iter()
+                    .filter_map(|k| self.entries.remove(&k).map(|e| (k, e)))
+                    .collect();
+                self.unmounted = Some(tree);
+            }
+            (_, kept) => self.unmounted = kept,
+        }
+    }
+
+    /// Whether shared storage is mounted.
+    pub fn shared_mounted(&self) -> bool {
+        self.unmounted.is_none()
     }
 
     /// `path` normalised with every symbolic link on it followed (at most 40, then the path
@@ -299,6 +331,10 @@ impl Vfs {
                 (_, false) if parents => Err(VfsError::NotDir),
                 _ => Err(VfsError::Exists),
             };
+        }
+        // Only vold creates the volume's mount point.
+        if self.unmounted.is_some() && path == SHARED_STORAGE {
+            return Err(VfsError::NotFound);
         }
         if parents && path != "/" {
             self.mkdir(parent(&path), true, now)?;

@@ -21,11 +21,13 @@ macro_rules! fixture {
 }
 
 pub mod battery;
+pub mod crash_log;
 pub mod devices;
 pub mod display_manager;
 pub mod displays;
 pub mod getprop;
 pub mod install;
+pub mod java_trace;
 pub mod keyboard;
 pub mod keyguard;
 pub mod lock_task;
@@ -36,6 +38,7 @@ pub mod power;
 pub mod secure;
 pub mod text;
 pub mod uiautomator;
+pub mod volumes;
 pub mod window;
 pub mod window_list;
 pub mod wm;

@@ -165,6 +165,30 @@ pub enum UiDumpError {
     /// The XML is malformed or truncated.
     #[error("malformed uiautomator XML: {0}")]
     Xml(String),
+    /// The dumper's XML writer refused a character of the screen's text: KXmlSerializer's
+    /// `java.lang.IllegalArgumentException: Illegal character (d83d)` (Android 4–6,
+    /// `org.kxml2.io`), `Illegal character (U+0)` (`com.android.org.kxml2.io`, Android 7+) or
+    /// `Bad surrogate pair (U+d83d U+41)`, thrown through `writeEscaped` (openatx/uiautomator2#135,
+    /// #506; xiaocong/uiautomator#54, #129, #177; mobile-dev-inc/Maestro#288; field bug 66). AOSP's
+    /// `AccessibilityNodeInfoDumper.stripInvalidXMLChars` replaces U+0001–U+0008 and a few other
+    /// controls with `.`, but neither NUL nor a UTF-16 surrogate half, and the writer refuses
+    /// both (Android before 5 refuses every surrogate, so any emoji). The same text fails the
+    /// same way: not worth a retry.
+    #[error("uiautomator could not write a character of the screen's text to XML: {line}")]
+    UnwritableText {
+        /// The refused UTF-16 unit as `U+XXXX`, when the message names it.
+        character: Option<u32>,
+        /// The exception's head line.
+        line: String,
+    },
+    /// The dumper crashed walking the tree: another exception thrown through
+    /// `AccessibilityNodeInfoDumper` (the NPE of `childNafCheck` on a child that went away while
+    /// it was read, field bug 66's variant). The tree changed under it: worth a retry.
+    #[error("uiautomator's dumper crashed while it read the tree: {line}")]
+    DumperCrashed {
+        /// The exception's head line.
+        line: String,
+    },
 }
 
 /// Parses what `uiautomator dump /dev/tty` printed (see the module docs).
@@ -198,6 +222,8 @@ fn classify_failure(output: &str) -> UiDumpError {
         UiDumpError::AutomationBusy
     } else if let Some(path) = status_only(output) {
         UiDumpError::StatusOnly { path }
+    } else if let Some(e) = super::java_trace::first(output).and_then(|t| dumper_exception(&t)) {
+        e
     } else {
         let trimmed = output.trim();
         let mut cut = trimmed.len().min(2000);
@@ -207,6 +233,54 @@ fn classify_failure(output: &str) -> UiDumpError {
         UiDumpError::NoXml {
             output: trimmed[..cut].to_string(),
         }
+    }
+}
+
+/// The failure a Java exception of the dumper means: another client holding UiAutomation
+/// ([`UiDumpError::AutomationBusy`]), the XML writer refusing a character
+/// ([`UiDumpError::UnwritableText`]) or another crash in the dumper
+/// ([`UiDumpError::DumperCrashed`]); `None` for a trace elsewhere.
+pub fn dumper_exception(t: &super::java_trace::JavaTrace) -> Option<UiDumpError> {
+    // Another client holding UiAutomation, as the crash buffer holds it (field bug 23's kind).
+    if t.message.contains("already registered")
+        || t.message.contains("Error while connecting UiAutomation")
+    {
+        return Some(UiDumpError::AutomationBusy);
+    }
+    let writer = t.through("KXmlSerializer") || t.through("FastXmlSerializer");
+    if writer && t.exception.ends_with("IllegalArgumentException") {
+        return Some(UiDumpError::UnwritableText {
+            character: refused_unit(&t.message),
+            line: t.head.clone(),
+        });
+    }
+    (writer || t.through("AccessibilityNodeInfoDumper") || t.through("DumpCommand")).then(|| {
+        UiDumpError::DumperCrashed {
+            line: t.head.clone(),
+        }
+    })
+}
+
+/// The UTF-16 unit a writer's message names: `Illegal character (d83d)`, `(U+D83D)`, `(U+0)`,
+/// `Bad surrogate pair (U+d83d U+41)` (the first of the pair).
+fn refused_unit(message: &str) -> Option<u32> {
+    let inside = message.split_once('(')?.1.split(')').next()?;
+    let first = inside.split_whitespace().next()?;
+    let hex = first
+        .strip_prefix("U+")
+        .or_else(|| first.strip_prefix("u+"))
+        .unwrap_or(first);
+    u32::from_str_radix(hex, 16).ok().filter(|u| *u <= 0xFFFF)
+}
+
+/// What a refused UTF-16 unit is, in words the agent can act on.
+pub fn describe_refused_unit(unit: u32) -> &'static str {
+    match unit {
+        0xD800..=0xDBFF => "the first half (UTF-16 high surrogate) of an emoji or another character beyond U+FFFF: a text on screen cut in the middle of such a character, or (Android before 5) any emoji",
+        0xDC00..=0xDFFF => "the second half (UTF-16 low surrogate) of an emoji or another character beyond U+FFFF, without its first half",
+        0 => "a NUL character inside a text on screen",
+        0xFFFE | 0xFFFF => "a Unicode noncharacter in a text on screen",
+        _ => "a control character inside a text on screen",
     }
 }
 

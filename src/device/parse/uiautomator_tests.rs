@@ -344,3 +344,47 @@ fn entities_surrogates_and_bounds_edge_cases() {
     );
     assert_eq!(Bounds::parse("[1,2][3]"), None);
 }
+
+/// Field bug 66: the dumper's XML writer refuses a character of the screen's text
+/// (openatx/uiautomator2#135); another crash of the dumper is a transient one.
+#[test]
+fn the_writers_refusal_of_a_character_is_unwritable_text() {
+    let trace = fixture!("uiautomator/wechat-dump-illegal-character-d83d-kxmlserializer.txt");
+    match parse_uiautomator_dump(trace) {
+        Err(UiDumpError::UnwritableText { character, line }) => {
+            assert_eq!(character, Some(0xD83D));
+            assert_eq!(
+                line,
+                "java.lang.IllegalArgumentException: Illegal character (d83d)"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let newer = "java.lang.IllegalArgumentException: Illegal character (U+0)\n\tat com.android.org.kxml2.io.KXmlSerializer.reportInvalidCharacter(KXmlSerializer.java:182)\n\tat com.android.org.kxml2.io.KXmlSerializer.writeEscaped(KXmlSerializer.java:173)\n";
+    assert!(matches!(
+        parse_uiautomator_dump(newer),
+        Err(UiDumpError::UnwritableText {
+            character: Some(0),
+            ..
+        })
+    ));
+    let pair = "java.lang.IllegalArgumentException: Bad surrogate pair (U+d83d U+41)\n\tat com.android.org.kxml2.io.KXmlSerializer.writeSurrogate(KXmlSerializer.java:190)\n\tat com.android.org.kxml2.io.KXmlSerializer.writeEscaped(KXmlSerializer.java:170)\n";
+    assert!(matches!(
+        parse_uiautomator_dump(pair),
+        Err(UiDumpError::UnwritableText {
+            character: Some(0xD83D),
+            ..
+        })
+    ));
+    let npe = "java.lang.NullPointerException\n\tat com.android.uiautomator.core.AccessibilityNodeInfoDumper.childNafCheck(AccessibilityNodeInfoDumper.java:200)\n";
+    assert!(matches!(
+        parse_uiautomator_dump(npe),
+        Err(UiDumpError::DumperCrashed { .. })
+    ));
+    // A trace elsewhere stays an unexplained answer.
+    let other = "java.lang.IllegalArgumentException: Illegal character (d83d)\n\tat com.example.Foo.bar(Foo.java:1)\n";
+    assert!(matches!(
+        parse_uiautomator_dump(other),
+        Err(UiDumpError::NoXml { .. })
+    ));
+}

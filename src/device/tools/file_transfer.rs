@@ -8,7 +8,8 @@
 //! on the path text only: other symlinks on the phone are not resolved (the sync service
 //! follows them), so roots must not contain links leading out of them. Sizes are capped by
 //! `files.max_pull_bytes` / `files.max_push_bytes` (`file_too_large`). A refusal of adbd is
-//! typed by its errno ([`sync_refusal`]). A push into a media directory asks the media store to
+//! typed by its errno ([`sync_refusal`]); a missing path under shared storage is first checked
+//! against the volume's mount state ([`storage_mount`], field bug 68). A push into a media directory asks the media store to
 //! index the file and says whether it did ([`media_index`], field bug 41). Each call has one
 //! deadline, [`FILE_DEADLINE`], for all its steps.
 
@@ -19,11 +20,12 @@ use serde_json::{json, Value};
 
 use super::phone::file_refs::{self, read_upload, resolve_upload};
 use super::phone::media_index;
+use super::phone::storage_mount;
 use super::phone::sync_refusal::{self, Direction};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::adb::AdbError;
 use crate::device::error::DeviceError;
-use crate::device::shared_storage::{check_path, MAX_PATH_BYTES};
+use crate::device::shared_storage::{check_path, DevicePath, MAX_PATH_BYTES};
 use crate::file_cache::{FileOrigin, IssuedFile};
 
 /// Deadline of one pull or push call, every step included (50 MiB over USB 2 takes ~3 s; slow
@@ -76,6 +78,27 @@ fn refuse_directory_form(path: &str) -> Result<(), DeviceError> {
     Ok(())
 }
 
+/// The typed error of a refused sync request: adbd's missing-path answer under shared storage
+/// is first checked against the volume's mount state (an unmounted `/sdcard` says the same
+/// words as a missing file, field bug 68), then the errno decides ([`sync_refusal`]).
+async fn refusal(
+    ctx: &ToolCtx<'_>,
+    e: AdbError,
+    direction: Direction,
+    target: &DevicePath,
+) -> DeviceError {
+    if storage_mount::says_missing(&e) {
+        let verb = match direction {
+            Direction::Push => "written",
+            Direction::Pull => "read",
+        };
+        if let Some(unmounted) = storage_mount::unmounted(ctx, target, verb).await {
+            return unmounted;
+        }
+    }
+    sync_refusal::classify(e, direction, &target.path)
+}
+
 fn path_schema() -> Value {
     json!({"type": "string", "minLength": 2, "maxLength": MAX_PATH_BYTES, "description": PATH_DESC})
 }
@@ -103,7 +126,7 @@ pub struct FilePull;
 impl DeviceTool for FilePull {
     const ID: &'static str = "android_file_pull";
     const TITLE: &'static str = "Download a file from the phone";
-    const DESCRIPTION: &'static str = "Copy a file from the bound phone to the connector and return a file_ref with a relative download_url, byte_size (bytes), mime_type (guessed from the extension) and expires_at (Unix ms). Only paths inside the policy's allowed directories (policy_denied otherwise); files above files.max_pull_bytes (default 50 MiB) fail with file_too_large; a missing file gives file_not_found; a directory (or a path ending with `/`) gives invalid_arguments. No side effects.";
+    const DESCRIPTION: &'static str = "Copy a file from the bound phone to the connector and return a file_ref with a relative download_url, byte_size (bytes), mime_type (guessed from the extension) and expires_at (Unix ms). Only paths inside the policy's allowed directories (policy_denied otherwise); files above files.max_pull_bytes (default 50 MiB) fail with file_too_large; a missing file gives file_not_found (device_booting while shared storage is not mounted yet: after boot, or before the first unlock since boot); a directory (or a path ending with `/`) gives invalid_arguments. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
     type Args = PullArgs;
     type Output = PullOutput;
@@ -126,20 +149,24 @@ impl DeviceTool for FilePull {
 
     async fn run(args: PullArgs, ctx: &ToolCtx<'_>) -> Result<PullOutput, DeviceError> {
         // A root itself is the policy's answer (it names the root); any other `…/` is this one.
-        let path = check_path(&args.path, &ctx.policy.files.roots)?.path;
+        let target = check_path(&args.path, &ctx.policy.files.roots)?;
+        let path = target.path.clone();
         refuse_directory_form(&args.path)?;
         let max = ctx.policy.files.max_pull_bytes;
         let limit = usize::try_from(max).unwrap_or(usize::MAX);
-        let bytes = ctx
+        let pulled = ctx
             .link
             .pull(&path, ctx.deadline.clip(FILE_DEADLINE)?, limit)
-            .await
-            .map_err(|e| match e {
-                AdbError::OutputTooLarge { .. } => DeviceError::FileTooLarge(format!(
+            .await;
+        let bytes = match pulled {
+            Ok(bytes) => bytes,
+            Err(AdbError::OutputTooLarge { .. }) => {
+                return Err(DeviceError::FileTooLarge(format!(
                     "{path} is larger than files.max_pull_bytes ({max} bytes)"
-                )),
-                other => sync_refusal::classify(other, Direction::Pull, &path),
-            })?;
+                )))
+            }
+            Err(e) => return Err(refusal(ctx, e, Direction::Pull, &target).await),
+        };
         let (mime, ext) = mime_guess(&path);
         let file = file_refs::store(ctx, bytes, mime, &ext, FileOrigin::Pulled).await?;
         Ok(PullOutput { path, file })
@@ -176,7 +203,7 @@ pub struct FilePush;
 impl DeviceTool for FilePush {
     const ID: &'static str = "android_file_push";
     const TITLE: &'static str = "Upload a file to the phone";
-    const DESCRIPTION: &'static str = "Write a file uploaded with POST /files/uploads (its file_ref, this channel) to a path on the bound phone, replacing an existing file. Only paths inside the policy's allowed directories (policy_denied otherwise; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 name the same shared storage); files above files.max_push_bytes (default 50 MiB) fail with file_too_large. A file pushed into a media directory (Pictures, DCIM, Movies, Music, Download, Documents, ...) is indexed by the media store so galleries show it: media_indexed says whether the media store confirmed it, note says how. Errors: invalid_arguments (the path ends with `/` or names a directory on the phone: give the file's full path), device_permission_denied (the phone refused the write, with the fix), device_command_failed (e.g. the phone's storage is full).";
+    const DESCRIPTION: &'static str = "Write a file uploaded with POST /files/uploads (its file_ref, this channel) to a path on the bound phone, replacing an existing file. Only paths inside the policy's allowed directories (policy_denied otherwise; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 name the same shared storage); files above files.max_push_bytes (default 50 MiB) fail with file_too_large. A file pushed into a media directory (Pictures, DCIM, Movies, Music, Download, Documents, ...) is indexed by the media store so galleries show it: media_indexed says whether the media store confirmed it, note says how. Errors: invalid_arguments (the path ends with `/` or names a directory on the phone: give the file's full path), device_permission_denied (the phone refused the write, with the fix), device_command_failed (e.g. the phone's storage is full), device_booting (shared storage not mounted yet: after boot, or before the first unlock since boot; retry then).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     type Args = PushArgs;
     type Output = PushOutput;
@@ -218,10 +245,13 @@ impl DeviceTool for FilePush {
                 "the file is larger than files.max_push_bytes ({max} bytes)"
             )));
         }
-        ctx.link
+        let pushed = ctx
+            .link
             .push(&path, 0o660, &bytes, ctx.deadline.clip(FILE_DEADLINE)?)
-            .await
-            .map_err(|e| sync_refusal::classify(e, Direction::Push, &path))?;
+            .await;
+        if let Err(e) = pushed {
+            return Err(refusal(ctx, e, Direction::Push, &target).await);
+        }
         let media = media_index::index(ctx, &target).await;
         Ok(PushOutput {
             path,

@@ -1,7 +1,7 @@
 //! `logcat` and `pidof` of the simulated phone.
 //!
 //! `logcat` (AOSP `system/logging/logcat/logcat.cpp`, `liblog/logprint.cpp`): supports `-d`,
-//! `-v threadtime`, `-t N` (last N lines; an all-digit argument is a count) / `-t 'TIME'`
+//! `-v threadtime`, `-b main|crash` (the crash buffer is empty), `-t N` (last N lines; an all-digit argument is a count) / `-t 'TIME'`
 //! (`YYYY-MM-DD hh:mm:ss.mmm`, `MM-DD hh:mm:ss.mmm` or epoch `sssss.mmm`), `--pid=PID` /
 //! `--pid PID`, `-s` (default filter silent) and filter specs `TAG:L` / `*:L` with levels
 //! `V D I W E F S`. Lines print as threadtime: `MM-DD hh:mm:ss.mmm %5d %5d L TAG     : msg`
@@ -326,6 +326,13 @@ pub fn logcat(phone: &Phone, args: &[String]) -> Output {
                 it.next();
             }
             "-s" => default = 'S',
+            // The crash buffer (Android 5+) holds the uncaught exceptions of processes; nothing
+            // crashes on the sim, so it prints nothing (scripts put a crash there, field bug 66).
+            "-b" => {
+                if it.next() == Some("crash") {
+                    return Output::ok("");
+                }
+            }
             "-t" | "-T" => match it.next() {
                 Some(v) if v.bytes().all(|b| b.is_ascii_digit()) => count = v.parse::<usize>().ok(),
                 Some(v) => since = Some(v.to_string()),

@@ -18,6 +18,7 @@ mod pm;
 mod screencap;
 mod screenrecord;
 mod settings;
+mod sm;
 mod text;
 mod uiautomator;
 mod window_dump;
@@ -162,6 +163,7 @@ pub async fn run(
         "service" => misc::service(phone, args),
         "setprop" => getprop::setprop(phone, args),
         "settings" => settings::run(phone, args),
+        "sm" => sm::run(phone, args),
         "wm" => wm::run(phone, args),
         "dumpsys" => dumpsys::run(phone, args),
         "input" => input::run(phone, args),

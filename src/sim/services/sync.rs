@@ -152,21 +152,24 @@ async fn send(phone: &Phone, input: &mut Input, spec: &str) -> (Vec<u8>, bool) {
         });
         return (fail(f.message()), false);
     }
+    // adbd's steps and their FAIL prefixes (`handle_send_file`): `secure_mkdirs failed` for the
+    // parents, `couldn't create file` for the file itself.
     let stored = phone.with(|s| {
         let parent = path
             .rsplit_once('/')
             .map_or("/", |(p, _)| if p.is_empty() { "/" } else { p });
-        s.vfs.mkdir(parent, true, now_secs())?;
-        s.vfs.write(&path, &data, false, now_secs())?;
+        s.vfs
+            .mkdir(parent, true, now_secs())
+            .map_err(|e| format!("secure_mkdirs failed: {}", e.message()))?;
+        s.vfs
+            .write(&path, &data, false, now_secs())
+            .map_err(|e| format!("couldn't create file: {}", e.message()))?;
         s.vfs.set_meta(&path, mode, mtime);
-        Ok::<(), VfsError>(())
+        Ok::<(), String>(())
     });
     match stored {
         Ok(()) => (encode_word(ID_OKAY, 0), true),
-        Err(e) => (
-            fail(&format!("couldn't create file: {}", e.message())),
-            false,
-        ),
+        Err(line) => (fail(&line), false),
     }
 }
 

@@ -1,6 +1,8 @@
-//! Word expansion: parameters (`$?`, `$$`, `$VAR`), command substitution (output with trailing
-//! newlines removed), then field splitting of unquoted results on blanks. No globbing.
-//! Source: mksh `eval.c` semantics for the common subset.
+//! Word expansion: a leading unquoted `~` (alone or before `/`) becomes `$HOME`, parameters
+//! (`$?`, `$$`, `$VAR`), command substitution (output with trailing newlines removed), then
+//! field splitting of unquoted results on blanks. No globbing, no `~user`.
+//! Source: mksh `eval.c` semantics for the common subset (`tilde()`; the home substitution of
+//! an unquoted `~/…` word is what mobile-next/mobile-mcp#447 measured, field bug 67).
 
 use super::lexer::{Part, Word};
 use super::{Fd, Shell};
@@ -10,8 +12,11 @@ impl Shell {
     pub async fn expand(&mut self, word: &Word) -> Vec<String> {
         let mut fields = Vec::new();
         let mut cur: Option<String> = None;
-        for wp in &word.0 {
+        for (i, wp) in word.0.iter().enumerate() {
             let value = match &wp.part {
+                Part::Lit(s) if i == 0 && !wp.quoted && tilde_prefix(s, word.0.len() == 1) => {
+                    format!("{}{}", self.var("HOME"), &s[1..])
+                }
                 Part::Lit(s) => s.clone(),
                 Part::Var(name) => self.var(name),
                 Part::Subst(cmd) => self.substitute(cmd).await,
@@ -74,4 +79,10 @@ impl Shell {
         let text = String::from_utf8_lossy(&out).to_string();
         text.trim_end_matches('\n').to_string()
     }
+}
+
+/// Whether a word's unquoted leading literal starts with a `~` naming the user's home: `~/…`,
+/// or `~` as the whole word (`alone`); `~'x'` or `~user` are left as they are.
+fn tilde_prefix(s: &str, alone: bool) -> bool {
+    s.starts_with("~/") || (alone && s == "~")
 }

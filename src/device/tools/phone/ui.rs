@@ -28,18 +28,23 @@ fn dump_reason(e: &uiautomator::UiDumpError) -> &'static str {
         uiautomator::UiDumpError::NullRoot => "null_root",
         uiautomator::UiDumpError::AutomationBusy => "automation_busy",
         uiautomator::UiDumpError::StatusOnly { .. } => "no_output",
+        uiautomator::UiDumpError::UnwritableText { .. } => "unwritable_text",
+        uiautomator::UiDumpError::DumperCrashed { .. } => "dumper_crashed",
         _ => "parse_error",
     }
 }
 
 /// Whether another attempt can help: the screen settling (not idle, no window yet) or a
 /// truncated answer. Another automation client holding the service does not let go within a
-/// dump's retries (uiautomator2#1013), and a dump that wrote its tree nowhere does the same
-/// again (field bug 39), so neither is retried.
+/// dump's retries (uiautomator2#1013), a dump that wrote its tree nowhere does the same
+/// again (field bug 39), and a text the dumper cannot write stays on screen (field bug 66), so
+/// none of them is retried.
 fn worth_retrying(e: &uiautomator::UiDumpError) -> bool {
     !matches!(
         e,
-        uiautomator::UiDumpError::AutomationBusy | uiautomator::UiDumpError::StatusOnly { .. }
+        uiautomator::UiDumpError::AutomationBusy
+            | uiautomator::UiDumpError::StatusOnly { .. }
+            | uiautomator::UiDumpError::UnwritableText { .. }
     )
 }
 
@@ -84,11 +89,45 @@ fn final_failure(out: &command::Text, e: &uiautomator::UiDumpError) -> Option<De
             "ui_dump_failed (reason: automation_busy): another UiAutomation client holds the phone's accessibility automation ({}) — usually a uiautomator2 or Appium server, or another test runner; stop that client (end its session, or `am force-stop` its package) and retry; nothing was killed",
             out.telling_line()
         ),
+        // The dumper's XML writer refused a character of a text on screen (field bug 66).
+        (_, uiautomator::UiDumpError::UnwritableText { character, line }) => format!(
+            "ui_dump_failed (reason: unwritable_text): the phone's `uiautomator dump` could not write the screen's text as XML ({line}){}; not retried: it fails the same while that text is on screen — scroll or navigate so it is off screen (or close the app showing it), then retry, or use android_screenshot and coordinates",
+            character.map_or(String::new(), |u| format!(
+                ": U+{u:04X} is {}",
+                uiautomator::describe_refused_unit(u)
+            ))
+        ),
         (_, uiautomator::UiDumpError::StatusOnly { path }) => format!(
             "ui_dump_failed (reason: no_output): `uiautomator dump` said `dumped to: {path}` but gave no tree, to /dev/tty nor to a private file under /data/local/tmp (the phone's dumper could not write it: storage full or locked down?); not retried — use android_screenshot and coordinates"
         ),
         _ => return None,
     }))
+}
+
+/// The cause of a dump that died by SIGKILL printing no tree (at most the shell's `Killed`):
+/// the dumper's own uncaught exception in the crash buffer, logged since this call began
+/// ([`super::dumper_crash`]; its handler kills the process, field bug 66), classified as a
+/// printed one is. `None`: not such a death, or nothing of the dumper's there.
+async fn self_killed(
+    ctx: &ToolCtx<'_>,
+    out: &command::Text,
+    e: &uiautomator::UiDumpError,
+    running: Duration,
+) -> Option<uiautomator::UiDumpError> {
+    let sigkill = out
+        .exit_code
+        .and_then(command::killed_by)
+        .is_some_and(|k| k.signal == 9);
+    let silent = out
+        .all()
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim() == "Killed");
+    if !sigkill || !silent || !matches!(e, uiautomator::UiDumpError::NoXml { .. }) {
+        return None;
+    }
+    // The phone's clock may lag the call's start by the round trips: a little slack.
+    let trace = super::dumper_crash::newest(ctx, running + Duration::from_secs(5)).await?;
+    uiautomator::dumper_exception(&trace)
 }
 
 /// Dumps the UI with bounded, time-boxed retries (never an empty tree reported as a screen),
@@ -121,7 +160,13 @@ pub async fn dump_with_retries(ctx: &ToolCtx<'_>) -> Result<uiautomator::UiDump,
             Ok(dump) => return Ok(dump),
             Err(e) => e,
         };
-        if !worth_retrying(&e) || out.exit_code.and_then(command::killed_by).is_some() {
+        let e = match self_killed(ctx, &out, &e, started.elapsed()).await {
+            Some(cause) => cause,
+            None => e,
+        };
+        let crashed = matches!(e, uiautomator::UiDumpError::DumperCrashed { .. });
+        if !worth_retrying(&e) || (!crashed && out.exit_code.and_then(command::killed_by).is_some())
+        {
             if let Some(fail) = final_failure(&out, &e) {
                 return Err(fail);
             }
