@@ -24,6 +24,7 @@ pub mod battery;
 pub mod devices;
 pub mod display_manager;
 pub mod displays;
+pub mod getevent;
 pub mod getprop;
 pub mod install;
 pub mod keyboard;
