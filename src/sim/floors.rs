@@ -27,6 +27,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "sync_fault",
             "install_sessions",
             "framework",
+            "evdev",
         ],
     ),
     ("phone", &["phone"]),

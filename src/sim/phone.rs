@@ -314,15 +314,20 @@ impl PhoneState {
         self.touchscreen.is_some_and(|c| c.nodes.contains(&path))
     }
 
-    /// One `write(2)` of `bytes` to input node `path` (see [`crate::evdev`]): the bytes taken,
-    /// or `Err(())` for `EINVAL`. Writes to nodes other than the touchscreen are taken and
-    /// change nothing (the keys and sensors are not modelled). Finished gestures act on the UI.
-    pub fn write_input(&mut self, path: &str, bytes: &[u8]) -> Result<usize, ()> {
+    /// One `write(2)` of `bytes` to input node `path` (see [`crate::evdev`]): the bytes taken
+    /// and the gestures that ended, or `Err(())` for `EINVAL`. Writes to nodes other than the
+    /// touchscreen are taken and change nothing (keys and sensors are not modelled). The
+    /// caller applies the gestures to the UI (`programs::write_node`).
+    pub fn write_input(
+        &mut self,
+        path: &str,
+        bytes: &[u8],
+    ) -> Result<(usize, Vec<crate::evdev::Touch>), ()> {
         let Some(c) = self.touchscreen else {
             return Err(());
         };
         if path != c.touch_node {
-            return Ok(bytes.len());
+            return Ok((bytes.len(), Vec::new()));
         }
         let rotation = self.rotation;
         let natural = {
@@ -336,14 +341,7 @@ impl PhoneState {
         let reader = self
             .touch_reader
             .get_or_insert_with(|| crate::evdev::Reader::new(c));
-        let (n, ended) = reader.write(bytes, rotation, natural)?;
-        for t in ended {
-            crate::programs::apply_touch(self, &t);
-            self.touches.push(t);
-        }
-        let excess = self.touches.len().saturating_sub(100);
-        self.touches.drain(..excess);
-        Ok(n)
+        reader.write(bytes, rotation, natural)
     }
 
     /// Logical display size in pixels as apps see it: override size if set, rotated.

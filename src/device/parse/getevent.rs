@@ -227,6 +227,7 @@ mod tests {
         // Properties listed, but not INPUT_PROP_DIRECT: a touchpad, not a touchscreen.
         assert!(touchscreens(&all).is_empty());
         assert!(parse_getevent("").is_empty());
-        assert!(parse_getevent("add device").len() == 1);
+        assert_eq!(parse_getevent("add device 1:").len(), 1);
+        assert!(parse_getevent("add device").is_empty());
     }
 }

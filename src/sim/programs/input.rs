@@ -176,6 +176,19 @@ pub fn apply_touch(s: &mut PhoneState, t: &crate::evdev::Touch) {
     }
 }
 
+/// One `write(2)` to input node `path` ([`PhoneState::write_input`]): the gestures that ended
+/// act on the UI ([`apply_touch`]) and are recorded (`touches`, last 100). `Err(())`: `EINVAL`.
+pub fn write_node(s: &mut PhoneState, path: &str, bytes: &[u8]) -> Result<usize, ()> {
+    let (n, ended) = s.write_input(path, bytes)?;
+    for t in ended {
+        apply_touch(s, &t);
+        s.touches.push(t);
+    }
+    let excess = s.touches.len().saturating_sub(100);
+    s.touches.drain(..excess);
+    Ok(n)
+}
+
 /// A tap at logical display coordinates; outside the display or on nothing: no effect.
 fn tap(s: &mut PhoneState, x: f32, y: f32) {
     let (w, h) = s.display_size();

@@ -24,7 +24,7 @@ mod uiautomator;
 mod window_dump;
 mod wm;
 
-pub use input::apply_touch;
+pub use input::{apply_touch, write_node};
 
 use crate::phone::Phone;
 use crate::timing;

@@ -288,7 +288,7 @@ impl Shell {
             Target::Pipe => piped.extend_from_slice(&bytes),
             Target::Null => {}
             Target::Device(path) => {
-                let _ = self.phone.with(|s| s.write_input(path, &bytes));
+                let _ = self.phone.with(|s| programs::write_node(s, path, &bytes));
             }
             Target::File(path) => {
                 let _ = self
@@ -316,7 +316,7 @@ impl Shell {
                     if let Some(d) = cost {
                         tokio::time::sleep(d).await;
                     }
-                    match self.phone.with(|s| s.write_input(&node, rest)) {
+                    match self.phone.with(|s| programs::write_node(s, &node, rest)) {
                         Ok(n) => rest = &rest[n..],
                         Err(()) => {
                             self.emit(Fd::Err, b"cat: xwrite: Invalid argument\n".to_vec());

@@ -611,7 +611,7 @@ mod tests {
         );
         assert_eq!(
             input_lines(Gesture::Hold((1, 2), 800)).as_deref(),
-            Some("input swipe 1 2 1 2 800")
+            Some("'input' 'swipe' '1' '2' '1' '2' '800'")
         );
     }
 
