@@ -378,7 +378,11 @@ async fn evdev(n: usize) {
             let t = Instant::now();
             let ack = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
             ms.push(t.elapsed().as_secs_f64() * 1e3);
-            phone.push(ack["payload"]["result"]["timing"]["phone_ms"].as_f64().unwrap_or(0.0));
+            phone.push(
+                ack["payload"]["result"]["timing"]["phone_ms"]
+                    .as_f64()
+                    .unwrap_or(0.0),
+            );
             tokio::time::sleep(Duration::from_millis(70)).await;
         }
         summary(&format!("android_tap warm, {label}"), ms);
@@ -399,7 +403,10 @@ async fn evdev(n: usize) {
                     ms.push(t.elapsed().as_secs_f64() * 1e3 - duration as f64);
                     tokio::time::sleep(Duration::from_millis(70)).await;
                 }
-                summary(&format!("android_pinch {duration} ms: call - duration_ms"), ms);
+                summary(
+                    &format!("android_pinch {duration} ms: call - duration_ms"),
+                    ms,
+                );
             }
         }
     }
