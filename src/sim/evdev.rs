@@ -107,6 +107,10 @@ pub fn capture(name: &str) -> Option<&'static Capture> {
     CAPTURES.iter().find(|c| c.name == name)
 }
 
+/// `EINVAL` of `write(2)` to an input node: fewer bytes than one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Einval;
+
 /// What kind of gesture the reader saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -196,7 +200,7 @@ impl Reader {
         }
     }
 
-    /// Feeds one write: `Err(())` (EINVAL) for fewer bytes than one record, else the whole
+    /// Feeds one write: [`Einval`] for fewer bytes than one record, else the whole
     /// records are read and the bytes taken returned with the gestures that ended; a trailing
     /// partial record is left to the writer (whose retry of it is then `EINVAL`).
     pub fn write(
@@ -204,10 +208,10 @@ impl Reader {
         bytes: &[u8],
         rotation: u32,
         natural: (u32, u32),
-    ) -> Result<(usize, Vec<Touch>), ()> {
+    ) -> Result<(usize, Vec<Touch>), Einval> {
         let size = self.record_size();
         if bytes.len() < size {
-            return Err(());
+            return Err(Einval);
         }
         let mut ended = Vec::new();
         let whole = bytes.len() / size * size;
@@ -275,29 +279,26 @@ impl Reader {
         let mut active = 0;
         for i in 0..self.slots.len() {
             let s = self.slots[i];
-            match (s.id, s.x, s.y) {
-                (Some(_), Some(x), Some(y)) => {
-                    active += 1;
-                    let p = self.to_display((x, y), rot, natural);
-                    match &mut self.tracks[i] {
-                        Some(t) => {
-                            t.last = p;
-                            let d = ((p.0 - t.first.0).powi(2) + (p.1 - t.first.1).powi(2)).sqrt();
-                            t.max_move = t.max_move.max(d);
-                        }
-                        None => {
-                            self.started.get_or_insert_with(std::time::Instant::now);
-                            self.tracks[i] = Some(Track {
-                                first: p,
-                                last: p,
-                                max_move: 0.0,
-                            });
-                            self.fingers += 1;
-                        }
+            // A contact with no position yet (or none at all) takes no part.
+            if let (Some(_), Some(x), Some(y)) = (s.id, s.x, s.y) {
+                active += 1;
+                let p = self.to_display((x, y), rot, natural);
+                match &mut self.tracks[i] {
+                    Some(t) => {
+                        t.last = p;
+                        let d = ((p.0 - t.first.0).powi(2) + (p.1 - t.first.1).powi(2)).sqrt();
+                        t.max_move = t.max_move.max(d);
+                    }
+                    None => {
+                        self.started.get_or_insert_with(std::time::Instant::now);
+                        self.tracks[i] = Some(Track {
+                            first: p,
+                            last: p,
+                            max_move: 0.0,
+                        });
+                        self.fingers += 1;
                     }
                 }
-                // A contact with no position yet (or none at all) takes no part.
-                _ => {}
             }
         }
         if active > 0 || self.started.is_none() {

@@ -315,16 +315,16 @@ impl PhoneState {
     }
 
     /// One `write(2)` of `bytes` to input node `path` (see [`crate::evdev`]): the bytes taken
-    /// and the gestures that ended, or `Err(())` for `EINVAL`. Writes to nodes other than the
+    /// and the gestures that ended, or [`crate::evdev::Einval`]. Writes to nodes other than the
     /// touchscreen are taken and change nothing (keys and sensors are not modelled). The
     /// caller applies the gestures to the UI (`programs::write_node`).
     pub fn write_input(
         &mut self,
         path: &str,
         bytes: &[u8],
-    ) -> Result<(usize, Vec<crate::evdev::Touch>), ()> {
+    ) -> Result<(usize, Vec<crate::evdev::Touch>), crate::evdev::Einval> {
         let Some(c) = self.touchscreen else {
-            return Err(());
+            return Err(crate::evdev::Einval);
         };
         if path != c.touch_node {
             return Ok((bytes.len(), Vec::new()));

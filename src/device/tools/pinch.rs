@@ -63,14 +63,13 @@ pub struct PinchOutput {
     pub timing: Timing,
 }
 
+/// Two fingers' points, display px.
+type Fingers = [(i64, i64); 2];
+
 /// The two fingers' start and end points: on a horizontal line through `c`, the wider span
 /// [`WIDE_SPAN`] of the shorter side (less where `c` is near an edge). Too near an edge for
 /// the narrower span to stay [`MIN_SPAN_PX`] apart: `invalid_arguments`.
-fn fingers(
-    c: (i64, i64),
-    size: (u32, u32),
-    scale: f64,
-) -> Result<([(i64, i64); 2], [(i64, i64); 2]), DeviceError> {
+fn fingers(c: (i64, i64), size: (u32, u32), scale: f64) -> Result<(Fingers, Fingers), DeviceError> {
     let (w, h) = (f64::from(size.0), f64::from(size.1));
     let room = (c.0 as f64).min(w - 1.0 - c.0 as f64);
     let wide_half = (WIDE_SPAN * w.min(h) / 2.0).min(room);

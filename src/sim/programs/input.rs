@@ -177,8 +177,12 @@ pub fn apply_touch(s: &mut PhoneState, t: &crate::evdev::Touch) {
 }
 
 /// One `write(2)` to input node `path` ([`PhoneState::write_input`]): the gestures that ended
-/// act on the UI ([`apply_touch`]) and are recorded (`touches`, last 100). `Err(())`: `EINVAL`.
-pub fn write_node(s: &mut PhoneState, path: &str, bytes: &[u8]) -> Result<usize, ()> {
+/// act on the UI ([`apply_touch`]) and are recorded (`touches`, last 100).
+pub fn write_node(
+    s: &mut PhoneState,
+    path: &str,
+    bytes: &[u8],
+) -> Result<usize, crate::evdev::Einval> {
     let (n, ended) = s.write_input(path, bytes)?;
     for t in ended {
         apply_touch(s, &t);

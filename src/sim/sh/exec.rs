@@ -318,7 +318,7 @@ impl Shell {
                     }
                     match self.phone.with(|s| programs::write_node(s, &node, rest)) {
                         Ok(n) => rest = &rest[n..],
-                        Err(()) => {
+                        Err(crate::evdev::Einval) => {
                             self.emit(Fd::Err, b"cat: xwrite: Invalid argument\n".to_vec());
                             return 1;
                         }

@@ -1,11 +1,11 @@
 //! Touches as the kernel's multi-touch protocol B, packed as `input_event` records for a
 //! touchscreen node (pure: bytes and coordinates, no I/O; the stream is [`super::touch`]).
 //!
-//! - Record: `struct input_event` = `struct timeval` (two `long`s) + `__u16 type` + `__u16 code`
-//!   + `__s32 value`, little-endian: 24 bytes from a 64-bit process, 16 from a 32-bit one
-//!   (`linux/input.h`; the kernel reads a 32-bit writer's records in the compat layout,
-//!   `drivers/input/input-compat.c` `input_event_from_user`). The time is left zero: the input
-//!   core stamps injected events itself (`drivers/input/evdev.c` `evdev_write` →
+//! - Record: `struct input_event`, little-endian — a `struct timeval` (two `long`s), then
+//!   `__u16 type`, `__u16 code`, `__s32 value`: 24 bytes from a 64-bit process, 16 from a
+//!   32-bit one (`linux/input.h`; the kernel reads a 32-bit writer's records in the compat
+//!   layout, `drivers/input/input-compat.c` `input_event_from_user`). The time is left zero:
+//!   the input core stamps injected events itself (`drivers/input/evdev.c` `evdev_write` calls
 //!   `input_inject_event`).
 //! - Protocol B (`Documentation/input/multi-touch-protocol.rst`): `ABS_MT_SLOT` selects the
 //!   contact, a fresh `ABS_MT_TRACKING_ID` starts it, `ABS_MT_POSITION_X/Y` move it, tracking id
