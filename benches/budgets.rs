@@ -4,7 +4,11 @@
 //! 1. tool-call cost vs the same ADB operation issued directly (our adb client, same phone,
 //!    same transport): `android_tap` vs `input tap`, and `android_screenshot` vs `exec:screencap -p`;
 //! 2. dispatch latency with 32 busy channels: `ping` round trips while 32 channels call tools;
-//! 3. connector RSS with 16 phones bound: idle, after 10k tool calls, idle again.
+//! 3. connector RSS with 16 phones bound: idle, after 10k tool calls, idle again;
+//! 4. per-tool latency through Google adb 34;
+//! 5. touch through the touchscreen's input device (issue 20): `android_tap` warm, evdev vs
+//!    `cmd input`, and `android_pinch` against its `duration_ms`, with the handset cost model
+//!    (`sim --timing realistic --link usb2`, direct transport).
 //!
 //! Figures go to stdout; `docs/performance.md` records them with the machine they came from.
 
@@ -344,6 +348,70 @@ async fn per_tool(n: usize) {
     }
 }
 
+/// `android_tap` (warm) and `android_pinch` on a phone with the cost model over usb2: through
+/// the touchscreen (`--touchscreen redmagic6`) and, for comparison, through `cmd input` (no
+/// input devices).
+async fn evdev(n: usize) {
+    println!("== 5. touch via evdev vs cmd input (sim --timing realistic --link usb2, direct)");
+    for (label, extra) in [
+        ("evdev", vec!["--touchscreen", "redmagic6"]),
+        ("cmd_input", vec![]),
+    ] {
+        let mut flags = vec!["--timing", "realistic", "--link", "usb2"];
+        flags.extend(extra);
+        let sim = SimPhone::start_with_control("BENCHEVDEV001", &flags);
+        let dir = TempDir::new("bench-evdev");
+        let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+        let mut x = connect(&conn.addr).await;
+        x.validate = false;
+        x.hello("").await;
+        let (ch, _) = x.open(None).await;
+        claim_when_visible(&mut x, &ch, &sim.serial).await;
+        // Warm: the probe, the stream, the display read's first round trips.
+        for _ in 0..3 {
+            let ack = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
+            assert_eq!(ack["payload"]["result"]["backend"], label, "{ack}");
+        }
+        let mut ms = Vec::new();
+        let mut phone = Vec::new();
+        for _ in 0..n {
+            let t = Instant::now();
+            let ack = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+            phone.push(
+                ack["payload"]["result"]["timing"]["phone_ms"]
+                    .as_f64()
+                    .unwrap_or(0.0),
+            );
+            tokio::time::sleep(Duration::from_millis(70)).await;
+        }
+        summary(&format!("android_tap warm, {label}"), ms);
+        summary(&format!("  of it timing.phone_ms, {label}"), phone);
+        if label == "evdev" {
+            for duration in [200u64, 1000] {
+                let mut ms = Vec::new();
+                for _ in 0..n.min(20) {
+                    let t = Instant::now();
+                    let ack = x
+                        .tool(
+                            &ch,
+                            "android_pinch",
+                            json!({"x": 540, "y": 1200, "scale": 2.0, "duration_ms": duration}),
+                        )
+                        .await;
+                    assert!(ack.get("error").is_none(), "{ack}");
+                    ms.push(t.elapsed().as_secs_f64() * 1e3 - duration as f64);
+                    tokio::time::sleep(Duration::from_millis(70)).await;
+                }
+                summary(
+                    &format!("android_pinch {duration} ms: call - duration_ms"),
+                    ms,
+                );
+            }
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -392,6 +460,9 @@ fn main() {
         }
         if only("tools") {
             per_tool(if quick { 5 } else { 20 }).await;
+        }
+        if only("evdev") {
+            evdev(if quick { 20 } else { 100 }).await;
         }
     });
 }

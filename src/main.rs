@@ -161,6 +161,10 @@ struct SimArgs {
     /// The link `--timing realistic` models.
     #[arg(long, default_value = "usb2", value_name = "usb2|usb3|wifi")]
     link: sim::timing::Link,
+    /// Input devices from a real `getevent -lp` capture (mimix2, galaxy-s5, redmagic6): the
+    /// touchscreen's node then takes protocol-B writes (docs/sim.md). Absent: no input nodes.
+    #[arg(long, value_name = "CAPTURE")]
+    touchscreen: Option<String>,
 }
 
 #[cfg(feature = "sim")]
@@ -179,6 +183,7 @@ impl SimArgs {
             mdns_interfaces: self.mdns_interface,
             timing: self.timing,
             link: self.link,
+            touchscreen: self.touchscreen,
         }
     }
 }

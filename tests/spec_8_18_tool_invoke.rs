@@ -380,6 +380,7 @@ async fn the_docs_list_exactly_the_tools_the_connector_journals() {
         "android_tap" | "android_long_press" | "android_double_tap" => json!({"x": 5, "y": 6}),
         "android_swipe" => json!({"x1": 5, "y1": 6, "x2": 7, "y2": 8}),
         "android_scroll" => json!({"direction": "down"}),
+        "android_pinch" => json!({"x": 540, "y": 1200, "scale": 2.0}),
         "android_input_text" => json!({"text": "a"}),
         "android_press_key" => json!({"key": "home"}),
         "android_set_orientation" => json!({"orientation": "portrait"}),

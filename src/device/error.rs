@@ -54,6 +54,10 @@ pub enum DeviceError {
     /// Text the available input method cannot type (message names the fix).
     #[error("{0}")]
     UnsupportedText(String),
+    /// The phone offers no way to do this (`unsupported`): the message names what is missing
+    /// and what works instead.
+    #[error("{0}")]
+    Unsupported(String),
     /// `uiautomator dump` gave no tree (message starts `ui_dump_failed (reason: …)`).
     #[error("{0}")]
     UiDumpFailed(String),
@@ -215,6 +219,7 @@ impl DeviceError {
             DeviceError::StaleSnapshot | DeviceError::StaleFrame { .. } => ErrorCode::StaleSnapshot,
             DeviceError::OutOfBounds { .. } => ErrorCode::OutOfBounds,
             DeviceError::UnsupportedText(_) => ErrorCode::UnsupportedText,
+            DeviceError::Unsupported(_) => ErrorCode::Unsupported,
             DeviceError::UiDumpFailed(_) => ErrorCode::UiDumpFailed,
             DeviceError::InvalidScreenshot(_) => ErrorCode::InvalidScreenshot,
             DeviceError::AppNotInstalled { .. } => ErrorCode::AppNotInstalled,

@@ -75,6 +75,9 @@ pub enum ErrorCode {
     OutOfBounds,
     /// Text cannot be typed by the available input method.
     UnsupportedText,
+    /// The bound phone offers no way to do what the tool asks (e.g. a two-finger pinch where
+    /// only `input` can inject, which has one finger); the message says what is missing.
+    Unsupported,
     /// `uiautomator dump` failed (reason in the message).
     UiDumpFailed,
     /// The screenshot bytes were not a valid PNG.
@@ -149,6 +152,7 @@ impl ErrorCode {
             Self::AppNotResponding => "app_not_responding",
             Self::OutOfBounds => "out_of_bounds",
             Self::UnsupportedText => "unsupported_text",
+            Self::Unsupported => "unsupported",
             Self::UiDumpFailed => "ui_dump_failed",
             Self::InvalidScreenshot => "invalid_screenshot",
             Self::PolicyDenied => "policy_denied",
@@ -186,6 +190,7 @@ mod tests {
             ErrorCode::ConnectorCardIdMismatch,
             ErrorCode::DeviceTimeout,
             ErrorCode::UnsupportedText,
+            ErrorCode::Unsupported,
             ErrorCode::PolicyDenied,
             ErrorCode::AppNotInstalled,
             ErrorCode::NoLauncherActivity,

@@ -127,6 +127,12 @@ pub struct StateView {
     pub command_log: Vec<LogEntry>,
     /// Wireless debugging (`null` without `--wireless`).
     pub wireless: Option<WirelessView>,
+    /// The input devices' capture name (`null`: no input nodes).
+    pub touchscreen: Option<String>,
+    /// The shell may write the input nodes.
+    pub input_writable: bool,
+    /// Gestures read from the touchscreen node, oldest first ([`crate::evdev::Touch`]).
+    pub touches: Vec<crate::evdev::Touch>,
 }
 
 /// `POST /v1/state` body; absent fields stay as they are.
@@ -187,6 +193,13 @@ pub struct StatePatch {
     pub ime_registration_pending: Option<u32>,
     /// `status_only`: `uiautomator dump /dev/tty` prints only its status line (field bug 39).
     pub ui_dump_tty: Option<TtyDump>,
+    /// Input devices of this capture ([`crate::evdev::CAPTURES`] name); `null` removes them.
+    #[serde(default, deserialize_with = "present")]
+    pub touchscreen: Option<Option<String>>,
+    /// `false`: the shell may not write the input nodes (`Permission denied`).
+    pub input_writable: Option<bool>,
+    /// `true`: forgets the gestures read so far.
+    pub clear_touches: Option<bool>,
 }
 
 /// What `GET`/`POST /v1/auth` return.
@@ -288,6 +301,9 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             scripts: s.scripts.len(),
             command_log: s.log.clone(),
             wireless,
+            touchscreen: s.touchscreen.map(|c| c.name.to_string()),
+            input_writable: s.input_writable,
+            touches: s.touches.clone(),
         }
     })
 }
@@ -456,7 +472,28 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
             ));
         }
     }
+    let capture = match &p.touchscreen {
+        Some(Some(name)) => Some(Some(crate::evdev::capture(name).ok_or_else(|| {
+            format!(
+                "touchscreen: unknown capture {name}; one of: {}",
+                crate::evdev::CAPTURES
+                    .iter()
+                    .map(|c| c.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?)),
+        Some(None) => Some(None),
+        None => None,
+    };
     // Checked: from here nothing fails.
+    if let Some(c) = capture {
+        s.set_touchscreen(c);
+    }
+    s.input_writable = p.input_writable.unwrap_or(s.input_writable);
+    if p.clear_touches == Some(true) {
+        s.touches.clear();
+    }
     s.rotation = p.rotation.unwrap_or(s.rotation);
     match size {
         Some(Some((w, h))) => s.set_override_size(w, h),

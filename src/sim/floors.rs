@@ -28,6 +28,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "install_sessions",
             "framework",
             "enabled_state",
+            "evdev",
         ],
     ),
     ("phone", &["phone"]),

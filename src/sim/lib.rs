@@ -44,6 +44,7 @@ pub mod control;
 pub mod control_json;
 pub mod control_storage;
 pub mod enabled_state;
+pub mod evdev;
 #[cfg(test)]
 mod floors;
 mod font;
@@ -105,6 +106,8 @@ pub struct SimOptions {
     pub timing: timing::TimingMode,
     /// The link the cost model applies (only with `Realistic`).
     pub link: timing::Link,
+    /// The input devices' capture ([`evdev::CAPTURES`] by name); `None`: no input nodes.
+    pub touchscreen: Option<String>,
 }
 
 impl Default for SimOptions {
@@ -121,6 +124,7 @@ impl Default for SimOptions {
             mdns_interfaces: Vec::new(),
             timing: timing::TimingMode::Instant,
             link: timing::Link::Usb2,
+            touchscreen: None,
         }
     }
 }
@@ -190,6 +194,22 @@ pub async fn start_with_phone(
     } else {
         opts.model.clone()
     };
+    let capture = match opts.touchscreen.as_deref() {
+        None => None,
+        Some(name) => Some(evdev::capture(name).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "unknown --touchscreen {name:?}; one of: {}",
+                    evdev::CAPTURES
+                        .iter()
+                        .map(|c| c.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })?),
+    };
     let keys = auth::KeyStore::open(opts.require_auth, opts.state_dir.as_deref())?;
     let phone = Phone::new(persona, &opts.serial, &model);
     let android_id = match opts.state_dir.as_deref() {
@@ -202,6 +222,7 @@ pub async fn start_with_phone(
                 .insert(("secure".into(), "android_id".into()), id);
         }
         s.auth = keys;
+        s.set_touchscreen(capture);
         s.timing = (opts.timing == timing::TimingMode::Realistic).then(|| timing::Model {
             phone: s.persona.timing,
             sdk: s.persona.sdk,

@@ -120,6 +120,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "dumpsys",
     "echo",
     "false",
+    "getevent",
     "getprop",
     "grep",
     "head",

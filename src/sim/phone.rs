@@ -159,6 +159,17 @@ pub struct PhoneState {
     pub sync_faults: Vec<crate::sync_fault::SyncFault>,
     /// Open `pm install-create` sessions.
     pub install_sessions: crate::install_sessions::InstallSessions,
+    /// The input devices' capture (`--touchscreen`, `POST /v1/state {"touchscreen": …}`);
+    /// `None`: no `/dev/input/event*` nodes at all.
+    pub touchscreen: Option<&'static crate::evdev::Capture>,
+    /// The shell user may write the input nodes (`true`: group `input` through adbd's
+    /// supplementary groups and `allow shell input_device:chr_file rw_file_perms`); `false`
+    /// models a build that withholds it (`Permission denied`).
+    pub input_writable: bool,
+    /// The touchscreen reader's slots and gesture in progress.
+    pub touch_reader: Option<crate::evdev::Reader>,
+    /// Gestures the touchscreen reader finished, oldest first (last 100).
+    pub touches: Vec<crate::evdev::Touch>,
 }
 
 /// Seconds since the Unix epoch (mtimes).
@@ -235,6 +246,10 @@ impl Phone {
             media: Default::default(),
             sync_faults: Vec::new(),
             install_sessions: Default::default(),
+            touchscreen: None,
+            input_writable: true,
+            touch_reader: None,
+            touches: Vec::new(),
         };
         let (tx, _rx) = tokio::sync::watch::channel(TransportMode::Online);
         Phone {
@@ -302,6 +317,55 @@ impl PhoneState {
             .last()
             .cloned()
             .unwrap_or_else(|| self.persona.launcher_component())
+    }
+
+    /// Installs the input devices of `capture` (`None`: removes them); the ABI props follow
+    /// the capture's phone (a 32-bit userland is `armeabi-v7a`).
+    pub fn set_touchscreen(&mut self, capture: Option<&'static crate::evdev::Capture>) {
+        self.touchscreen = capture;
+        self.touch_reader = capture.map(crate::evdev::Reader::new);
+        let (abi, list) = match capture {
+            Some(c) if c.userland_32 => ("armeabi-v7a", "armeabi-v7a,armeabi"),
+            _ => ("arm64-v8a", "arm64-v8a,armeabi-v7a,armeabi"),
+        };
+        self.props.insert("ro.product.cpu.abi".into(), abi.into());
+        self.props
+            .insert("ro.product.cpu.abilist".into(), list.into());
+    }
+
+    /// Whether `path` is one of the phone's input device nodes.
+    pub fn is_input_node(&self, path: &str) -> bool {
+        self.touchscreen.is_some_and(|c| c.nodes.contains(&path))
+    }
+
+    /// One `write(2)` of `bytes` to input node `path` (see [`crate::evdev`]): the bytes taken
+    /// and the gestures that ended, or [`crate::evdev::Einval`]. Writes to nodes other than the
+    /// touchscreen are taken and change nothing (keys and sensors are not modelled). The
+    /// caller applies the gestures to the UI (`programs::write_node`).
+    pub fn write_input(
+        &mut self,
+        path: &str,
+        bytes: &[u8],
+    ) -> Result<(usize, Vec<crate::evdev::Touch>), crate::evdev::Einval> {
+        let Some(c) = self.touchscreen else {
+            return Err(crate::evdev::Einval);
+        };
+        if path != c.touch_node {
+            return Ok((bytes.len(), Vec::new()));
+        }
+        let rotation = self.rotation;
+        let natural = {
+            let (w, h) = self.display_size();
+            if rotation % 2 == 1 {
+                (h, w)
+            } else {
+                (w, h)
+            }
+        };
+        let reader = self
+            .touch_reader
+            .get_or_insert_with(|| crate::evdev::Reader::new(c));
+        reader.write(bytes, rotation, natural)
     }
 
     /// Logical display size in pixels as apps see it: override size if set, rotated.

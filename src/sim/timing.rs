@@ -194,7 +194,21 @@ fn ms(v: f64) -> Duration {
     Duration::from_secs_f64(v.max(0.0) / 1e3)
 }
 
+/// One `write(2)` of input records to a touchscreen node by the shell's `cat`, ms: the pipe
+/// hop from adbd to `cat`, `cat`'s read and write, and `evdev_write` injecting each record
+/// (`drivers/input/evdev.c`: `input_inject_event` per record, nothing waits for the reader).
+/// Estimate: a few syscalls and a context switch, well under the 5.6 ms a whole tap takes on
+/// real hardware through mobilecli's resident injector (mobile-next/mobilecli #286, #412), which
+/// also pays a socket round trip and Java's `injectInputEvent`.
+pub const EVDEV_WRITE_MS: f64 = 0.3;
+
 impl Model {
+    /// The modelled duration of one write of input records to a touchscreen node
+    /// ([`EVDEV_WRITE_MS`]).
+    pub fn evdev_write(&self) -> Duration {
+        ms(EVDEV_WRITE_MS)
+    }
+
     /// The modelled duration of `screencap` for a frame of `pixels` px, `png` = `-p`.
     pub fn screencap(&self, pixels: u64, png: bool) -> Duration {
         let mp = pixels as f64 / 1e6;

@@ -25,6 +25,7 @@ pub mod crash_log;
 pub mod devices;
 pub mod display_manager;
 pub mod displays;
+pub mod getevent;
 pub mod getprop;
 pub mod install;
 pub mod java_trace;

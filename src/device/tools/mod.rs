@@ -32,6 +32,7 @@ mod keyboard;
 mod logcat;
 mod open_url;
 mod orientation;
+mod pinch;
 mod press_key;
 mod screen_record;
 mod screenshot;
@@ -86,6 +87,7 @@ fn registered() -> Vec<RegisteredTool> {
         RegisteredTool::of::<shell::Shell>(),
         RegisteredTool::of::<keyboard::HideKeyboard>(),
         RegisteredTool::of::<displays::Displays>(),
+        RegisteredTool::of::<pinch::Pinch>(),
     ]
 }
 

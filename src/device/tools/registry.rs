@@ -355,6 +355,7 @@ mod tests {
         "android_shell",
         "android_hide_keyboard",
         "android_displays",
+        "android_pinch",
     ];
 
     #[test]

@@ -1,42 +1,37 @@
 //! Moving gestures: `android_swipe` (between two points) and `android_scroll` (content in a
-//! direction, inside an element or mid-screen), both `input swipe X1 Y1 X2 Y2 MS` with every
-//! point checked against (or clamped to) the display.
+//! direction, inside an element or mid-screen), with every point checked against (or clamped
+//! to) the display. Both reach the phone through [`phone::touch`](super::phone::touch): one
+//! finger moved across the touchscreen's input device, frame by frame, where it can, else
+//! `input swipe X1 Y1 X2 Y2 MS`; the result says which (`backend`) and where the time went.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::phone::display::{acting_geometry, check_on_display, read_display};
-use super::phone::input::{duration_schema, gesture_deadline, run_input, INPUT_DEADLINE};
+use super::phone::display::{acting_geometry, check_on_display, read_display, DisplayGeometry};
+use super::phone::input::{duration_schema, gesture_deadline, INPUT_DEADLINE};
 use super::phone::target::{
     check_bounds, resolve, resolve_xy, target_args, with_target_properties,
 };
+use super::phone::touch::{
+    backend_schema, perform, timing_schema, Backend, Done, Gesture, Stopwatch, Timing,
+};
 use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::shell_quote::command_line;
 
 /// Default swipe duration (ms).
 pub const SWIPE_MS: u64 = 300;
 /// Default scroll distance as a fraction of the display (or element) extent.
 pub const SCROLL_FRACTION: f64 = 0.5;
 
-/// `input swipe` from `a` to `b` over `ms`.
+/// One finger from `a` to `b` over `ms` ([`perform`]).
 async fn run_swipe(
     ctx: &ToolCtx<'_>,
+    now: &DisplayGeometry,
     a: (i64, i64),
     b: (i64, i64),
     ms: u64,
-) -> Result<(), DeviceError> {
-    let argv = [a.0, a.1, b.0, b.1].map(|v| v.to_string());
-    let cmd = command_line(&[
-        "input",
-        "swipe",
-        &argv[0],
-        &argv[1],
-        &argv[2],
-        &argv[3],
-        &ms.to_string(),
-    ]);
-    run_input(ctx, &cmd, gesture_deadline(ms)).await
+) -> Result<Done, DeviceError> {
+    perform(ctx, now, Gesture::Swipe(a, b, ms)).await
 }
 
 fn point_schema() -> Value {
@@ -72,6 +67,10 @@ pub struct SwipeOutput {
     /// The lock screen was showing (or the screen off) when the swipe ran: it landed there,
     /// not on an app (a swipe up dismisses a swipe lock or brings up the PIN pad).
     pub lock_screen: bool,
+    /// How the swipe reached the phone.
+    pub backend: Backend,
+    /// Where the call's time went.
+    pub timing: Timing,
 }
 
 /// `android_swipe`: the one gesture that runs on the lock screen — a swipe up is how a swipe
@@ -96,9 +95,9 @@ impl DeviceTool for Swipe {
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["from", "to", "duration_ms", "lock_screen"], "properties": {
+        json!({"type": "object", "required": ["from", "to", "duration_ms", "lock_screen", "backend", "timing"], "properties": {
             "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1},
-            "lock_screen": {"type": "boolean"}
+            "lock_screen": {"type": "boolean"}, "backend": backend_schema(), "timing": timing_schema()
         }})
     }
 
@@ -107,10 +106,11 @@ impl DeviceTool for Swipe {
     }
 
     async fn run(args: SwipeArgs, ctx: &ToolCtx<'_>) -> Result<SwipeOutput, DeviceError> {
+        let mut watch = Stopwatch::start();
         let shot = args.screenshot_id.as_deref();
         // Read for this call: a rotation or size change since must not map or check the
         // points (field bug 25). Only a missing service refuses: a swipe is how a lock goes.
-        let (now, readiness) = read_display(ctx).await?;
+        let (now, readiness) = watch.phone(read_display(ctx)).await?;
         if let Some(e @ DeviceError::ServiceMissing { .. }) = readiness.refusal() {
             return Err(e);
         }
@@ -118,12 +118,15 @@ impl DeviceTool for Swipe {
         let (x2, y2) = resolve_xy(args.x2, args.y2, shot, ctx, &now)?;
         check_on_display(&now, &[(x1, y1), (x2, y2)])?;
         let ms = args.duration_ms.unwrap_or(SWIPE_MS);
-        run_swipe(ctx, (x1, y1), (x2, y2), ms).await?;
+        let done = run_swipe(ctx, &now, (x1, y1), (x2, y2), ms).await?;
+        watch.add(&done);
         Ok(SwipeOutput {
             from: [x1, y1],
             to: [x2, y2],
             duration_ms: ms,
             lock_screen: readiness.refusal().is_some(),
+            backend: done.backend,
+            timing: watch.timing(),
         })
     }
 }
@@ -165,6 +168,10 @@ pub struct ScrollOutput {
     pub to: [i64; 2],
     /// Duration, ms.
     pub duration_ms: u64,
+    /// How the scroll reached the phone.
+    pub backend: Backend,
+    /// Where the call's time went.
+    pub timing: Timing,
 }
 
 /// `android_scroll`: scrolls the content `direction` (content moves so that what is further
@@ -190,9 +197,10 @@ impl DeviceTool for Scroll {
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["direction", "from", "to", "duration_ms"], "properties": {
+        json!({"type": "object", "required": ["direction", "from", "to", "duration_ms", "backend", "timing"], "properties": {
             "direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
-            "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1}
+            "from": point_schema(), "to": point_schema(), "duration_ms": {"type": "integer", "minimum": 1},
+            "backend": backend_schema(), "timing": timing_schema()
         }})
     }
 
@@ -202,7 +210,8 @@ impl DeviceTool for Scroll {
     }
 
     async fn run(args: ScrollArgs, ctx: &ToolCtx<'_>) -> Result<ScrollOutput, DeviceError> {
-        let now = acting_geometry(ctx).await?;
+        let mut watch = Stopwatch::start();
+        let now = watch.phone(acting_geometry(ctx)).await?;
         let size = now.size;
         // Any element argument, even empty, asks to scroll inside an element; x/y (in display
         // px, or in screenshot_id's pixel space, checked against the display now) centre the
@@ -214,11 +223,15 @@ impl DeviceTool for Scroll {
             || args.resource_id.is_some()
             || args.content_desc.is_some()
         {
-            let el = resolve(target, ctx, &now).await?.element.ok_or_else(|| {
-                DeviceError::InvalidArguments(
-                    "scroll inside an element needs element_id or a selector".into(),
-                )
-            })?;
+            let el = watch
+                .phone(resolve(target, ctx, &now))
+                .await?
+                .element
+                .ok_or_else(|| {
+                    DeviceError::InvalidArguments(
+                        "scroll inside an element needs element_id or a selector".into(),
+                    )
+                })?;
             (
                 el.bounds.left.into(),
                 el.bounds.top.into(),
@@ -226,7 +239,7 @@ impl DeviceTool for Scroll {
                 el.bounds.bottom.into(),
             )
         } else if aimed {
-            let at = resolve(target, ctx, &now).await?;
+            let at = watch.phone(resolve(target, ctx, &now)).await?;
             check_bounds(at.x, at.y, size)?;
             let (w, h) = (i64::from(size.0), i64::from(size.1));
             (at.x - w / 2, at.y - h / 2, at.x + w / 2, at.y + h / 2)
@@ -253,12 +266,15 @@ impl DeviceTool for Scroll {
         };
         let (from, to) = (clamp(from), clamp(to));
         let ms = args.duration_ms.unwrap_or(SWIPE_MS);
-        run_swipe(ctx, from, to, ms).await?;
+        let done = run_swipe(ctx, &now, from, to, ms).await?;
+        watch.add(&done);
         Ok(ScrollOutput {
             direction: args.direction,
             from: [from.0, from.1],
             to: [to.0, to.1],
             duration_ms: ms,
+            backend: done.backend,
+            timing: watch.timing(),
         })
     }
 }
@@ -275,12 +291,16 @@ mod tests {
             to: [3, 4],
             duration_ms: 300,
             lock_screen: false,
+            backend: Backend::Evdev,
+            timing: Timing::default(),
         });
         assert_output::<Scroll>(&ScrollOutput {
             direction: Direction::Down,
             from: [540, 1800],
             to: [540, 600],
             duration_ms: 300,
+            backend: Backend::CmdInput,
+            timing: Timing::default(),
         });
     }
 }

@@ -1,22 +1,27 @@
 //! Point gestures: `android_tap`, `android_long_press`, `android_double_tap`. Targets resolve
 //! through [`phone::target`](super::phone::target) (coordinates, screenshot space, element id,
-//! selector); every point is checked against the display; argv is quoted once. `input swipe X Y
-//! X Y MS` is Android's long press (AOSP `InputShellCommand.java`: a swipe with equal ends held
-//! for MS).
+//! selector); every point is checked against the display. They reach the phone through
+//! [`phone::touch`](super::phone::touch): its touchscreen's input device where it can, else
+//! `input` (argv quoted once; `input swipe X Y X Y MS` is the long press there, AOSP
+//! `InputShellCommand.java`: a swipe with equal ends held for MS). Every result says which
+//! (`backend`) and where the time went (`timing`).
 
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::phone::display::DisplayGeometry;
 use super::phone::display::{acting_geometry, check_on_display};
-use super::phone::input::{duration_schema, gesture_deadline, run_input, INPUT_DEADLINE};
+use super::phone::input::{duration_schema, gesture_deadline, INPUT_DEADLINE};
 use super::phone::target::{
     resolve, target_args, target_properties, with_target_properties, Resolved, TargetSpec,
 };
+use super::phone::touch::{
+    backend_schema, perform, timing_schema, Backend, Gesture, Stopwatch, Timing, DOUBLE_TAP_GAP_MS,
+};
 use super::{DeviceTool, LockRule, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
-use crate::device::shell_quote::command_line;
 
 /// Default long-press hold (ms): above ViewConfiguration's 400–500 ms long-press timeout.
 pub const LONG_PRESS_MS: u64 = 800;
@@ -68,6 +73,10 @@ pub struct TapOutput {
     pub element_id: Option<String>,
     /// The display the point was checked against.
     pub display: DisplaySize,
+    /// How the tap reached the phone.
+    pub backend: Backend,
+    /// Where the call's time went.
+    pub timing: Timing,
 }
 
 /// Result of a long press.
@@ -77,6 +86,10 @@ pub struct LongPressOutput {
     pub pressed: Point,
     /// Hold, ms.
     pub duration_ms: u64,
+    /// How the press reached the phone.
+    pub backend: Backend,
+    /// Where the call's time went.
+    pub timing: Timing,
 }
 
 /// Result of a double tap.
@@ -84,6 +97,10 @@ pub struct LongPressOutput {
 pub struct DoubleTapOutput {
     /// Where, display px.
     pub double_tapped: Point,
+    /// How the taps reached the phone.
+    pub backend: Backend,
+    /// Where the call's time went.
+    pub timing: Timing,
 }
 
 fn point_schema() -> Value {
@@ -97,14 +114,15 @@ fn point_schema() -> Value {
 async fn locate(
     target: TargetSpec<'_>,
     ctx: &ToolCtx<'_>,
-) -> Result<((u32, u32), Resolved), DeviceError> {
-    let now = acting_geometry(ctx).await?;
-    let at = resolve(target, ctx, &now).await?;
+    watch: &mut Stopwatch,
+) -> Result<(DisplayGeometry, Resolved), DeviceError> {
+    let now = watch.phone(acting_geometry(ctx)).await?;
+    let at = watch.phone(resolve(target, ctx, &now)).await?;
     check_on_display(&now, &[(at.x, at.y)])?;
-    Ok((now.size, at))
+    Ok((now, at))
 }
 
-/// `android_tap`: `input tap X Y`.
+/// `android_tap`: one touch down and up at the point (evdev), else `input tap X Y`.
 pub struct Tap;
 
 impl DeviceTool for Tap {
@@ -121,10 +139,11 @@ impl DeviceTool for Tap {
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["tapped", "element_id", "display"], "properties": {
+        json!({"type": "object", "required": ["tapped", "element_id", "display", "backend", "timing"], "properties": {
             "tapped": point_schema(), "element_id": {"type": ["string", "null"]},
             "display": {"type": "object", "required": ["width", "height"], "properties": {
-                "width": {"type": "integer"}, "height": {"type": "integer"}}}
+                "width": {"type": "integer"}, "height": {"type": "integer"}}},
+            "backend": backend_schema(), "timing": timing_schema()
         }})
     }
 
@@ -133,21 +152,24 @@ impl DeviceTool for Tap {
     }
 
     async fn run(args: TargetArgs, ctx: &ToolCtx<'_>) -> Result<TapOutput, DeviceError> {
-        let (size, at) = locate(args.target(), ctx).await?;
-        let cmd = command_line(&["input", "tap", &at.x.to_string(), &at.y.to_string()]);
-        run_input(ctx, &cmd, INPUT_DEADLINE).await?;
+        let mut watch = Stopwatch::start();
+        let (now, at) = locate(args.target(), ctx, &mut watch).await?;
+        let done = perform(ctx, &now, Gesture::Tap((at.x, at.y))).await?;
+        watch.add(&done);
         Ok(TapOutput {
             tapped: Point { x: at.x, y: at.y },
             element_id: at.element.map(|e| e.element_id),
             display: DisplaySize {
-                width: size.0,
-                height: size.1,
+                width: now.size.0,
+                height: now.size.1,
             },
+            backend: done.backend,
+            timing: watch.timing(),
         })
     }
 }
 
-/// `android_long_press`: `input swipe X Y X Y MS` (a hold in place).
+/// `android_long_press`: a touch held in place for MS (evdev), else `input swipe X Y X Y MS`.
 pub struct LongPress;
 
 impl DeviceTool for LongPress {
@@ -164,8 +186,9 @@ impl DeviceTool for LongPress {
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["pressed", "duration_ms"], "properties": {
-            "pressed": point_schema(), "duration_ms": {"type": "integer", "minimum": 1}
+        json!({"type": "object", "required": ["pressed", "duration_ms", "backend", "timing"], "properties": {
+            "pressed": point_schema(), "duration_ms": {"type": "integer", "minimum": 1},
+            "backend": backend_schema(), "timing": timing_schema()
         }})
     }
 
@@ -175,20 +198,22 @@ impl DeviceTool for LongPress {
     }
 
     async fn run(args: LongPressArgs, ctx: &ToolCtx<'_>) -> Result<LongPressOutput, DeviceError> {
-        let (_, at) = locate(args.target(), ctx).await?;
+        let mut watch = Stopwatch::start();
+        let (now, at) = locate(args.target(), ctx, &mut watch).await?;
         let ms = args.duration_ms.unwrap_or(LONG_PRESS_MS);
-        let (x, y) = (at.x.to_string(), at.y.to_string());
-        let cmd = command_line(&["input", "swipe", &x, &y, &x, &y, &ms.to_string()]);
-        run_input(ctx, &cmd, gesture_deadline(ms)).await?;
+        let done = perform(ctx, &now, Gesture::Hold((at.x, at.y), ms)).await?;
+        watch.add(&done);
         Ok(LongPressOutput {
             pressed: Point { x: at.x, y: at.y },
             duration_ms: ms,
+            backend: done.backend,
+            timing: watch.timing(),
         })
     }
 }
 
-/// `android_double_tap`: two `input tap` in one shell round trip (≈ the double-tap timeout of
-/// 300 ms apart at most).
+/// `android_double_tap`: two taps [`DOUBLE_TAP_GAP_MS`] apart on the touchscreen (evdev), else
+/// two `input tap` in one shell round trip (≈ the double-tap timeout of 300 ms apart at most).
 pub struct DoubleTap;
 
 impl DeviceTool for DoubleTap {
@@ -205,20 +230,24 @@ impl DeviceTool for DoubleTap {
     }
 
     fn output_schema() -> Value {
-        json!({"type": "object", "required": ["double_tapped"], "properties": {"double_tapped": point_schema()}})
+        json!({"type": "object", "required": ["double_tapped", "backend", "timing"], "properties": {
+            "double_tapped": point_schema(), "backend": backend_schema(), "timing": timing_schema()}})
     }
 
     fn deadline(args: &TargetArgs) -> Duration {
-        args.target().call_deadline(INPUT_DEADLINE)
+        args.target()
+            .call_deadline(gesture_deadline(DOUBLE_TAP_GAP_MS))
     }
 
     async fn run(args: TargetArgs, ctx: &ToolCtx<'_>) -> Result<DoubleTapOutput, DeviceError> {
-        let (_, at) = locate(args.target(), ctx).await?;
-        let (x, y) = (at.x.to_string(), at.y.to_string());
-        let one = command_line(&["input", "tap", &x, &y]);
-        run_input(ctx, &format!("{one} && {one}"), INPUT_DEADLINE).await?;
+        let mut watch = Stopwatch::start();
+        let (now, at) = locate(args.target(), ctx, &mut watch).await?;
+        let done = perform(ctx, &now, Gesture::DoubleTap((at.x, at.y))).await?;
+        watch.add(&done);
         Ok(DoubleTapOutput {
             double_tapped: Point { x: at.x, y: at.y },
+            backend: done.backend,
+            timing: watch.timing(),
         })
     }
 }
@@ -231,6 +260,7 @@ mod tests {
     #[test]
     fn outputs_match_the_schema() {
         let p = || Point { x: 1, y: 2 };
+        let t = Timing::default;
         let display = || DisplaySize {
             width: 1080,
             height: 2400,
@@ -240,12 +270,20 @@ mod tests {
                 tapped: p(),
                 element_id,
                 display: display(),
+                backend: Backend::Evdev,
+                timing: t(),
             });
         }
         assert_output::<LongPress>(&LongPressOutput {
             pressed: p(),
             duration_ms: 800,
+            backend: Backend::CmdInput,
+            timing: t(),
         });
-        assert_output::<DoubleTap>(&DoubleTapOutput { double_tapped: p() });
+        assert_output::<DoubleTap>(&DoubleTapOutput {
+            double_tapped: p(),
+            backend: Backend::Input,
+            timing: t(),
+        });
     }
 }

@@ -41,14 +41,7 @@ pub fn run(phone: &Phone, args: &[String]) -> Output {
         },
         "swipe" | "draganddrop" => match coords(rest, 4) {
             Some(p) => {
-                phone.with(|s| {
-                    // An upward swipe dismisses a swipe lock; on a secure lock it only brings
-                    // up the PIN pad (SystemUI's bouncer; appium-adb's unlock swipes up for
-                    // the same reason).
-                    if s.locked && !s.lock_secure && s.screen_on && p[3] < p[1] {
-                        s.locked = false;
-                    }
-                });
+                phone.with(|s| swipe(s, p[1], p[3]));
                 Output::code(0)
             }
             None => Output::err(255, USAGE),
@@ -162,6 +155,42 @@ fn key(s: &mut PhoneState, code: u32) {
             }
         }
     }
+}
+
+/// An upward swipe (from `y1` to `y2`) dismisses a swipe lock; on a secure lock it only brings
+/// up the PIN pad (SystemUI's bouncer; appium-adb's unlock swipes up for the same reason).
+fn swipe(s: &mut PhoneState, y1: f32, y2: f32) {
+    if s.locked && !s.lock_secure && s.screen_on && y2 < y1 {
+        s.locked = false;
+    }
+}
+
+/// What a gesture read from the touchscreen node does ([`crate::evdev`]): a tap as `input
+/// tap`, a swipe as `input swipe`; a long press or a pinch reaches no modelled view.
+pub fn apply_touch(s: &mut PhoneState, t: &crate::evdev::Touch) {
+    use crate::evdev::TouchKind;
+    match t.kind {
+        TouchKind::Tap => tap(s, t.from[0] as f32, t.from[1] as f32),
+        TouchKind::Swipe => swipe(s, t.from[1] as f32, t.to[1] as f32),
+        TouchKind::LongPress | TouchKind::Pinch => {}
+    }
+}
+
+/// One `write(2)` to input node `path` ([`PhoneState::write_input`]): the gestures that ended
+/// act on the UI ([`apply_touch`]) and are recorded (`touches`, last 100).
+pub fn write_node(
+    s: &mut PhoneState,
+    path: &str,
+    bytes: &[u8],
+) -> Result<usize, crate::evdev::Einval> {
+    let (n, ended) = s.write_input(path, bytes)?;
+    for t in ended {
+        apply_touch(s, &t);
+        s.touches.push(t);
+    }
+    let excess = s.touches.len().saturating_sub(100);
+    s.touches.drain(..excess);
+    Ok(n)
 }
 
 /// A tap at logical display coordinates; outside the display or on nothing: no effect.

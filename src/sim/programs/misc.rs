@@ -72,6 +72,19 @@ pub fn test(phone: &Phone, cwd: &str, name: &str, args: &[String]) -> Output {
 
 fn file_test(phone: &Phone, cwd: &str, op: &str, arg: &str) -> Option<bool> {
     let path = normalize(cwd, arg);
+    // The input nodes: character devices `0660 root input` (AOSP `ueventd.rc`
+    // `/dev/input/* 0660 root input`), which the shell writes through group `input`.
+    let node = phone.with(|s| s.is_input_node(&path).then_some(s.input_writable));
+    if let Some(writable) = node {
+        return Some(match op {
+            "-e" | "-c" | "-r" => true,
+            "-w" => writable,
+            "-z" => arg.is_empty(),
+            "-n" => !arg.is_empty(),
+            "-f" | "-d" | "-s" | "-x" => false,
+            _ => return None,
+        });
+    }
     let entry = phone.with(|s| s.vfs.stat(&path).ok().cloned());
     Some(match op {
         "-z" => arg.is_empty(),
@@ -81,6 +94,7 @@ fn file_test(phone: &Phone, cwd: &str, op: &str, arg: &str) -> Option<bool> {
         "-d" => entry.is_some_and(|e| e.is_dir()),
         "-s" => entry.is_some_and(|e| e.size() > 0),
         "-r" | "-w" | "-x" => entry.is_some(),
+        "-c" => false,
         _ => return None,
     })
 }

@@ -5,6 +5,7 @@
 mod am;
 mod dumpsys;
 mod fs;
+mod getevent;
 mod getprop;
 mod ime;
 mod input;
@@ -23,6 +24,8 @@ mod text;
 mod uiautomator;
 mod window_dump;
 mod wm;
+
+pub use input::{apply_touch, write_node};
 
 use crate::phone::Phone;
 use crate::timing;
@@ -160,6 +163,7 @@ pub async fn run(
         "test" | "[" => misc::test(phone, cwd, name, args),
         "id" | "whoami" | "uname" | "date" => misc::info(name, args),
         "getprop" => getprop::getprop(phone, args),
+        "getevent" => getevent::run(phone, args),
         "service" => misc::service(phone, args),
         "setprop" => getprop::setprop(phone, args),
         "settings" => settings::run(phone, args),

@@ -21,6 +21,8 @@ enum Target {
     Pipe,
     Null,
     File(String),
+    /// An input device node (`/dev/input/eventN`, [`crate::evdev`]).
+    Device(String),
 }
 
 /// One shell process: variables, cwd, last status, output sink.
@@ -190,6 +192,15 @@ impl Shell {
             self.vars.extend(assigns);
             return (0, Vec::new());
         }
+        // `cat > /dev/input/eventN` with stdin from the host: every read of the stream is
+        // written to the node as it comes (the long-lived touch stream, [`crate::evdev`]).
+        if let (Target::Device(node), None, None) = (&fds[1], &file_in, &input) {
+            if argv[0].rsplit('/').next() == Some("cat") && argv[1..].iter().all(|a| a == "-") {
+                let code = self.cat_to_node(node.clone()).await;
+                self.phone.log(&argv, code);
+                return (code, Vec::new());
+            }
+        }
         let stdin = match (file_in, input) {
             (Some(bytes), _) | (None, Some(bytes)) => bytes,
             (None, None) if programs::stdin_size(&argv).is_some() => {
@@ -230,8 +241,18 @@ impl Shell {
                 RedirOp::Out { fd, append } => {
                     let target = self.expand_one(&r.target).await;
                     let path = normalize(&self.cwd, &target);
+                    let node = self
+                        .phone
+                        .with(|s| s.is_input_node(&path).then_some(s.input_writable));
                     let t = if path == "/dev/null" {
                         Target::Null
+                    } else if let Some(writable) = node {
+                        if !writable {
+                            return Err(format!(
+                                "{SH}: can't create {target}: Permission denied\n"
+                            ));
+                        }
+                        Target::Device(path)
                     } else {
                         self.phone
                             .with(|s| s.vfs.write(&path, b"", append, now_secs()))
@@ -266,10 +287,43 @@ impl Shell {
             Target::Sink(fd) => self.emit(*fd, bytes),
             Target::Pipe => piped.extend_from_slice(&bytes),
             Target::Null => {}
+            Target::Device(path) => {
+                let _ = self.phone.with(|s| programs::write_node(s, path, &bytes));
+            }
             Target::File(path) => {
                 let _ = self
                     .phone
                     .with(|s| s.vfs.write(path, &bytes, true, now_secs()));
+            }
+        }
+    }
+
+    /// toybox `cat` from stdin into an input node until EOF: each read (at most 4096 bytes,
+    /// toybox's `toybuf`) is one `write(2)`; a short write is retried with the rest, and
+    /// `EINVAL` (less than one record) ends `cat` with `cat: xwrite: Invalid argument`, 1.
+    async fn cat_to_node(&mut self, node: String) -> i32 {
+        const TOYBUF: usize = 4096;
+        loop {
+            let chunk = match &mut self.stdin {
+                Stdin::Stream(rx) => rx.recv().await,
+                Stdin::Empty => None,
+            };
+            let Some(chunk) = chunk else { return 0 };
+            for read in chunk.chunks(TOYBUF) {
+                let mut rest = read;
+                while !rest.is_empty() {
+                    let cost = self.phone.with(|s| s.timing.map(|m| m.evdev_write()));
+                    if let Some(d) = cost {
+                        tokio::time::sleep(d).await;
+                    }
+                    match self.phone.with(|s| programs::write_node(s, &node, rest)) {
+                        Ok(n) => rest = &rest[n..],
+                        Err(crate::evdev::Einval) => {
+                            self.emit(Fd::Err, b"cat: xwrite: Invalid argument\n".to_vec());
+                            return 1;
+                        }
+                    }
+                }
             }
         }
     }

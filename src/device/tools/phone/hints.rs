@@ -23,12 +23,20 @@ pub enum UiDumpWay {
 #[derive(Debug, Default)]
 pub struct PhoneHints {
     ui_dump: Mutex<UiDumpWay>,
+    /// The touch backend chosen for the phone and its open stream ([`super::touch`]); an
+    /// async lock: a gesture holds it while it writes, so gestures on one phone never mix.
+    touch: tokio::sync::Mutex<super::touch::TouchState>,
 }
 
 impl PhoneHints {
     /// The way `uiautomator dump` works on this phone, as far as known.
     pub fn ui_dump(&self) -> UiDumpWay {
         *self.ui_dump.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The touch backend state ([`super::touch`]).
+    pub fn touch(&self) -> &tokio::sync::Mutex<super::touch::TouchState> {
+        &self.touch
     }
 
     /// Records the way that worked (or the one that cannot).

@@ -6,6 +6,9 @@
 //! - [`hints`]: what the connector learned about the phone (the way its UI dump works).
 //! - [`ime`]: typing through ADBKeyboard (enable with a bounded retry, broadcasts, restore).
 //! - [`input`]: run `input …` with failures mapped.
+//! - [`touch`]: how a gesture reaches the phone (its touchscreen's input device through one
+//!   long-lived stream, else `input`), chosen per phone; [`evdev`]: protocol-B records and the
+//!   display-to-panel mapping.
 //! - [`display`]: the display's input size and its per-channel cache.
 //! - [`readiness`]: booting, screen off, lock screen: one reading per bound phone.
 //! - [`field`]: the focused field read before and after typing, and whether it holds the text.
@@ -32,6 +35,7 @@ pub mod deadline;
 pub mod display;
 pub mod display_list;
 pub mod dumper_crash;
+pub mod evdev;
 pub mod field;
 pub mod file_refs;
 pub mod hints;
@@ -49,5 +53,6 @@ pub mod selector;
 pub mod storage_mount;
 pub mod sync_refusal;
 pub mod target;
+pub mod touch;
 pub mod ui;
 pub mod ui_dump;
