@@ -141,6 +141,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "service",
     "setprop",
     "settings",
+    "sha1sum",
     "sleep",
     "tail",
     "test",

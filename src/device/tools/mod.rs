@@ -30,6 +30,7 @@ mod file_transfer;
 mod input_text;
 mod keyboard;
 mod logcat;
+mod observe;
 mod open_url;
 mod orientation;
 mod press_key;
@@ -86,6 +87,7 @@ fn registered() -> Vec<RegisteredTool> {
         RegisteredTool::of::<shell::Shell>(),
         RegisteredTool::of::<keyboard::HideKeyboard>(),
         RegisteredTool::of::<displays::Displays>(),
+        RegisteredTool::of::<observe::Observe>(),
     ]
 }
 
