@@ -106,7 +106,8 @@ async fn one_observation_serves_gestures_and_diffs() {
             json!({"x": cx / 2, "y": cy / 2, "screenshot_id": id}),
         )
         .await);
-    assert_eq!(tap["tapped"]["x"], cx, "{tap}");
+    assert_eq!(tap["tapped"]["x"], (cx / 2) * 2, "{tap}");
+    assert_eq!(tap["tapped"]["y"], (cy / 2) * 2, "{tap}");
     assert_eq!(sim.state()["foreground"], "com.example.notes");
 
     // In Notes: an observation, then its element ids with the observation as snapshot_id.
