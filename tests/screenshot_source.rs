@@ -1,4 +1,4 @@
-//! Which `screencap` a screenshot is made from (`src/device/tools/screenshot/source.rs`),
+//! Which `screencap` a screenshot is made from (`src/device/tools/phone/capture/source.rs`),
 //! through the real wire: the connector binary, simulated phones on the direct transport, the
 //! sim's command log, and the stored images fetched over HTTP. Loopback phones are "local":
 //! re-encoded screenshots come from the raw framebuffer; the PNG passthrough always from

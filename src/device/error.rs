@@ -18,6 +18,10 @@ pub enum DeviceError {
     /// `snapshot_id` is not the channel's latest UI snapshot.
     #[error("snapshot_id is not the latest android_ui_tree result; read the UI tree again")]
     StaleSnapshot,
+    /// `since` names no observation the channel still keeps (never made on this channel, or
+    /// older than the last few): the message says how many are kept and to observe again.
+    #[error("{0}")]
+    UnknownObservation(String),
     /// An observation (a `screenshot_id`, the UI snapshot of an `element_id`) made in another
     /// display frame than the current one (the display rotated or changed size since): its
     /// coordinates no longer land where they did (field bug 25). Same code as a stale UI
@@ -216,7 +220,9 @@ impl DeviceError {
             | DeviceError::UnknownFileRef
             | DeviceError::UploadGone => ErrorCode::InvalidArguments,
             DeviceError::ElementNotFound(_) => ErrorCode::ElementNotFound,
-            DeviceError::StaleSnapshot | DeviceError::StaleFrame { .. } => ErrorCode::StaleSnapshot,
+            DeviceError::StaleSnapshot
+            | DeviceError::StaleFrame { .. }
+            | DeviceError::UnknownObservation(_) => ErrorCode::StaleSnapshot,
             DeviceError::OutOfBounds { .. } => ErrorCode::OutOfBounds,
             DeviceError::UnsupportedText(_) => ErrorCode::UnsupportedText,
             DeviceError::Unsupported(_) => ErrorCode::Unsupported,

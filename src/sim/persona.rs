@@ -142,6 +142,7 @@ pub const SYSTEM_BIN: &[&str] = &[
     "service",
     "setprop",
     "settings",
+    "sha1sum",
     "sleep",
     "sm",
     "tail",

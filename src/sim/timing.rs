@@ -143,6 +143,21 @@ pub struct PhoneCosts {
     pub inject_ms: Option<f64>,
     /// `uiautomator dump`, ms.
     pub uiautomator_dump_ms: f64,
+    /// `sha1sum` throughput, MB (10^6 bytes) per second of input (default
+    /// [`DEFAULT_SHA1_MB_PER_S`]).
+    #[serde(default = "default_sha1")]
+    pub sha1_mb_per_s: f64,
+}
+
+/// `sha1sum`'s throughput on a phone, MB/s: an estimate, not a measurement. Toybox's own SHA-1
+/// (portable C in `toys/lsb/md5sum.c`, unless the build links a crypto library) runs at a few hundred MB/s on one
+/// 2020s ARMv8 core (portable SHA-1 is ~4–8 cycles/byte at 2–3 GHz); one using the ARMv8
+/// SHA-1 instructions is several times faster. 300 MB/s puts a 1080x2400 raw frame
+/// (10.4 MB) at ~35 ms, on top of the raw dump.
+pub const DEFAULT_SHA1_MB_PER_S: f64 = 300.0;
+
+fn default_sha1() -> f64 {
+    DEFAULT_SHA1_MB_PER_S
 }
 
 impl Default for PhoneCosts {
@@ -157,6 +172,7 @@ impl Default for PhoneCosts {
             cmd_ms: Some(20.0),
             inject_ms: Some(2.5),
             uiautomator_dump_ms: 1500.0,
+            sha1_mb_per_s: DEFAULT_SHA1_MB_PER_S,
         }
     }
 }
@@ -218,6 +234,12 @@ impl Model {
             self.phone.raw_dump_ms_per_mp
         };
         ms(per_mp * mp)
+    }
+
+    /// The modelled duration of `sha1sum` over `bytes` of input (the frame hash of the
+    /// connector's receipts, `screencap | sha1sum`: the raw dump is [`Model::screencap`]).
+    pub fn hash(&self, bytes: usize) -> Duration {
+        ms(bytes as f64 / (self.phone.sha1_mb_per_s.max(1.0) * 1e3))
     }
 
     /// The modelled duration of program `name` with `args` (argv without the name), for the

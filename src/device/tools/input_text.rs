@@ -226,6 +226,7 @@ impl DeviceTool for InputText {
     const TITLE: &'static str = "Type text";
     const DESCRIPTION: &'static str = "Type text into the focused field of the bound phone, exactly as given: every character is data, never shell syntax; `%s` is typed literally; a newline presses Enter between lines. Non-ASCII text (any script, emoji) goes through an ADBKeyboard-compatible IME when the phone has one (else unsupported_text says how to fix it). clear_first empties the field first; submit presses Enter after. The result reads the field back: verified true/false (null when it cannot be read, e.g. password fields). Tap a text field first. While the lock screen shows or the screen is off nothing is typed: device_locked says how to unlock.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
     type Output = Output;

@@ -30,6 +30,7 @@ mod file_transfer;
 mod input_text;
 mod keyboard;
 mod logcat;
+mod observe;
 mod open_url;
 mod orientation;
 mod pinch;
@@ -88,6 +89,7 @@ fn registered() -> Vec<RegisteredTool> {
         RegisteredTool::of::<keyboard::HideKeyboard>(),
         RegisteredTool::of::<displays::Displays>(),
         RegisteredTool::of::<pinch::Pinch>(),
+        RegisteredTool::of::<observe::Observe>(),
     ]
 }
 

@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::phone::receipt::{self, RECEIPT_DEADLINE};
 use super::{CallDeadline, ToolCtx, ToolError};
 use crate::device::error::DeviceError;
 use crate::device::policy::Policy;
@@ -48,6 +49,11 @@ pub trait DeviceTool: 'static {
     /// screen"): tools that would act on the app refuse with `device_locked`, and the
     /// descriptor lists them `unavailable` while the last reading says locked.
     const LOCK_RULE: LockRule = LockRule::Works;
+    /// Whether it takes `receipt: true` (side-effecting gestures, keys, text, app launch): the
+    /// registry adds `receipt` to its input and output schemas and, when asked, measures the
+    /// phone before and after the run ([`super::phone::receipt`]) within the same deadline
+    /// (extended by [`RECEIPT_DEADLINE`]).
+    const RECEIPT: bool = false;
     /// Whether the card offers it under `policy` (beyond `[tools].disabled`, which applies to
     /// every tool).
     fn in_card(policy: &Policy) -> bool {
@@ -97,6 +103,7 @@ type RunFn = for<'a> fn(&'a Value, &'a ToolCtx<'a>) -> RunFuture<'a>;
 pub struct RegisteredTool {
     decl: ToolDecl,
     lock_rule: LockRule,
+    receipt: bool,
     in_card: fn(&Policy) -> bool,
     input: jsonschema::Validator,
     output: jsonschema::Validator,
@@ -120,18 +127,46 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
         // which the registry's unit test rules out. The serde message may quote the value
         // (user text), so it is not passed on. Whole numbers written as floats were made
         // integers before ([`integral_floats_as_integers`]).
+        let wants_receipt = T::RECEIPT && args.get("receipt") == Some(&Value::Bool(true));
         let args = T::Args::deserialize(args).map_err(|_| {
             DeviceError::InvalidArguments(format!("invalid arguments: they do not fit {}", T::ID))
         })?;
-        let budget = T::deadline(&args);
+        let mut budget = T::deadline(&args);
+        if wants_receipt {
+            budget += RECEIPT_DEADLINE;
+        }
         let deadline = CallDeadline::start(budget);
         let ctx = ctx.with_deadline(deadline);
-        let out = tokio::time::timeout(budget + OUTER_GRACE, T::run(args, &ctx))
+        let run = async {
+            let before = match wants_receipt {
+                true => Some(receipt::before(&ctx).await?),
+                false => None,
+            };
+            let out = T::run(args, &ctx).await?;
+            let acted = std::time::Instant::now();
+            let mut out = serde_json::to_value(out)
+                .map_err(|e| DeviceError::Internal(format!("result not serializable: {e}")))?;
+            if let (Some(before), Some(obj)) = (before, out.as_object_mut()) {
+                let r = receipt::after(&ctx, &before, acted).await;
+                obj.insert(
+                    "receipt".into(),
+                    serde_json::to_value(r).unwrap_or(Value::Null),
+                );
+            }
+            Ok::<Value, DeviceError>(out)
+        };
+        Ok(tokio::time::timeout(budget + OUTER_GRACE, run)
             .await
-            .map_err(|_| deadline.spent(T::ID))??;
-        serde_json::to_value(out)
-            .map_err(|e| DeviceError::Internal(format!("result not serializable: {e}")).into())
+            .map_err(|_| deadline.spent(T::ID))??)
     })
+}
+
+/// `schema` with property `name` added (an object schema's `properties`).
+fn with_property(mut schema: Value, name: &str, property: Value) -> Value {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(name.into(), property);
+    }
+    schema
 }
 
 /// `value` with every float that is a whole number in `i64` range written as an integer, or
@@ -175,19 +210,25 @@ fn compile(schema: &Value, id: &str) -> jsonschema::Validator {
 impl RegisteredTool {
     /// Registers tool `T`.
     pub fn of<T: DeviceTool>() -> RegisteredTool {
+        let (mut input_schema, mut output_schema) = (T::input_schema(), T::output_schema());
+        if T::RECEIPT {
+            input_schema = with_property(input_schema, "receipt", receipt::argument_schema());
+            output_schema = with_property(output_schema, "receipt", receipt::schema());
+        }
         let decl = ToolDecl {
             tool_id: T::ID,
             title: T::TITLE,
             description: T::DESCRIPTION,
             side_effect: T::SIDE_EFFECT,
-            input_schema: T::input_schema(),
-            output_schema: T::output_schema(),
+            input_schema,
+            output_schema,
         };
         RegisteredTool {
             input: compile(&tool_input_schema(&decl), T::ID),
             output: compile(&decl.output_schema, T::ID),
             decl,
             lock_rule: T::LOCK_RULE,
+            receipt: T::RECEIPT,
             in_card: T::in_card,
             run: run_erased::<T>,
             #[cfg(test)]
@@ -204,6 +245,11 @@ impl RegisteredTool {
     /// [`tool_input_schema`]).
     pub fn decl(&self) -> &ToolDecl {
         &self.decl
+    }
+
+    /// Whether it takes `receipt: true` ([`DeviceTool::RECEIPT`]).
+    pub fn takes_receipt(&self) -> bool {
+        self.receipt
     }
 
     /// What it does on a locked phone.
@@ -356,6 +402,7 @@ mod tests {
         "android_hide_keyboard",
         "android_displays",
         "android_pinch",
+        "android_observe",
     ];
 
     #[test]
@@ -367,7 +414,15 @@ mod tests {
     #[test]
     fn args_match_input_schemas() {
         for t in registry().all() {
-            if let Err(e) = (t.check_args)(&t.decl().input_schema) {
+            // `receipt` is the registry's, not the tool's `Args`.
+            let mut schema = t.decl().input_schema.clone();
+            if t.takes_receipt() {
+                schema["properties"]
+                    .as_object_mut()
+                    .expect("properties")
+                    .remove("receipt");
+            }
+            if let Err(e) = (t.check_args)(&schema) {
                 panic!("{}: {e}", t.id());
             }
         }

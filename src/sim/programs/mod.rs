@@ -7,6 +7,7 @@ mod dumpsys;
 mod fs;
 mod getevent;
 mod getprop;
+mod hash;
 mod ime;
 mod input;
 mod install_session;
@@ -120,7 +121,9 @@ pub fn wants_stdin(argv: &[String]) -> bool {
         files += usize::from(!a.starts_with('-') || a == "-");
     }
     match name {
-        "cat" | "head" | "tail" | "wc" => files == 0 || argv[1..].iter().any(|a| a == "-"),
+        "cat" | "head" | "tail" | "wc" | "sha1sum" => {
+            files == 0 || argv[1..].iter().any(|a| a == "-")
+        }
         "grep" => files <= 1,
         _ => false,
     }
@@ -138,7 +141,12 @@ pub async fn run(
     // Phone-side start-up and work of the slow programs (`sim --timing realistic`): a floor
     // on the program's duration, the sim's own work included.
     let started = std::time::Instant::now();
-    let modelled = phone.with(|s| s.timing.and_then(|m| m.program(name, args)));
+    let modelled = phone.with(|s| {
+        s.timing.and_then(|m| match name {
+            "sha1sum" => Some(m.hash(stdin.len())),
+            _ => m.program(name, args),
+        })
+    });
     if let Some(out) = misc::service_down(phone, name, args) {
         return Some(out);
     }
@@ -153,6 +161,7 @@ pub async fn run(
         "head" | "tail" => text::head_tail(phone, cwd, name == "head", args, &stdin),
         "wc" => text::wc(args, &stdin),
         "cat" => fs::cat(phone, cwd, args, &stdin),
+        "sha1sum" => hash::sha1sum(phone, cwd, args, &stdin),
         "ls" => fs::ls(phone, cwd, args),
         "rm" => fs::rm(phone, cwd, args),
         "mkdir" => fs::mkdir(phone, cwd, args),

@@ -90,6 +90,26 @@ pub fn check_on_display(
 /// Errors: the link's; `device_booting` naming the service when the window service is not
 /// up (on either command); `device_command_failed` when neither names a size.
 pub async fn read_display(ctx: &ToolCtx<'_>) -> Result<(DisplayGeometry, Readiness), DeviceError> {
+    read_moment(ctx).await.map(|m| (m.geometry, m.readiness))
+}
+
+/// What one window read says about the default display: its geometry, the readiness, and the
+/// window and app in front (`android_observe` compares two of these to tell whether the screen
+/// moved between its tree and its screenshot; receipts read `foreground_package` from it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moment {
+    /// Size and rotation.
+    pub geometry: DisplayGeometry,
+    /// Booting, screen, lock screen.
+    pub readiness: Readiness,
+    /// Title of display 0's focused window (`com.pkg/com.pkg.Act`, `NotificationShade`, …).
+    pub focus: Option<String>,
+    /// The app in front of display 0 (under a framework dialog, the app it covers: field bug 79).
+    pub foreground_package: Option<String>,
+}
+
+/// [`read_display`] keeping the focus the same read names (no extra round trip).
+pub async fn read_moment(ctx: &ToolCtx<'_>) -> Result<Moment, DeviceError> {
     let read = readiness::read_window(ctx).await?;
     let size = match read.dump.size(DEFAULT_DISPLAY) {
         Some(size) => Some(size),
@@ -111,7 +131,22 @@ pub async fn read_display(ctx: &ToolCtx<'_>) -> Result<(DisplayGeometry, Readine
         rotation: read.dump.rotation(DEFAULT_DISPLAY),
     };
     ctx.display.set(geometry);
-    Ok((geometry, read.readiness))
+    let focus = read.dump.focus(DEFAULT_DISPLAY);
+    let foreground_package = match focus.as_ref() {
+        // As `android_device_status` tells it.
+        Some(f) if f.dialog.is_some() => read
+            .dump
+            .app_under_focus(DEFAULT_DISPLAY)
+            .and_then(|w| w.package),
+        Some(f) => f.package.clone(),
+        None => None,
+    };
+    Ok(Moment {
+        geometry,
+        readiness: read.readiness,
+        focus: focus.map(|f| f.title),
+        foreground_package,
+    })
 }
 
 /// [`read_display`]'s geometry, for tools that only observe (a screenshot, the UI tree): the

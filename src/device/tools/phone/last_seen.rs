@@ -1,12 +1,13 @@
 //! What the agent last saw on a channel ([`LastSeen`]): the last UI snapshot (so `element_id`s
 //! resolve to the bounds the agent read) and recent screenshots' geometry (so coordinates read
 //! off a scaled screenshot map back to the display: the one coordinate contract, field bugs
-//! 14–15).
+//! 14–15), and the observations of `android_observe` (for `since`).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::display::DisplayGeometry;
+use super::observation::Observations;
 use crate::device::parse::uiautomator::Bounds;
 
 /// How many screenshots' geometry are remembered per channel.
@@ -59,6 +60,7 @@ pub struct ShotGeometry {
 pub struct LastSeen {
     ui: Mutex<Option<UiSnapshot>>,
     shots: Mutex<VecDeque<(String, ShotGeometry)>>,
+    observations: Observations,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -83,6 +85,11 @@ impl LastSeen {
             shots.pop_front();
         }
         shots.push_back((id, g));
+    }
+
+    /// The observations `android_observe` made on the channel (for `since`).
+    pub fn observations(&self) -> &Observations {
+        &self.observations
     }
 
     /// Geometry of a remembered screenshot.

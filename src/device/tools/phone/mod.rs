@@ -1,6 +1,7 @@
 //! Operations on the bound phone that several tools share. Tool files call this module (and
 //! `device::parse`, `device::shell_quote`, the registry types), never each other.
 //!
+//! - [`capture`]: a screenshot (`screencap`, raw or PNG, processed, stored, its geometry kept).
 //! - [`command`]: run a quoted command line, decode its text, split compound output, judge `am`.
 //! - [`deadline`]: the call's one deadline, which every phone step is cut to.
 //! - [`hints`]: what the connector learned about the phone (the way its UI dump works).
@@ -10,12 +11,15 @@
 //!   long-lived stream, else `input`), chosen per phone; [`evdev`]: protocol-B records and the
 //!   display-to-panel mapping.
 //! - [`display`]: the display's input size and its per-channel cache.
+//! - [`receipt`]: what an action did to the screen (frame hashes on the phone, the app in front).
 //! - [`readiness`]: booting, screen off, lock screen: one reading per bound phone.
 //! - [`field`]: the focused field read before and after typing, and whether it holds the text.
 //! - [`lock_task`]: kiosk / screen pinning: `am start` refusals told by kind.
 //! - [`ui`]: `uiautomator dump` with retries, snapshots, the focused node.
 //! - [`ui_dump`]: one `uiautomator dump` the way the phone takes it (`/dev/tty`, or a private
 //!   file read and removed).
+//! - [`tree`]: the UI tree as the agent reads it (elements, opaque regions, keys).
+//! - [`observation`]: stable element keys, a channel's observations, their differences.
 //! - [`opaque`]: the large regions of a dump the tree does not see into (web views, surfaces).
 //! - [`target`]: where a gesture lands (coordinates, screenshot space, element, selector).
 //! - [`selector`]: the `text`/`resource_id`/`content_desc` selector; empty fields select nothing.
@@ -30,6 +34,7 @@
 
 pub mod apk_bundle;
 pub mod app_state;
+pub mod capture;
 pub mod command;
 pub mod deadline;
 pub mod display;
@@ -46,13 +51,16 @@ pub mod keyboard;
 pub mod last_seen;
 pub mod lock_task;
 pub mod media_index;
+pub mod observation;
 pub mod opaque;
 pub mod packages;
 pub mod readiness;
+pub mod receipt;
 pub mod selector;
 pub mod storage_mount;
 pub mod sync_refusal;
 pub mod target;
 pub mod touch;
+pub mod tree;
 pub mod ui;
 pub mod ui_dump;
