@@ -35,6 +35,11 @@ pub struct Settings {
     /// File whose first line is the system API key, at least 16 characters (required).
     #[arg(long, env = "XAGENT_ADB_API_KEY_FILE")]
     pub api_key_file: Option<PathBuf>,
+    /// File whose first line is the operator key, at least 16 characters: the password of the
+    /// browser console (`GET /console`, HTTP Basic user `operator`). Without it the console
+    /// is off (404). Read at start only.
+    #[arg(long, env = "XAGENT_ADB_OPERATOR_KEY_FILE")]
+    pub operator_key_file: Option<PathBuf>,
     /// adb server to follow with `host:track-devices`, `HOST:PORT` or `NAME=HOST:PORT` (the
     /// name shows in descriptors and `devices`) [default: 127.0.0.1:5037]. Repeatable (a list
     /// in the file, comma-separated in the environment); a later stage replaces an earlier
@@ -114,6 +119,7 @@ impl Settings {
             listen: over.listen.or(self.listen),
             data_dir: over.data_dir.or(self.data_dir),
             api_key_file: over.api_key_file.or(self.api_key_file),
+            operator_key_file: over.operator_key_file.or(self.operator_key_file),
             adb_server: if over.adb_server.is_empty() {
                 self.adb_server
             } else {
@@ -213,6 +219,11 @@ impl Settings {
                 .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default")),
             data_dir,
             api_key: read_api_key(&key_file)?,
+            operator_key: self
+                .operator_key_file
+                .as_deref()
+                .map(read_operator_key)
+                .transpose()?,
             adb_servers,
             direct_devices,
             claim_policy: self.claim_policy.unwrap_or(ClaimPolicy::Code),
@@ -351,6 +362,9 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// System API key (Bearer) shared with xAgent's backend.
     pub api_key: Secret,
+    /// The operator key (`--operator-key-file`): the password of the browser console
+    /// ([`crate::server::console`]); `None`: the console answers 404.
+    pub operator_key: Option<Secret>,
     /// adb servers to track devices on, in config order (the first is preferred when one
     /// serial shows on several).
     pub adb_servers: Vec<AdbServerSpec>,
@@ -714,15 +728,28 @@ pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Reads the API key file (first line, trimmed); it must be at least 16 characters.
 pub fn read_api_key(path: &Path) -> Result<Secret, ConfigError> {
+    read_key_file(path, "--api-key-file", "API key")
+}
+
+/// Reads the operator key file (`--operator-key-file`: first line, trimmed), as the API key
+/// file is read; it must be at least 16 characters. Errors name the flag and the path, never
+/// the key.
+pub fn read_operator_key(path: &Path) -> Result<Secret, ConfigError> {
+    read_key_file(path, "--operator-key-file", "operator key")
+}
+
+/// The first line of `path`, trimmed, of at least 16 characters (`setting` names the flag and
+/// `what` the key in errors).
+fn read_key_file(path: &Path, setting: &'static str, what: &str) -> Result<Secret, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        setting: "--api-key-file",
+        setting,
         path: path.into(),
         source,
     })?;
     let key = text.lines().next().unwrap_or("").trim().to_string();
     if key.len() < 16 {
         return Err(ConfigError::Invalid(format!(
-            "the API key in {} must be at least 16 characters",
+            "the {what} in {} ({setting}) must be at least 16 characters",
             path.display()
         )));
     }
@@ -833,6 +860,9 @@ pub const DEFAULT_CONFIG_TOML: &str = r#"# xagent-adb-connector configuration. T
 # (/etc/xagent-adb-connector/config.toml), so on the box they need no flags.
 data_dir = "/var/lib/xagent-adb-connector"
 api_key_file = "/etc/xagent-adb-connector/api_key"
+# The password of the browser console (http://BOX:8787/console, user "operator"); made at
+# install. Remove the line to turn the console off.
+operator_key_file = "/etc/xagent-adb-connector/operator_key"
 # listen = "127.0.0.1:8787"
 # adb_server = "127.0.0.1:5037"      # "" disables the adb server; a list for several boxes:
 # adb_server = ["127.0.0.1:5037", "box-b=10.8.0.2:5037"]   # NAME=HOST:PORT names a box

@@ -250,11 +250,14 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         // Restored channels need an xAgent hello within the grace (spec §8.2).
         connector.start_grace_timer();
     }
-    Ok(AppState::new(
-        connector,
-        config.api_key.clone(),
-        config.upload_max_bytes,
-    ))
+    let state = AppState::new(connector, config.api_key.clone(), config.upload_max_bytes);
+    Ok(match &config.operator_key {
+        Some(key) => state.with_console(crate::server::console::Console {
+            operator_key: key.clone(),
+            adb_servers: adb_servers.iter().map(|s| s.name.clone()).collect(),
+        }),
+        None => state,
+    })
 }
 
 /// Creates `dir` (and parents) readable by this user only (0700): it holds the database with

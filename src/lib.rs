@@ -5,7 +5,8 @@
 //! - [`server`]: axum routes — card, skill, health, metrics, `/ws`, `/files/refs/{file_ref}`
 //!   ([`server::file_refs`]), uploads, Prometheus [`server::metrics`];
 //!   [`server::error::HttpError`] is the one mapping of HTTP errors to responses;
-//!   [`server::listen`] is the capped accept loop, with TLS from [`server::tls`].
+//!   [`server::listen`] is the capped accept loop, with TLS from [`server::tls`];
+//!   [`server::console`] is the operator's browser console (`GET /console`, HTTP Basic).
 //! - [`data_plane`]: one WebSocket — [`data_plane::socket`] (frames, deadlines, close, bounded
 //!   [`data_plane::outbox`]), [`data_plane::session`] (hello gate, routing),
 //!   [`data_plane::request::Request`] (decoded once), one handler file per packet family,

@@ -142,6 +142,7 @@ fn control_conffiles_files_owners_and_modes() {
     }
     // Nothing made at run time is shipped: no API key, no state.
     assert!(!listing.contains("api_key"), "{listing}");
+    assert!(!listing.contains("operator_key"), "{listing}");
     assert!(!listing.contains("var/lib"), "{listing}");
 }
 
@@ -426,6 +427,23 @@ fn maintainer_scripts_install_upgrade_remove_purge_in_a_scratch_root() {
     );
     // The key is accepted by the connector's own reader (≥ 16 characters).
     xagent_adb_connector::config::read_api_key(&key_path).expect("a valid API key");
+    // The operator key (the console's password), made the same way, another key.
+    let operator_path = s.etc("operator_key");
+    let operator = std::fs::read_to_string(&operator_path).expect("operator key made");
+    let operator = operator.trim_end().to_string();
+    assert!(operator.len() >= 40 && operator != key, "a key of its own");
+    let mode = std::fs::metadata(&operator_path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600, "operator key mode {mode:o}");
+    assert!(
+        !output.contains(&operator),
+        "postinst printed the operator key"
+    );
+    assert!(!calls.iter().any(|c| c.contains(&operator)));
+    xagent_adb_connector::config::read_operator_key(&operator_path).expect("a valid operator key");
     for unit in ["xagent-adb-server.service", "xagent-adb-connector.service"] {
         assert!(
             called_for(&calls, "deb-systemd-helper enable", unit),
@@ -458,6 +476,10 @@ fn maintainer_scripts_install_upgrade_remove_purge_in_a_scratch_root() {
     .unwrap();
     let (_, calls) = s.script("postinst", &["configure", "0.1.0-1"]);
     assert_eq!(std::fs::read_to_string(&key_path).unwrap().trim_end(), key);
+    assert_eq!(
+        std::fs::read_to_string(&operator_path).unwrap().trim_end(),
+        operator
+    );
     assert!(!calls.iter().any(|c| c.starts_with("adduser")), "{calls:?}");
     for unit in ["xagent-adb-server.service", "xagent-adb-connector.service"] {
         assert!(
@@ -487,6 +509,7 @@ fn maintainer_scripts_install_upgrade_remove_purge_in_a_scratch_root() {
     // Purge removes the key and the state (bindings, adb keys).
     let (_, calls) = s.script("postrm", &["purge"]);
     assert!(!key_path.exists(), "key removed on purge");
+    assert!(!operator_path.exists(), "operator key removed on purge");
     assert!(
         !s.root.join("var/lib/xagent-adb-connector").exists(),
         "state removed on purge"

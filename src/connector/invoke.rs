@@ -54,7 +54,21 @@ impl Connector {
     pub async fn invoke_tool(&self, call: ToolCall<'_>) -> Result<Value, ToolError> {
         let readiness = self.runtime(call.channel_id);
         let was_locked = readiness.readiness.locked_reason().is_some();
+        let (channel_id, payload) = (call.channel_id, call.payload);
+        let started = std::time::Instant::now();
         let outcome = self.invoke_bound(call).await;
+        if let Some(binding) = self.binding(channel_id) {
+            self.call_log.record(
+                &binding.serial,
+                channel_id,
+                &payload.tool_id,
+                outcome
+                    .as_ref()
+                    .map(|_| ())
+                    .map_err(|e| (e.code.as_str(), e.message.as_str())),
+                started.elapsed(),
+            );
+        }
         if readiness.readiness.locked_reason().is_some() != was_locked {
             // The descriptor's tool availability follows the lock screen: sessions re-project.
             self.inventory.announce();

@@ -16,6 +16,7 @@
 //! through to SQLite ([`crate::store`]) before it is acknowledged.
 
 pub mod arrival_order;
+pub mod call_log;
 pub mod channels;
 pub mod claim;
 mod claim_handle;
@@ -31,6 +32,7 @@ pub mod qr_pairing;
 pub mod release;
 pub mod runtime;
 pub mod state;
+pub mod thumbnail;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -113,6 +115,10 @@ pub struct Connector {
     /// Waiters of running journaled calls (their own lock: per call, never crosses the state).
     inflight: Mutex<HashMap<CallKey, InFlightCall>>,
     dispatch_stats: dispatch_stats::DispatchStats,
+    /// Each phone's last tool call and the recent failures (the operator console).
+    call_log: call_log::CallLog,
+    /// The box's own QR pairing started from the operator console (one at a time).
+    console_pairing: Mutex<Option<Arc<qr_pairing::console::ConsolePairing>>>,
     lifecycle: Lifecycle,
     /// The connector's adb key (wireless pairing flows); `None`: those flows are unavailable.
     host_key: Option<crate::adb::HostKeyFile>,
@@ -174,6 +180,8 @@ impl Connector {
             profiles: std::sync::RwLock::new(profiles),
             inflight: Mutex::default(),
             dispatch_stats: dispatch_stats::DispatchStats::new(),
+            call_log: call_log::CallLog::default(),
+            console_pairing: Mutex::default(),
             lifecycle,
             host_key: None,
             qr_config: qr_pairing::QrPairingConfig::default(),
@@ -313,6 +321,11 @@ impl Connector {
     /// Data-plane dispatch latency histograms (`GET /metrics`).
     pub fn dispatch_stats(&self) -> &dispatch_stats::DispatchStats {
         &self.dispatch_stats
+    }
+
+    /// Each phone's last tool call and the recent failed calls (the operator console).
+    pub fn call_log(&self) -> &call_log::CallLog {
+        &self.call_log
     }
 
     /// The phone inventory.

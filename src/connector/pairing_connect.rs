@@ -189,11 +189,36 @@ impl Connector {
         given: &[String],
         logouts: u64,
     ) -> Result<String, ConnectFailure> {
-        let located = self.locate_paired(&key_file, guid, given).await;
+        let located = self.connect_and_remember(&key_file, guid, given).await;
         if matches!(located, Err(ConnectFailure::KeyRefused)) {
             *super::lock(&self.runtime(channel_id).paired) = None;
         }
-        let (phone, addr) = located?;
+        let phone = located?;
+        let _gate = self.writes.lock().await;
+        if self.logouts(channel_id) != logouts {
+            return Err(ConnectFailure::Refused(super::claim::refuse(
+                ErrorCode::AuthFailed,
+                "auth.logout ended this pairing before it finished: the phone is paired but not bound; auth.start again to bind it",
+            )));
+        }
+        self.bind_phone(channel_id, &phone.serial, &phone.model)
+            .await
+            .map_err(ConnectFailure::Refused)?;
+        *super::lock(&self.runtime(channel_id).paired) = None;
+        Ok(phone.serial)
+    }
+
+    /// Finds the phone `guid` paired just now ([`Connector::locate_paired`]), remembers
+    /// (serial, `guid`, address) for restarts and follows it from then on, bound to no channel
+    /// (the end of the console's own pairing, and the first half of
+    /// [`Connector::connect_and_bind`]). Returns the phone. Errors: [`ConnectFailure`].
+    pub(super) async fn connect_and_remember(
+        &self,
+        key_file: &HostKeyFile,
+        guid: &str,
+        given: &[String],
+    ) -> Result<AttachedPhone, ConnectFailure> {
+        let (phone, addr) = self.locate_paired(key_file, guid, given).await?;
         // Remembered before the bind: a restart follows the phone again whatever the bind says.
         let record = WirelessPhoneRecord {
             serial: phone.serial.clone(),
@@ -211,18 +236,7 @@ impl Connector {
         // From now on the phone is followed (watched, re-found by GUID, second to USB), as
         // after a restart, whatever the bind says: the inventory never keeps an unwatched route.
         self.follow_wireless_phone(record);
-        let _gate = self.writes.lock().await;
-        if self.logouts(channel_id) != logouts {
-            return Err(ConnectFailure::Refused(super::claim::refuse(
-                ErrorCode::AuthFailed,
-                "auth.logout ended this pairing before it finished: the phone is paired but not bound; auth.start again to bind it",
-            )));
-        }
-        self.bind_phone(channel_id, &phone.serial, &phone.model)
-            .await
-            .map_err(ConnectFailure::Refused)?;
-        *super::lock(&self.runtime(channel_id).paired) = None;
-        Ok(phone.serial)
+        Ok(phone)
     }
 }
 

@@ -282,6 +282,14 @@ impl State {
         self.channels.clone()
     }
 
+    /// Every binding, by the phone's serial (the operator console: channel and since when).
+    pub fn bindings_by_serial(&self) -> HashMap<String, BindingRecord> {
+        self.bindings
+            .values()
+            .map(|b| (b.serial.clone(), b.clone()))
+            .collect()
+    }
+
     /// Bindings as (channel, serial) pairs (tests compare them with the store).
     pub fn binding_pairs(&self) -> HashSet<(String, String)> {
         self.bindings

@@ -118,6 +118,8 @@ struct RestartOnly {
     upload_max_bytes: u64,
     file_cache_max_bytes: u64,
     mdns_interfaces: Vec<String>,
+    /// The console's password is read at start only (the console's routes exist or not).
+    operator_key: Option<crate::secret::Secret>,
 }
 
 impl RestartOnly {
@@ -132,6 +134,7 @@ impl RestartOnly {
             upload_max_bytes: config.upload_max_bytes,
             file_cache_max_bytes: config.file_cache_max_bytes,
             mdns_interfaces: config.mdns_interfaces.clone(),
+            operator_key: config.operator_key.clone(),
         }
     }
 
@@ -161,6 +164,7 @@ impl RestartOnly {
             self.mdns_interfaces != new.mdns_interfaces,
             "mdns_interfaces",
         );
+        note(self.operator_key != new.operator_key, "operator_key_file");
         keys
     }
 }

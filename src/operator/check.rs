@@ -112,6 +112,20 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
                 "ok       config valid (listen {scheme}://{})",
                 c.listen
             );
+            // The key itself was read and checked by the resolve; never printed.
+            let _ = match &c.operator_key {
+                Some(_) => writeln!(
+                    out,
+                    "ok       operator console at {scheme}://{}/console (user operator, the \
+                     operator key file's first line as password)",
+                    c.listen
+                ),
+                None => writeln!(
+                    out,
+                    "note     no --operator-key-file (operator_key_file): the browser console \
+                     /console is off"
+                ),
+            };
         }
         Err(e) => {
             let _ = writeln!(out, "PROBLEM  config: {}", config_problem(e));
@@ -162,17 +176,11 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
             None => p.transport.clone(),
         };
         // The route a running connector gives the phone, so tool errors say the same.
-        let route = match RouteKind::of(p.adb_server.as_deref(), &p.transport) {
-            RouteKind::Direct if p.paired => RouteKind::WifiPaired,
-            kind => kind,
+        let seen = match &p.dialled {
+            Some(dialled) => format!(" ({})", dialled_problem(p, dialled).0),
+            None => String::new(),
         };
-        let (seen, fix) = match &p.dialled {
-            Some(dialled) => {
-                let (seen, fix) = dialled_problem(p, dialled);
-                (format!(" ({seen})"), Some(fix))
-            }
-            None => (String::new(), fix_for(&p.state, route)),
-        };
+        let fix = p.fix();
         match fix {
             None => {
                 let _ = writeln!(

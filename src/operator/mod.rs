@@ -21,7 +21,7 @@ use crate::adb::{AdbError, AdbServerClient, DeviceLink, HostKeyFile};
 use crate::config::same_server::{self, SameServer};
 use crate::config::SurveyConfig;
 use crate::device::inventory::{self, Inventory, NameBook};
-use crate::device::parse::devices::{parse_devices_l, DeviceState};
+use crate::device::parse::devices::{parse_devices_l, DeviceState, RouteKind};
 
 /// Deadline of one adb server's answers in a survey (version, device list, probes).
 pub const SURVEY_DEADLINE: Duration = Duration::from_secs(10);
@@ -60,6 +60,49 @@ pub struct PhoneRow {
     /// For a direct or paired phone the survey could not use (`offline`): what its address
     /// did when dialled again ([`dial`]); `None` otherwise.
     pub dialled: Option<Dialled>,
+}
+
+impl PhoneRow {
+    /// The row of a phone a running connector sees (its inventory's preferred route): what
+    /// the survey lists for it, without a fresh probe (the operator console).
+    pub fn of_attached(p: &inventory::AttachedPhone) -> PhoneRow {
+        PhoneRow {
+            serial: p.serial.clone(),
+            serialno: p.serialno.clone(),
+            transport_id: p.transport_id,
+            warning: None,
+            model: p.model.clone(),
+            state: p.state.clone(),
+            transport: p.transport.clone(),
+            adb_server: p.adb_server.clone(),
+            paired: p.wifi_paired,
+            dialled: None,
+        }
+    }
+
+    /// How the phone is reached, as a running connector routes it (the fix depends on it).
+    pub fn route_kind(&self) -> RouteKind {
+        match RouteKind::of(self.adb_server.as_deref(), &self.transport) {
+            RouteKind::Direct if self.paired => RouteKind::WifiPaired,
+            kind => kind,
+        }
+    }
+
+    /// The fix for the phone, `None` when it is usable: what `check` prints under its
+    /// PROBLEM line ([`check::dialled_problem`] when its address was dialled again, else
+    /// [`check::fix_for`]).
+    pub fn fix(&self) -> Option<String> {
+        match &self.dialled {
+            Some(dialled) => Some(check::dialled_problem(self, dialled).1),
+            None => check::fix_for(&self.state, self.route_kind()),
+        }
+    }
+}
+
+/// Gives every row whose serial other phones report too its warning, as the survey does
+/// (the console's rows come from the connector's inventory).
+pub fn warn_shared(rows: &mut [PhoneRow]) {
+    warn_shared_serials(rows);
 }
 
 /// What a direct phone's address did on a plain TCP connect ([`dial`]), to tell an operator

@@ -15,6 +15,14 @@ pub enum HttpError {
     /// 401 `unauthorized` (with `WWW-Authenticate: Bearer`), spec §3.
     #[error("missing or wrong Bearer API key")]
     Unauthorized,
+    /// 401 `unauthorized` of the operator console (with `WWW-Authenticate: Basic`, so a
+    /// browser asks for the user `operator` and the operator key): [`super::console`].
+    #[error("the operator console needs HTTP Basic credentials: user operator, the operator key as password")]
+    ConsoleUnauthorized,
+    /// 503 `screen_unavailable`: the console could not take a phone's screen (the tool
+    /// error's code and message: why, and the fix).
+    #[error("{0}")]
+    ScreenUnavailable(String),
     /// 400 `websocket_upgrade_required`: `GET /ws` without a handshake (the upgrade's reason).
     #[error("GET /ws must be a WebSocket upgrade: {0}")]
     WebSocketUpgradeRequired(String),
@@ -68,7 +76,8 @@ impl HttpError {
     /// The stable code of the body.
     pub fn code(&self) -> &'static str {
         match self {
-            HttpError::Unauthorized => "unauthorized",
+            HttpError::Unauthorized | HttpError::ConsoleUnauthorized => "unauthorized",
+            HttpError::ScreenUnavailable(_) => "screen_unavailable",
             HttpError::WebSocketUpgradeRequired(_) => "websocket_upgrade_required",
             HttpError::SubprotocolRequired => "subprotocol_required",
             HttpError::TooManyConnections => "too_many_connections",
@@ -88,7 +97,8 @@ impl HttpError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         match self {
-            HttpError::Unauthorized => StatusCode::UNAUTHORIZED,
+            HttpError::Unauthorized | HttpError::ConsoleUnauthorized => StatusCode::UNAUTHORIZED,
+            HttpError::ScreenUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             HttpError::WebSocketUpgradeRequired(_)
             | HttpError::SubprotocolRequired
             | HttpError::ChannelIdRequired
@@ -127,6 +137,11 @@ impl IntoResponse for HttpError {
         });
         if self == HttpError::Unauthorized {
             return (status, [(header::WWW_AUTHENTICATE, "Bearer")], body).into_response();
+        }
+        if self == HttpError::ConsoleUnauthorized {
+            // RFC 7617: the realm names what the password opens; UTF-8 credentials.
+            let challenge = super::console::basic_auth::CHALLENGE;
+            return (status, [(header::WWW_AUTHENTICATE, challenge)], body).into_response();
         }
         (status, body).into_response()
     }

@@ -9,8 +9,10 @@
 //! | `GET /ws` | Bearer + subprotocol `xagent.connector.packet.v1` | §6 |
 //! | `GET /files/refs/{file_ref}` | the signed ref itself | §5.2 |
 //! | `POST /files/uploads` | Bearer + `X-XAgent-Connector-Channel-ID` | §5.1 |
+//! | `GET /console` and below | HTTP Basic `operator` + operator key; 404 without one | the operator console ([`console`]) |
 
 pub mod auth;
+pub mod console;
 pub mod error;
 pub mod file_refs;
 pub mod listen;
@@ -57,6 +59,8 @@ pub struct AppState {
     pub upload_max_bytes: u64,
     /// One permit per open data-plane socket.
     pub sockets: Arc<tokio::sync::Semaphore>,
+    /// The operator console, when an operator key is configured ([`AppState::with_console`]).
+    pub console: Option<Arc<console::Console>>,
 }
 
 impl AppState {
@@ -70,7 +74,14 @@ impl AppState {
             card,
             upload_max_bytes,
             sockets: Arc::new(tokio::sync::Semaphore::new(MAX_SOCKETS)),
+            console: None,
         }
+    }
+
+    /// The same state serving the operator console (`--operator-key-file`).
+    pub fn with_console(mut self, console: console::Console) -> Self {
+        self.console = Some(Arc::new(console));
+        self
     }
 }
 
@@ -89,6 +100,7 @@ pub fn router(state: AppState) -> Router {
         .route("/connector-card.json", get(card))
         .route("/skill.md", get(skill))
         .route("/health", get(health))
+        .merge(console::routes())
         .route("/metrics", get(metrics::metrics))
         .route("/ws", get(ws))
         .route("/files/refs/{file_ref}", get(file_refs::download))
@@ -110,7 +122,8 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Before every route: the connection's request is being served (its connection is not
-/// evicted meanwhile), and a request with the right Bearer key takes its connection out of
+/// evicted meanwhile), and a request with the right Bearer key (or the operator console's
+/// credentials) takes its connection out of
 /// the per-peer count of unauthenticated connections ([`peers`]). The route still checks the
 /// key itself: this only counts.
 async fn admit_request(
@@ -120,7 +133,9 @@ async fn admit_request(
 ) -> Response {
     let admission = request.extensions().get::<Arc<peers::Admission>>().cloned();
     let _serving = admission.as_ref().map(|a| {
-        if auth::bearer_ok(request.headers(), &st.api_key.current()) {
+        if auth::bearer_ok(request.headers(), &st.api_key.current())
+            || console::credentials_ok(&st, request.headers())
+        {
             a.authenticated();
         }
         a.serving()

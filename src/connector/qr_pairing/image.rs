@@ -1,5 +1,5 @@
-//! The QR code of a pairing offer, drawn two ways: a PNG data URL for the frontend
-//! (`qr_code_image`, spec §8.8) and Unicode half blocks for a terminal (`pair` CLI). The module
+//! The QR code of a pairing offer, drawn two ways: a PNG (as a data URL for the frontend,
+//! `qr_code_image`, spec §8.8; as an image of the operator console) and Unicode half blocks for a terminal (`pair` CLI). The module
 //! matrix comes from the `qrcode` crate (error correction M, as Android Studio's pairing QR).
 
 use base64::Engine;
@@ -22,9 +22,18 @@ fn matrix(text: &str) -> Result<QrCode, QrImageError> {
         .map_err(|e| QrImageError(e.to_string()))
 }
 
-/// `data:image/png;base64,…` of `text`'s QR code: 8-bit grey, black on white, with the quiet
-/// zone. Errors: [`QrImageError`].
+/// `data:image/png;base64,…` of `text`'s QR code ([`png`]). Errors: [`QrImageError`].
 pub fn png_data_url(text: &str) -> Result<String, QrImageError> {
+    Ok(format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png(text)?)
+    ))
+}
+
+/// The PNG of `text`'s QR code: 8-bit grey, black on white, with the quiet zone,
+/// [`PNG_MODULE_PX`] pixels a module (the frontend's data URL, the operator console's image).
+/// Errors: [`QrImageError`].
+pub fn png(text: &str) -> Result<Vec<u8>, QrImageError> {
     let code = matrix(text)?;
     let modules = code.width();
     let colors = code.to_colors();
@@ -53,10 +62,7 @@ pub fn png_data_url(text: &str) -> Result<String, QrImageError> {
             w.finish()
         })
         .map_err(|e| QrImageError(e.to_string()))?;
-    Ok(format!(
-        "data:image/png;base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(&out)
-    ))
+    Ok(out)
 }
 
 /// `text`'s QR code as lines of Unicode half blocks (two modules a character), light on dark

@@ -11,6 +11,7 @@
 //! stored, put in a descriptor, an error or `auth.status` answers after the first.
 
 pub mod attempt;
+pub mod console;
 pub mod image;
 
 use std::collections::HashMap;

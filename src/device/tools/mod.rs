@@ -58,6 +58,8 @@ pub use phone::readiness::ReadinessCache;
 pub use registry::{
     integral_floats_as_integers, registry, DeviceTool, LockRule, RegisteredTool, Registry,
 };
+/// The operator console's screen thumbnail, on `android_screenshot`'s capture path.
+pub use screenshot::thumbnail;
 
 /// Every implemented tool, in card order (the card order is part of the contract). Adding a
 /// tool: its file (with its tests), its `mod` line above, and one line here.
