@@ -292,19 +292,34 @@ impl Connector {
                 "this channel is already bound to another phone; auth.logout first",
             ));
         }
+        // The fleet first (issue 22): a phone another box holds is refused naming that box,
+        // before anything is written here.
+        if let (None, Some(fleet)) = (refusal, &self.fleet) {
+            if let Err(refusal) = fleet.take(serial, channel_id).await {
+                let (code, message) = refusal.code_and_message();
+                return Err(ClaimError { code, message });
+            }
+        }
         let inserted = match refusal {
             Some(_) => false,
-            None => self
-                .store
-                .binding_insert(record.clone())
-                .await
-                .map_err(|e| {
-                    refuse(
+            None => match self.store.binding_insert(record.clone()).await {
+                Ok(inserted) => inserted,
+                Err(e) => {
+                    if let Some(fleet) = &self.fleet {
+                        fleet.release(serial).await;
+                    }
+                    return Err(refuse(
                         ErrorCode::InternalError,
                         &format!("could not store the binding: {e}"),
-                    )
-                })?,
+                    ));
+                }
+            },
         };
+        if !inserted && refusal.is_none() {
+            if let Some(fleet) = &self.fleet {
+                fleet.release(serial).await;
+            }
+        }
         if !inserted {
             return Err(refuse(
                 ErrorCode::AuthFailed,
@@ -330,10 +345,10 @@ impl Connector {
             .logouts
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.qr_cancel_channel(channel_id, "ended by auth.logout");
-        let released = self
-            .state()
-            .binding(channel_id)
-            .map(|b| crate::protocol::descriptor::mask_serial(&b.serial));
+        let bound = self.state().binding(channel_id).map(|b| b.serial.clone());
+        let released = bound
+            .as_deref()
+            .map(crate::protocol::descriptor::mask_serial);
         self.store
             .binding_delete(channel_id.to_string())
             .await
@@ -344,6 +359,9 @@ impl Connector {
                 )
             })?;
         self.state().unbind(channel_id);
+        if let (Some(serial), Some(fleet)) = (&bound, &self.fleet) {
+            fleet.release(serial).await;
+        }
         match released {
             Some(masked) => {
                 tracing::info!(channel = channel_id, serial_hint = %masked, "auth.logout: phone released")

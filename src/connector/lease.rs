@@ -65,6 +65,9 @@ impl Connector {
             return Ok(false);
         };
         self.store.deregister_all(new_id).await?;
+        if let Some(fleet) = &self.fleet {
+            fleet.release_all().await;
+        }
         self.files.revoke_channel(None).await?;
         tracing::info!(
             channels = count,

@@ -100,6 +100,14 @@ pub enum ErrorCode {
     StaleSnapshot,
     /// The APK is one part of a split app and the parts it needs were not given (field bug 46).
     SplitApksRequired,
+    /// The phone is bound on another box of the fleet (issue 22): the message names the box.
+    PhoneBoundElsewhere,
+    /// This box no longer holds the phone's fleet binding (its key is another box's, or gone
+    /// with an expired lease): side-effecting calls on the channel are fenced off.
+    FleetBindingLost,
+    /// The fleet store (etcd) is not reachable, so a new binding cannot be made fleet-wide
+    /// (retryable; `--fleet-claims local` binds locally instead).
+    FleetUnavailable,
     /// Internal failure (storage).
     InternalError,
     /// A code this build does not know (received from a peer).
@@ -155,6 +163,9 @@ impl ErrorCode {
             Self::ElementNotFound => "element_not_found",
             Self::StaleSnapshot => "stale_snapshot",
             Self::SplitApksRequired => "split_apks_required",
+            Self::PhoneBoundElsewhere => "phone_bound_elsewhere",
+            Self::FleetBindingLost => "fleet_binding_lost",
+            Self::FleetUnavailable => "fleet_unavailable",
             Self::InternalError => "internal_error",
             Self::Unknown => "unknown",
         }
@@ -190,6 +201,9 @@ mod tests {
             ErrorCode::AppNotResponding,
             ErrorCode::TooManyChannels,
             ErrorCode::SplitApksRequired,
+            ErrorCode::PhoneBoundElsewhere,
+            ErrorCode::FleetBindingLost,
+            ErrorCode::FleetUnavailable,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
