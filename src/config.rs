@@ -103,6 +103,39 @@ pub struct Settings {
     /// at start, before the first log line (a SIGHUP does not change it).
     #[arg(skip)]
     pub log_format: Option<crate::logging::LogFormat>,
+    /// etcd client URL of the fleet store, `http://HOST:PORT` or `https://HOST:PORT`
+    /// (repeatable: the members of one cluster; comma-separated in the environment). Without
+    /// it the box is on its own and nothing of the fleet runs (docs/fleet.md).
+    #[arg(
+        long = "fleet-etcd",
+        env = "XAGENT_ADB_FLEET_ETCD",
+        value_delimiter = ','
+    )]
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub fleet_etcd: Vec<String>,
+    /// This box's name in the fleet (required with --fleet-etcd): 1 to 64 letters, digits,
+    /// '.', '_' or '-'. Descriptors name it in `target.location`.
+    #[arg(long = "box", env = "XAGENT_ADB_BOX")]
+    #[serde(default, rename = "box")]
+    pub box_name: Option<String>,
+    /// What a claim does while etcd is unreachable: `fleet` refuses it (`fleet_unavailable`,
+    /// retryable), `local` binds on this box and reconciles when etcd returns [default: fleet].
+    #[arg(long, value_enum, env = "XAGENT_ADB_FLEET_CLAIMS")]
+    pub fleet_claims: Option<crate::fleet::FleetClaims>,
+    /// Lease TTL of this box's fleet presence and bindings, seconds, 2 to 60 [default: 10]: a
+    /// box cut off leaves the fleet view, and its phones become claimable, within it.
+    #[arg(long, env = "XAGENT_ADB_FLEET_TTL_SECS")]
+    pub fleet_ttl_secs: Option<u64>,
+    /// PEM CA certificate of etcd's https endpoints.
+    #[arg(long, env = "XAGENT_ADB_FLEET_ETCD_CA")]
+    pub fleet_etcd_ca: Option<PathBuf>,
+    /// PEM client certificate for etcd's client-certificate authentication (with
+    /// --fleet-etcd-key).
+    #[arg(long, env = "XAGENT_ADB_FLEET_ETCD_CERT")]
+    pub fleet_etcd_cert: Option<PathBuf>,
+    /// PEM private key of --fleet-etcd-cert.
+    #[arg(long, env = "XAGENT_ADB_FLEET_ETCD_KEY")]
+    pub fleet_etcd_key: Option<PathBuf>,
 }
 
 impl Settings {
@@ -138,7 +171,76 @@ impl Settings {
             mdns_interfaces,
             qr_ttl_secs: over.qr_ttl_secs.or(self.qr_ttl_secs),
             log_format: over.log_format.or(self.log_format),
+            fleet_etcd: if over.fleet_etcd.is_empty() {
+                self.fleet_etcd
+            } else {
+                over.fleet_etcd
+            },
+            box_name: over.box_name.or(self.box_name),
+            fleet_claims: over.fleet_claims.or(self.fleet_claims),
+            fleet_ttl_secs: over.fleet_ttl_secs.or(self.fleet_ttl_secs),
+            fleet_etcd_ca: over.fleet_etcd_ca.or(self.fleet_etcd_ca),
+            fleet_etcd_cert: over.fleet_etcd_cert.or(self.fleet_etcd_cert),
+            fleet_etcd_key: over.fleet_etcd_key.or(self.fleet_etcd_key),
         }
+    }
+
+    /// The fleet store's endpoints and TLS client config, `None` without `--fleet-etcd` (or
+    /// with only empty items). Errors: a malformed URL, an https URL without a usable CA,
+    /// client certificate or key files that do not load.
+    #[allow(clippy::type_complexity)]
+    pub fn fleet_store(
+        &self,
+    ) -> Result<
+        Option<(
+            Vec<crate::fleet::etcd::Endpoint>,
+            Option<std::sync::Arc<rustls::ClientConfig>>,
+        )>,
+        ConfigError,
+    > {
+        let mut endpoints = Vec::new();
+        for url in self.fleet_etcd.iter().filter(|u| !u.trim().is_empty()) {
+            let ep = crate::fleet::etcd::Endpoint::parse(url)
+                .map_err(|why| ConfigError::Invalid(format!("--fleet-etcd (fleet_etcd): {why}")))?;
+            endpoints.push(ep);
+        }
+        if endpoints.is_empty() {
+            return Ok(None);
+        }
+        let tls = if endpoints.iter().any(|e| e.tls) {
+            let tls = crate::fleet::etcd::EtcdTls {
+                ca: self.fleet_etcd_ca.clone(),
+                cert: self.fleet_etcd_cert.clone(),
+                key: self.fleet_etcd_key.clone(),
+            };
+            Some(tls.client_config().map_err(ConfigError::Invalid)?)
+        } else {
+            None
+        };
+        Ok(Some((endpoints, tls)))
+    }
+
+    /// The fleet settings of `serve`, `None` without `--fleet-etcd`. Errors: those of
+    /// [`Settings::fleet_store`], no or a bad `--box`, a TTL out of range.
+    pub fn fleet_config(&self) -> Result<Option<crate::fleet::FleetConfig>, ConfigError> {
+        let Some((endpoints, tls)) = self.fleet_store()? else {
+            return Ok(None);
+        };
+        let box_name = self.box_name.clone().ok_or(ConfigError::Missing(
+            "--box (box, env XAGENT_ADB_BOX) is required with --fleet-etcd: this box's name in the fleet",
+        ))?;
+        crate::fleet::check_box_name(&box_name).map_err(ConfigError::Invalid)?;
+        let ttl = match self.fleet_ttl_secs {
+            Some(secs) => Duration::from_secs(FLEET_TTL_SECS.check(secs)?),
+            None => crate::fleet::DEFAULT_TTL,
+        };
+        Ok(Some(crate::fleet::FleetConfig {
+            endpoints,
+            tls,
+            box_name,
+            ttl,
+            claims: self.fleet_claims.unwrap_or_default(),
+        }))
     }
 
     /// Applies the compiled-in defaults and validates every value (reads the API key file and
@@ -153,6 +255,7 @@ impl Settings {
             direct_devices,
         } = self.survey_config()?;
         let data_dir = data_dir.ok_or(ConfigError::Missing("--data-dir is required"))?;
+        let fleet = self.fleet_config()?;
         let claim_codes = self
             .claim_codes
             .iter()
@@ -213,6 +316,7 @@ impl Settings {
             }
         };
         Ok(ServeConfig {
+            fleet,
             tls,
             listen: self
                 .listen
@@ -390,6 +494,8 @@ pub struct ServeConfig {
     pub mdns_interfaces: Vec<String>,
     /// How long a QR pairing code is valid.
     pub qr_ttl: Duration,
+    /// The fleet (`--fleet-etcd`, `--box`); `None`: this box is on its own.
+    pub fleet: Option<crate::fleet::FleetConfig>,
 }
 
 impl ServeConfig {
@@ -533,6 +639,16 @@ pub const FILE_CACHE_MAX_BYTES: SettingRange = SettingRange {
     min: 1,
     max: 1 << 40,
     unit: "bytes",
+};
+
+/// `--fleet-ttl-secs`: 2 s (etcd's smallest lease TTL with its default election timeout) to
+/// 60 s.
+pub const FLEET_TTL_SECS: SettingRange = SettingRange {
+    flag: "--fleet-ttl-secs",
+    key: "fleet_ttl_secs",
+    min: 2,
+    max: 60,
+    unit: "seconds",
 };
 
 /// Errors of configuration.
@@ -878,6 +994,13 @@ operator_key_file = "/etc/xagent-adb-connector/operator_key"
 # mdns_interfaces = ["wlan0"]         # QR pairing browses mDNS here; default: every interface
 # qr_ttl_secs = 180                   # how long a QR pairing code is valid; 1 to 3600
 # log_format = "text"                 # or "json": one JSON object per stderr line
+# fleet_etcd = ["http://10.8.0.1:2379"] # many boxes, one etcd (docs/fleet.md); needs box:
+# box = "rack1-pi3"                   # this box's name in the fleet
+# fleet_claims = "fleet"              # or "local": bind while etcd is down, reconcile later
+# fleet_ttl_secs = 10                 # presence/binding lease TTL; 2 to 60
+# fleet_etcd_ca = "/etc/xagent-adb-connector/etcd/ca.pem"     # for https:// endpoints
+# fleet_etcd_cert = "/etc/xagent-adb-connector/etcd/box.pem"  # client cert auth (with key)
+# fleet_etcd_key = "/etc/xagent-adb-connector/etcd/box-key.pem"
 #
 # Tables last: every key after a [table] header belongs to that table.
 # [claim_codes]                       # serial = code; prefer the hashed form:

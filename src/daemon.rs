@@ -74,7 +74,8 @@ pub async fn serve_on(
         .transpose()?;
     let addr = listener.local_addr()?;
     let lifecycle = Lifecycle::new(shutdown);
-    let state = build_state(&config, &lifecycle).await?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let state = build_state(&config, &lifecycle, format!("{scheme}://{addr}")).await?;
     let store = state.connector.store().clone();
     if let Some(reloader) = reloader {
         let targets = reload::Targets {
@@ -85,7 +86,6 @@ pub async fn serve_on(
         reload::spawn(&lifecycle, reloader, &config, targets)
             .context("cannot install the SIGHUP handler")?;
     }
-    let scheme = if tls.is_some() { "https" } else { "http" };
     println!("listening on {scheme}://{addr}");
     tracing::info!(%addr, tls = tls.is_some(), "connector listening");
     if tls.is_none() && !addr.ip().is_loopback() {
@@ -159,7 +159,11 @@ fn spawn_background(
     });
 }
 
-async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Result<AppState> {
+async fn build_state(
+    config: &ServeConfig,
+    lifecycle: &Lifecycle,
+    base_url: String,
+) -> anyhow::Result<AppState> {
     private_dir(&config.data_dir).map_err(|e| {
         anyhow::anyhow!(
             "cannot create the data dir: {}",
@@ -241,6 +245,16 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
             connector.follow_wireless_phone(phone);
         }
     }
+    let connector = match &config.fleet {
+        Some(config) => {
+            // Restored bindings are adopted before the first registration reconciles them.
+            let fleet = Arc::new(crate::fleet::Fleet::new(config.clone()));
+            let connector = connector.with_fleet(Arc::clone(&fleet));
+            spawn_presence(fleet, base_url, &connector, lifecycle);
+            connector
+        }
+        None => connector,
+    };
     let connector = Arc::new(connector);
     crate::operator::bindings::spawn(&config.data_dir, Arc::clone(&connector), lifecycle)
         .context("cannot open the operator socket in the data dir")?;
@@ -258,6 +272,42 @@ async fn build_state(config: &ServeConfig, lifecycle: &Lifecycle) -> anyhow::Res
         }),
         None => state,
     })
+}
+
+/// Spawns the presence loop of this box's fleet member (registration, keepalive, the phones
+/// of the connector's inventory, reconciliation; `crate::fleet::presence`).
+fn spawn_presence(
+    fleet: Arc<crate::fleet::Fleet>,
+    base_url: String,
+    connector: &Connector,
+    lifecycle: &Lifecycle,
+) {
+    use crate::fleet::presence;
+    let inventory = connector.inventory().clone();
+    let changes = inventory.subscribe();
+    let phones: presence::PhoneList = Arc::new(move || {
+        inventory
+            .list()
+            .into_iter()
+            .filter(|p| p.identified)
+            .map(|p| presence::PhonePresence {
+                serial: p.serial,
+                model: p.model,
+                state: p.state.as_str().to_string(),
+            })
+            .collect()
+    });
+    let info = presence::BoxInfo {
+        base_url,
+        version: crate::protocol::CONNECTOR_VERSION.to_string(),
+    };
+    lifecycle.spawn(presence::run(
+        fleet,
+        info,
+        phones,
+        changes,
+        lifecycle.shutdown().clone(),
+    ));
 }
 
 /// Creates `dir` (and parents) readable by this user only (0700): it holds the database with

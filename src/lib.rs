@@ -22,6 +22,8 @@
 //! - [`store`]: SQLite on its own thread, every statement behind a named method;
 //!   [`file_cache`]: the signed file cache.
 //! - [`secret`]: the API key and claim-code hashing.
+//! - [`fleet`]: many boxes sharing presence and fleet-unique, fenced bindings through etcd
+//!   (`--fleet-etcd`; `docs/fleet.md`).
 //! - [`config`]: configuration in stages; [`daemon`]: process assembly of `serve` and its
 //!   shutdown, SIGHUP reload ([`daemon::reload`]); [`operator`]: the `check` and `devices`
 //!   subcommands; [`logging`]: text or JSON log lines; [`demo`] (feature `sim`): simulated
@@ -55,6 +57,7 @@ pub mod data_plane;
 pub mod demo;
 pub mod device;
 pub mod file_cache;
+pub mod fleet;
 pub mod lifecycle;
 pub mod logging;
 pub mod operator;

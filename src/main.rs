@@ -64,6 +64,10 @@ enum Command {
         /// Print a JSON array instead of a table.
         #[arg(long)]
         json: bool,
+        /// List every box's phones from the fleet store (`--fleet-etcd`) instead of this
+        /// box's: box, serial, model, state, the box holding its binding, the box's URL.
+        #[arg(long)]
+        fleet: bool,
         #[command(flatten)]
         settings: config::Settings,
     },
@@ -300,9 +304,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Devices {
             config,
             json,
+            fleet,
             settings,
         } => block_on(|_| async move {
             let config = config::config_file(config);
+            if fleet {
+                return xagent_adb_connector::operator::run_fleet_devices(
+                    config.as_deref(),
+                    settings,
+                    json,
+                )
+                .await;
+            }
             xagent_adb_connector::operator::run_devices(config.as_deref(), settings, json).await
         }),
         #[cfg(feature = "sim")]

@@ -180,12 +180,31 @@ impl Connector {
         let view = binding.as_ref().map(|b| BoundPhoneView {
             model: b.model.clone(),
             serial_hint: mask_serial(&b.serial),
-            location: self.inventory.get(&b.serial).and_then(|p| p.adb_server),
+            // In a fleet the location names the box (issue 22), else the adb server.
+            location: match &self.fleet {
+                Some(fleet) => Some(fleet.box_name().to_string()),
+                None => self.inventory.get(&b.serial).and_then(|p| p.adb_server),
+            },
             warning: self.serial_warning(channel_id),
         });
+        let lost = binding
+            .as_ref()
+            .zip(self.fleet.as_ref())
+            .and_then(|(b, fleet)| fleet.lost(&b.serial));
         let ids: &[&str] = &self.card_tools;
         let status = status_of(self, binding.as_ref());
         let mut d = Descriptor::project(&connector_id, channel_id, status, view.as_ref(), ids);
+        if let Some(message) = lost {
+            // The loser of a fleet conflict (issue 22): its side-effecting tools are fenced.
+            let refused = |id: &str| {
+                registry()
+                    .get(id)
+                    .is_some_and(|t| t.side_effect() != crate::device::tools::SideEffect::None)
+            };
+            d.restrict(refused, &message);
+            d.target.warning = Some(message);
+            return d;
+        }
         if status == ConnectionStatus::Connected {
             // The lock screen (as of the last reading) leaves the tools that would act on it
             // unavailable until a reading finds it gone (docs/protocol.md, Descriptor).

@@ -299,19 +299,34 @@ impl Connector {
                 "this phone is being handed back clean after its last binding (the device profile's [release] steps are running); retry in a few seconds",
             ));
         }
+        // The fleet first (issue 22): a phone another box holds is refused naming that box,
+        // before anything is written here.
+        if let (None, Some(fleet)) = (refusal, &self.fleet) {
+            if let Err(refusal) = fleet.take(serial, channel_id).await {
+                let (code, message) = refusal.code_and_message();
+                return Err(ClaimError { code, message });
+            }
+        }
         let inserted = match refusal {
             Some(_) => false,
-            None => self
-                .store
-                .binding_insert(record.clone())
-                .await
-                .map_err(|e| {
-                    refuse(
+            None => match self.store.binding_insert(record.clone()).await {
+                Ok(inserted) => inserted,
+                Err(e) => {
+                    if let Some(fleet) = &self.fleet {
+                        fleet.release(serial).await;
+                    }
+                    return Err(refuse(
                         ErrorCode::InternalError,
                         &format!("could not store the binding: {e}"),
-                    )
-                })?,
+                    ));
+                }
+            },
         };
+        if !inserted && refusal.is_none() {
+            if let Some(fleet) = &self.fleet {
+                fleet.release(serial).await;
+            }
+        }
         if !inserted {
             return Err(refuse(
                 ErrorCode::AuthFailed,
@@ -366,6 +381,9 @@ impl Connector {
             self.releases.begin(serial, &profiles);
         }
         self.state().unbind(channel_id);
+        if let (Some(serial), Some(fleet)) = (&bound, &self.fleet) {
+            fleet.release(serial).await;
+        }
         match released {
             Some(masked) => {
                 tracing::info!(channel = channel_id, serial_hint = %masked, "auth.logout: phone released")

@@ -177,6 +177,14 @@ impl Connector {
         // Held to the end of the call: the next side-effecting call of the channel waits for it.
         let ticket = ticket.unwrap_or_else(|| runtime.arrival.ticket());
         ticket.turn().await;
+        // The fence (issue 22): the binding's fleet key must still be this box's, checked
+        // after the wait for the channel's turn, right before the side effect.
+        if let Some(fleet) = &self.fleet {
+            fleet
+                .fence(&binding.serial)
+                .await
+                .map_err(|message| ToolError::new(ErrorCode::FleetBindingLost, message))?;
+        }
         // The release hook: settings read before the call changes them, and what it changed
         // recorded after (`connector::release`), so the phone can be handed back clean.
         let before = self

@@ -82,6 +82,9 @@ impl Connector {
             self.releases.begin(serial, &profiles);
         }
         cascade?;
+        if let Some(fleet) = &self.fleet {
+            fleet.release_all().await;
+        }
         self.files.revoke_channel(None).await?;
         tracing::info!(
             channels = count,

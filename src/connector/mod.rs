@@ -135,6 +135,9 @@ pub struct Connector {
     phone_hints: Mutex<HashMap<String, Arc<crate::device::tools::PhoneHints>>>,
     /// What tools changed on bound phones, and the phones being handed back (`[release]`).
     releases: release::Releases,
+    /// The fleet this box is a member of (`--fleet-etcd`): bindings are taken fleet-wide
+    /// first and fenced before side effects; `None`: the box is on its own.
+    fleet: Option<Arc<crate::fleet::Fleet>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -190,7 +193,26 @@ impl Connector {
             followers: Mutex::default(),
             phone_hints: Mutex::default(),
             releases,
+            fleet: None,
         })
+    }
+
+    /// The same connector as a member of `fleet`: the bindings restored from the store are
+    /// held locally until the first registration takes their keys (`fleet::reconcile`), and a
+    /// binding found lost pushes the descriptors again.
+    pub fn with_fleet(mut self, fleet: Arc<crate::fleet::Fleet>) -> Connector {
+        for (channel, serial) in self.state().binding_pairs() {
+            fleet.adopt(&serial, &channel);
+        }
+        let inventory = self.inventory.clone();
+        fleet.on_lost(Box::new(move || inventory.announce()));
+        self.fleet = Some(fleet);
+        self
+    }
+
+    /// The fleet, when this box is a member of one.
+    pub fn fleet(&self) -> Option<&Arc<crate::fleet::Fleet>> {
+        self.fleet.as_ref()
     }
 
     /// The same connector keeping at most `cap` channels (tests of the channel cap).

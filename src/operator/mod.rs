@@ -422,3 +422,28 @@ pub async fn run_devices(
     }
     Ok(())
 }
+
+/// `devices --fleet [--json]`: every box's phones as the fleet store holds them
+/// ([`crate::fleet::view`]), printed on stdout (JSON: an array of `{"box", "base_url",
+/// "serial", "model", "state", "bound_on"}`). Needs `--fleet-etcd`, nothing else. Errors: no
+/// store configured, a bad store setting, or etcd not reachable.
+pub async fn run_fleet_devices(
+    config_file: Option<&std::path::Path>,
+    settings: crate::config::Settings,
+    as_json: bool,
+) -> anyhow::Result<()> {
+    let stacked = crate::config::stack(config_file, settings)?;
+    let Some((endpoints, tls)) = stacked.fleet_store()? else {
+        anyhow::bail!(
+            "devices --fleet reads the fleet store: name it with --fleet-etcd URL (fleet_etcd, XAGENT_ADB_FLEET_ETCD)"
+        );
+    };
+    let client = crate::fleet::etcd::EtcdClient::new(endpoints, tls);
+    let phones = crate::fleet::view::read(&client).await?;
+    if as_json {
+        println!("{:#}", serde_json::to_value(&phones)?);
+    } else {
+        print!("{}", crate::fleet::view::to_table(&phones));
+    }
+    Ok(())
+}

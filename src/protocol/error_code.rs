@@ -109,6 +109,14 @@ pub enum ErrorCode {
     /// The phone is being handed back clean after its last binding (`[release]` steps
     /// running): not claimable yet; retry after a few seconds.
     DeviceReleasing,
+    /// The phone is bound on another box of the fleet (issue 22): the message names the box.
+    PhoneBoundElsewhere,
+    /// This box no longer holds the phone's fleet binding (its key is another box's, or gone
+    /// with an expired lease): side-effecting calls on the channel are fenced off.
+    FleetBindingLost,
+    /// The fleet store (etcd) is not reachable, so a new binding cannot be made fleet-wide
+    /// (retryable; `--fleet-claims local` binds locally instead).
+    FleetUnavailable,
     /// Internal failure (storage).
     InternalError,
     /// A code this build does not know (received from a peer).
@@ -167,6 +175,9 @@ impl ErrorCode {
             Self::StaleSnapshot => "stale_snapshot",
             Self::SplitApksRequired => "split_apks_required",
             Self::DeviceReleasing => "device_releasing",
+            Self::PhoneBoundElsewhere => "phone_bound_elsewhere",
+            Self::FleetBindingLost => "fleet_binding_lost",
+            Self::FleetUnavailable => "fleet_unavailable",
             Self::InternalError => "internal_error",
             Self::Unknown => "unknown",
         }
@@ -205,6 +216,9 @@ mod tests {
             ErrorCode::TooManyChannels,
             ErrorCode::SplitApksRequired,
             ErrorCode::DeviceReleasing,
+            ErrorCode::PhoneBoundElsewhere,
+            ErrorCode::FleetBindingLost,
+            ErrorCode::FleetUnavailable,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod adb_server;
+pub mod etcd;
 pub mod netns;
 pub mod procs;
 pub mod scenario;

@@ -50,6 +50,8 @@ use crate::file_cache::FileCache;
 use crate::protocol::ErrorCode;
 
 pub use crate::protocol::card::SideEffect;
+/// The operator console's screen thumbnail, on `android_screenshot`'s capture path.
+pub use phone::capture::thumbnail;
 pub use phone::deadline::CallDeadline;
 pub use phone::display::DisplayCache;
 pub use phone::hints::PhoneHints;
@@ -58,8 +60,6 @@ pub use phone::readiness::ReadinessCache;
 pub use registry::{
     integral_floats_as_integers, registry, DeviceTool, LockRule, RegisteredTool, Registry,
 };
-/// The operator console's screen thumbnail, on `android_screenshot`'s capture path.
-pub use screenshot::thumbnail;
 
 /// Every implemented tool, in card order (the card order is part of the contract). Adding a
 /// tool: its file (with its tests), its `mod` line above, and one line here.

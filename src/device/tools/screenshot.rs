@@ -10,38 +10,6 @@ use super::phone::capture::{self, Args, Output};
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 
-/// A PNG of the phone's default display (the display `android_screenshot` picks on a
-/// multi-display phone), its longer side scaled down to at most `max_dim` px: the operator
-/// console's thumbnail ([`crate::server::console`]), taken on the tool's own path (`exec:`
-/// `screencap -p`, PNG checks, a capture cut short by an unplug told as `device_offline`,
-/// the resize on the codec thread) under `ctx`'s deadline. Nothing is stored in the file cache
-/// and no `screenshot_id` is made. Errors: as `android_screenshot`'s.
-pub async fn thumbnail(ctx: &ToolCtx<'_>, max_dim: u32) -> Result<Vec<u8>, DeviceError> {
-    let frame = match capture_right_display(ctx, None, Source::Png).await {
-        Ok((frame, ..)) => frame,
-        Err(e) => return Err(went_away_or(ctx, e).await),
-    };
-    let Captured::Png(png) = frame else {
-        return Err(DeviceError::Internal(
-            "a PNG capture returned a raw frame".into(),
-        ));
-    };
-    let work = move || {
-        let (_, info) =
-            png_check::find_png(&png).map_err(|e| DeviceError::InvalidScreenshot(e.to_string()))?;
-        process(
-            png,
-            (info.width, info.height),
-            Format::Png,
-            Some(max_dim),
-            80,
-        )
-    };
-    let _slot = source::frame_slot().await;
-    let (bytes, _, _) = codec_thread::run(work).await??;
-    Ok(bytes)
-}
-
 /// `android_screenshot`.
 pub struct Screenshot;
 

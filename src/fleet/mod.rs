@@ -1,0 +1,378 @@
+//! The fleet: many boxes, one etcd (issue 22, `docs/fleet.md`). Each box keeps its connector,
+//! its SQLite, its phones and its tool traffic; etcd holds only what the boxes must agree on:
+//!
+//! - presence ([`presence`]): the box and its phones under a lease the box keeps alive, so a box
+//!   that dies leaves the fleet view when the lease expires (TTL [`DEFAULT_TTL`]);
+//! - fleet-unique bindings ([`binding`]): a claim or pairing takes the phone's key in one
+//!   transaction before it binds locally; the key's create revision is the fencing token checked
+//!   before every side-effecting call ([`Fleet::fence`]);
+//! - what happens while etcd is unreachable and when it returns ([`reconcile`]).
+//!
+//! Keys (all under [`PREFIX`]): `boxes/<box>`, `phones/<box>/<hex serial>`,
+//! `bindings/<hex serial>`; values are JSON. Without `--fleet-etcd` there is no [`Fleet`] and
+//! nothing changes.
+
+pub mod binding;
+pub mod etcd;
+pub mod presence;
+pub mod reconcile;
+pub mod view;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use crate::protocol::ErrorCode;
+
+/// Prefix of every fleet key.
+pub const PREFIX: &str = "/xagent-adb/v1/";
+/// Lease TTL of a box's presence and bindings when `--fleet-ttl-secs` is not given: a box cut
+/// off disappears from the fleet view, and its phones become claimable, within this.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
+/// How long a fence check before a side-effecting call waits for etcd before the call goes on
+/// as it would with etcd unreachable.
+pub const FENCE_DEADLINE: Duration = Duration::from_millis(500);
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Key of a box's presence.
+pub fn box_key(box_name: &str) -> String {
+    format!("{PREFIX}boxes/{box_name}")
+}
+
+/// Hex of a serial's bytes: any serial (spaces, `#`, `:`) becomes a plain key segment.
+pub fn serial_hex(serial: &str) -> String {
+    serial.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Key of one phone a box sees.
+pub fn phone_key(box_name: &str, serial: &str) -> String {
+    format!("{PREFIX}phones/{box_name}/{}", serial_hex(serial))
+}
+
+/// Key of a phone's fleet-unique binding.
+pub fn binding_key(serial: &str) -> String {
+    format!("{PREFIX}bindings/{}", serial_hex(serial))
+}
+
+/// Checks a box name: 1 to 64 of `A-Z a-z 0-9 . _ -`. Errors: the rule, in words.
+pub fn check_box_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "--box (box) must be 1 to 64 letters, digits, '.', '_' or '-'; got {name:?}"
+        ))
+    }
+}
+
+/// What a claim does while etcd is unreachable (`--fleet-claims`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FleetClaims {
+    /// Refuse it with `fleet_unavailable` (retryable): no phone is ever bound on two boxes.
+    #[default]
+    Fleet,
+    /// Bind locally and take the fleet key when etcd returns; a conflict then goes to the
+    /// earlier revision and the loser's channel is told (`fleet_binding_lost`).
+    Local,
+}
+
+/// The fleet settings of `serve`, validated.
+#[derive(Clone)]
+pub struct FleetConfig {
+    /// etcd client endpoints (one cluster).
+    pub endpoints: Vec<etcd::Endpoint>,
+    /// TLS client config for https endpoints.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// This box's name (`--box`).
+    pub box_name: String,
+    /// Lease TTL.
+    pub ttl: Duration,
+    /// Claims while etcd is unreachable.
+    pub claims: FleetClaims,
+}
+
+impl std::fmt::Debug for FleetConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetConfig")
+            .field("endpoints", &self.endpoints)
+            .field("tls", &self.tls.is_some())
+            .field("box_name", &self.box_name)
+            .field("ttl", &self.ttl)
+            .field("claims", &self.claims)
+            .finish()
+    }
+}
+
+/// A binding this box holds (or holds locally, waiting for etcd).
+#[derive(Debug, Clone)]
+struct Held {
+    channel: String,
+    /// The fencing token; `None` while bound locally only (taken offline, or restored at
+    /// start before the first registration).
+    token: Option<i64>,
+    /// Set when the key turned out to be another box's: the message the channel is told.
+    lost: Option<String>,
+}
+
+#[derive(Default)]
+struct Inner {
+    online: bool,
+    lease: Option<i64>,
+    held: HashMap<String, Held>,
+    /// Keys released while etcd was unreachable: (serial, token), deleted on return.
+    releases: Vec<(String, i64)>,
+}
+
+/// Why the fleet refused to bind a phone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TakeRefusal {
+    /// Another box holds it: `phone_bound_elsewhere`, naming the box.
+    BoundElsewhere(String),
+    /// etcd is unreachable and `--fleet-claims fleet`: `fleet_unavailable` (retryable).
+    Unavailable(String),
+}
+
+impl TakeRefusal {
+    /// The protocol code and message.
+    pub fn code_and_message(&self) -> (ErrorCode, String) {
+        match self {
+            TakeRefusal::BoundElsewhere(holder) => (
+                ErrorCode::PhoneBoundElsewhere,
+                format!(
+                    "this phone is bound on box {holder} of the fleet; use it through that box's connector, or release it there (auth.logout) and claim again"
+                ),
+            ),
+            TakeRefusal::Unavailable(why) => (
+                ErrorCode::FleetUnavailable,
+                format!(
+                    "the fleet store (etcd) is not reachable, so the phone cannot be bound fleet-wide now ({why}); retry in a few seconds"
+                ),
+            ),
+        }
+    }
+}
+
+/// The fleet member of this box. Shared as `Arc<Fleet>` by the connector and the presence loop.
+pub struct Fleet {
+    config: FleetConfig,
+    client: etcd::EtcdClient,
+    inner: Mutex<Inner>,
+    /// Called when a binding is found lost (the connector pushes descriptors again).
+    on_lost: OnceLock<Box<dyn Fn() + Send + Sync>>,
+}
+
+impl Fleet {
+    /// A fleet member with `config` (nothing is sent until [`presence::run`]).
+    pub fn new(config: FleetConfig) -> Fleet {
+        let client = etcd::EtcdClient::new(config.endpoints.clone(), config.tls.clone());
+        Fleet {
+            config,
+            client,
+            inner: Mutex::default(),
+            on_lost: OnceLock::new(),
+        }
+    }
+
+    /// Sets what to call when a binding is found lost (once; later calls are ignored).
+    pub fn on_lost(&self, f: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.on_lost.set(f);
+    }
+
+    /// This box's name.
+    pub fn box_name(&self) -> &str {
+        &self.config.box_name
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &FleetConfig {
+        &self.config
+    }
+
+    /// The etcd client.
+    pub fn client(&self) -> &etcd::EtcdClient {
+        &self.client
+    }
+
+    /// Whether the last exchange with etcd succeeded.
+    pub fn online(&self) -> bool {
+        lock(&self.inner).online
+    }
+
+    fn set_offline(&self, why: &dyn std::fmt::Display) {
+        let mut inner = lock(&self.inner);
+        if inner.online {
+            tracing::warn!(error = %why, "fleet store unreachable: bindings held go on; new claims {}",
+                match self.config.claims { FleetClaims::Fleet => "are refused (fleet_unavailable)", FleetClaims::Local => "bind locally" });
+        }
+        inner.online = false;
+    }
+
+    /// Records a binding restored from this box's store at start: held locally until the first
+    /// registration takes its key ([`reconcile`]).
+    pub fn adopt(&self, serial: &str, channel: &str) {
+        lock(&self.inner).held.insert(
+            serial.to_string(),
+            Held {
+                channel: channel.to_string(),
+                token: None,
+                lost: None,
+            },
+        );
+    }
+
+    /// Takes `serial`'s fleet key for `channel` before the connector binds it. Errors:
+    /// [`TakeRefusal`]; with `--fleet-claims local` an unreachable store binds locally.
+    pub async fn take(&self, serial: &str, channel: &str) -> Result<(), TakeRefusal> {
+        let lease = {
+            let inner = lock(&self.inner);
+            inner.lease.filter(|_| inner.online)
+        };
+        let outcome = match lease {
+            Some(lease) => {
+                binding::take(
+                    &self.client,
+                    &binding_key(serial),
+                    self.box_name(),
+                    channel,
+                    lease,
+                )
+                .await
+            }
+            None => Err(binding::TakeError::Store(etcd::EtcdError::Unreachable(
+                "this box is not registered in the fleet yet".into(),
+            ))),
+        };
+        let token = match outcome {
+            Ok(token) => Some(token),
+            Err(binding::TakeError::Elsewhere(holder)) => {
+                return Err(TakeRefusal::BoundElsewhere(holder))
+            }
+            Err(binding::TakeError::Store(e)) => {
+                if matches!(e, etcd::EtcdError::Unreachable(_)) {
+                    self.set_offline(&e);
+                }
+                if self.config.claims == FleetClaims::Fleet {
+                    return Err(TakeRefusal::Unavailable(e.to_string()));
+                }
+                tracing::warn!(channel, "fleet store unreachable: phone bound locally (--fleet-claims local), to be reconciled when it returns");
+                None
+            }
+        };
+        lock(&self.inner).held.insert(
+            serial.to_string(),
+            Held {
+                channel: channel.to_string(),
+                token,
+                lost: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// Releases `serial`'s key (logout, or a local bind that failed after the take): deleted
+    /// now if etcd answers, else when it returns. Never deletes another box's binding.
+    pub async fn release(&self, serial: &str) {
+        let held = lock(&self.inner).held.remove(serial);
+        let Some(Held {
+            token: Some(token),
+            lost: None,
+            ..
+        }) = held
+        else {
+            return;
+        };
+        if let Err(e) = binding::release(&self.client, &binding_key(serial), token).await {
+            self.set_offline(&e);
+            lock(&self.inner).releases.push((serial.to_string(), token));
+        }
+    }
+
+    /// Releases every binding (the connector's lease expired and dropped them all).
+    pub async fn release_all(&self) {
+        let serials: Vec<String> = lock(&self.inner).held.keys().cloned().collect();
+        for serial in serials {
+            self.release(&serial).await;
+        }
+    }
+
+    /// The message of a binding found lost (another box holds the phone now), if it is.
+    pub fn lost(&self, serial: &str) -> Option<String> {
+        lock(&self.inner)
+            .held
+            .get(serial)
+            .and_then(|h| h.lost.clone())
+    }
+
+    fn mark_lost(&self, serial: &str, holder: Option<&str>) -> String {
+        let message = match holder {
+            Some(holder) => format!(
+                "fleet_binding_lost: box {holder} holds this phone in the fleet now (its binding came first); this channel's binding is fenced: side-effecting tools are refused; auth.logout, then claim again once box {holder} releases it"
+            ),
+            None => "fleet_binding_lost: this box's fleet lease expired and the phone's fleet binding with it; side-effecting tools are refused; auth.logout and claim again".to_string(),
+        };
+        if let Some(h) = lock(&self.inner).held.get_mut(serial) {
+            h.lost = Some(message.clone());
+        }
+        tracing::warn!(
+            box_holding = holder.unwrap_or("-"),
+            "fleet binding lost: side effects on it stop"
+        );
+        if let Some(f) = self.on_lost.get() {
+            f();
+        }
+        message
+    }
+
+    /// The fence before a side-effecting call on `serial`: `Err(message)` when this box no
+    /// longer holds the phone's key (`fleet_binding_lost`). With etcd unreachable (or the
+    /// binding still local, waiting for it) the call goes on: bindings that exist keep working.
+    pub async fn fence(&self, serial: &str) -> Result<(), String> {
+        let (token, online) = {
+            let inner = lock(&self.inner);
+            match inner.held.get(serial) {
+                Some(h) if h.lost.is_some() => return Err(h.lost.clone().unwrap_or_default()),
+                Some(h) => (h.token, inner.online),
+                // Bound before the fleet knew (cannot happen once adopted); nothing to fence.
+                None => return Ok(()),
+            }
+        };
+        let Some(token) = token.filter(|_| online) else {
+            return Ok(());
+        };
+        match binding::check(
+            &self.client,
+            &binding_key(serial),
+            self.box_name(),
+            token,
+            FENCE_DEADLINE,
+        )
+        .await
+        {
+            Ok(binding::Fence::Held) => Ok(()),
+            Ok(binding::Fence::Lost(holder)) => Err(self.mark_lost(serial, holder.as_deref())),
+            Err(e) => {
+                self.set_offline(&e);
+                Ok(())
+            }
+        }
+    }
+
+    /// Serials bound on this box and not lost (the presence's `bound`).
+    fn bound_serials(&self) -> std::collections::HashSet<String> {
+        lock(&self.inner)
+            .held
+            .iter()
+            .filter(|(_, h)| h.lost.is_none())
+            .map(|(s, _)| s.clone())
+            .collect()
+    }
+}

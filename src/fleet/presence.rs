@@ -1,0 +1,201 @@
+//! Presence: the box registers itself (`boxes/<box>`: name, base URL, version) and its phones
+//! (`phones/<box>/<hex serial>`: serial, model, state, bound) under one lease of the fleet TTL,
+//! renewed every third of it. A phone key is written only when what it says changes, so a
+//! steady box costs one keepalive per TTL/3 and nothing per phone (`docs/fleet.md`, sizing).
+//!
+//! While etcd does not answer, the loop retries every second (at most a third of the TTL); a
+//! keepalive answered with no TTL means the lease expired (the box was cut off longer than
+//! the TTL): a new lease is granted, everything is written again, and [`super::reconcile`]
+//! takes the bindings' keys again — automatic re-registration.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{box_key, lock, phone_key, Fleet};
+
+/// One phone as the box reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhonePresence {
+    /// Its name (`ro.serialno`, or `ro.serialno#N`).
+    pub serial: String,
+    /// `ro.product.model` (empty while unknown).
+    pub model: String,
+    /// adb's word for its state (`device`, `offline`, `unauthorized`, …).
+    pub state: String,
+}
+
+/// The phones the box sees now (from the inventory).
+pub type PhoneList = Arc<dyn Fn() -> Vec<PhonePresence> + Send + Sync>;
+
+/// What the box says of itself.
+#[derive(Debug, Clone)]
+pub struct BoxInfo {
+    /// `http://HOST:PORT` (or https) of this box's connector.
+    pub base_url: String,
+    /// The connector's version.
+    pub version: String,
+}
+
+/// Runs the presence of `fleet` until `shutdown`: register, keep alive, write phone changes
+/// (also when `changes` ticks), re-register after an outage. On shutdown the lease is revoked,
+/// so a box stopped cleanly leaves the fleet view at once.
+pub async fn run(
+    fleet: Arc<Fleet>,
+    info: BoxInfo,
+    phones: PhoneList,
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    shutdown: CancellationToken,
+) {
+    let ttl = fleet.config.ttl;
+    let period = (ttl / 3).max(Duration::from_millis(500));
+    let retry = period.min(Duration::from_secs(1));
+    let mut written: HashMap<String, Vec<u8>> = HashMap::new();
+    loop {
+        let ok = step(&fleet, &info, &phones, &mut written).await;
+        let wait = if ok { period } else { retry };
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tokio::time::sleep(wait) => {}
+            // A phone came or went: written at once, keepalive included (cheap).
+            changed = changes.changed() => if changed.is_err() {
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            },
+        }
+    }
+    let lease = lock(&fleet.inner).lease.take();
+    if let Some(lease) = lease {
+        if fleet.client.lease_revoke(lease).await.is_ok() {
+            tracing::info!(box_name = %fleet.box_name(), "left the fleet (lease revoked)");
+        }
+    }
+}
+
+/// One round: lease (grant or keepalive), reconcile after a return, phones. `false` when etcd
+/// did not answer.
+async fn step(
+    fleet: &Arc<Fleet>,
+    info: &BoxInfo,
+    phones: &PhoneList,
+    written: &mut HashMap<String, Vec<u8>>,
+) -> bool {
+    let (lease, was_online) = {
+        let inner = lock(&fleet.inner);
+        (inner.lease, inner.online)
+    };
+    let fresh_lease = match lease {
+        Some(id) => match fleet.client.lease_keepalive(id, fleet.config.ttl / 3).await {
+            Ok(ttl) if ttl > 0 => false,
+            Ok(_) => {
+                tracing::warn!(box_name = %fleet.box_name(), "fleet lease expired while etcd was not reachable: registering again");
+                lock(&fleet.inner).lease = None;
+                return register(fleet, info, written).await.is_some()
+                    && finish(fleet, phones, written, true).await;
+            }
+            Err(e) => {
+                fleet.set_offline(&e);
+                return false;
+            }
+        },
+        None => match register(fleet, info, written).await {
+            Some(_) => true,
+            None => return false,
+        },
+    };
+    finish(fleet, phones, written, fresh_lease || !was_online).await
+}
+
+/// Grants a lease and writes the box key; the lease id, or `None` when etcd did not answer.
+async fn register(
+    fleet: &Arc<Fleet>,
+    info: &BoxInfo,
+    written: &mut HashMap<String, Vec<u8>>,
+) -> Option<i64> {
+    let client = &fleet.client;
+    let id = match client.lease_grant(fleet.config.ttl.as_secs().max(1)).await {
+        Ok(id) => id,
+        Err(e) => {
+            fleet.set_offline(&e);
+            return None;
+        }
+    };
+    let value = json!({"box": fleet.box_name(), "base_url": info.base_url,
+                       "version": info.version, "ttl_secs": fleet.config.ttl.as_secs()})
+    .to_string();
+    if let Err(e) = client
+        .put(&box_key(fleet.box_name()), value.as_bytes(), id)
+        .await
+    {
+        fleet.set_offline(&e);
+        return None;
+    }
+    written.clear();
+    lock(&fleet.inner).lease = Some(id);
+    tracing::info!(box_name = %fleet.box_name(), ttl_secs = fleet.config.ttl.as_secs(), "registered in the fleet");
+    Some(id)
+}
+
+/// Marks the box online, reconciles when it (re)joined, and writes the phones.
+async fn finish(
+    fleet: &Arc<Fleet>,
+    phones: &PhoneList,
+    written: &mut HashMap<String, Vec<u8>>,
+    rejoined: bool,
+) -> bool {
+    lock(&fleet.inner).online = true;
+    if rejoined {
+        super::reconcile::run(fleet).await;
+    }
+    write_phones(fleet, phones, written).await
+}
+
+/// Writes the phone keys that changed and deletes those of phones gone. `false` when etcd did
+/// not answer (the rest is written next round).
+async fn write_phones(
+    fleet: &Arc<Fleet>,
+    phones: &PhoneList,
+    written: &mut HashMap<String, Vec<u8>>,
+) -> bool {
+    let Some(lease) = lock(&fleet.inner).lease else {
+        return false;
+    };
+    let bound = fleet.bound_serials();
+    let mut want: HashMap<String, Vec<u8>> = HashMap::new();
+    for p in phones() {
+        let value = json!({"serial": p.serial, "model": p.model, "state": p.state,
+                           "bound": bound.contains(&p.serial), "box": fleet.box_name()});
+        want.insert(
+            phone_key(fleet.box_name(), &p.serial),
+            value.to_string().into_bytes(),
+        );
+    }
+    for (key, value) in &want {
+        if written.get(key) == Some(value) {
+            continue;
+        }
+        if let Err(e) = fleet.client.put(key, value, lease).await {
+            fleet.set_offline(&e);
+            return false;
+        }
+        written.insert(key.clone(), value.clone());
+    }
+    let gone: Vec<String> = written
+        .keys()
+        .filter(|k| !want.contains_key(*k))
+        .cloned()
+        .collect();
+    for key in gone {
+        if let Err(e) = fleet.client.delete(&key).await {
+            fleet.set_offline(&e);
+            return false;
+        }
+        written.remove(&key);
+    }
+    true
+}

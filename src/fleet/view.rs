@@ -1,0 +1,93 @@
+//! The fleet view (`devices --fleet`): every box's phones as the store holds them, with the box
+//! holding each phone's binding. Read in one range of [`super::PREFIX`], so the view is one
+//! consistent revision.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::etcd::{EtcdClient, EtcdError};
+use super::PREFIX;
+
+/// One phone of the fleet view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FleetPhone {
+    /// The box that sees the phone.
+    #[serde(rename = "box")]
+    pub box_name: String,
+    /// That box's connector URL (`null` when the box key is missing).
+    pub base_url: Option<String>,
+    /// The phone's name.
+    pub serial: String,
+    /// Model (`null` while unknown).
+    pub model: Option<String>,
+    /// adb's state word.
+    pub state: String,
+    /// The box holding the phone's fleet binding, `null` when free.
+    pub bound_on: Option<String>,
+}
+
+/// Reads the fleet view, sorted by box then serial. Errors: [`EtcdError`].
+pub async fn read(client: &EtcdClient) -> Result<Vec<FleetPhone>, EtcdError> {
+    let kvs = client.range_prefix(PREFIX).await?;
+    let json = |v: &[u8]| serde_json::from_slice::<Value>(v).unwrap_or(Value::Null);
+    let text = |v: &Value, f: &str| v.get(f).and_then(Value::as_str).map(str::to_string);
+    let mut urls = std::collections::HashMap::new();
+    let mut bindings = std::collections::HashMap::new();
+    for kv in &kvs {
+        if let Some(name) = kv.key.strip_prefix(&format!("{PREFIX}boxes/")) {
+            urls.insert(name.to_string(), text(&json(&kv.value), "base_url"));
+        } else if let Some(hex) = kv.key.strip_prefix(&format!("{PREFIX}bindings/")) {
+            bindings.insert(hex.to_string(), text(&json(&kv.value), "box"));
+        }
+    }
+    let mut phones = Vec::new();
+    for kv in &kvs {
+        let Some(rest) = kv.key.strip_prefix(&format!("{PREFIX}phones/")) else {
+            continue;
+        };
+        let Some((box_name, hex)) = rest.split_once('/') else {
+            continue;
+        };
+        let v = json(&kv.value);
+        phones.push(FleetPhone {
+            box_name: box_name.to_string(),
+            base_url: urls.get(box_name).cloned().flatten(),
+            serial: text(&v, "serial").unwrap_or_default(),
+            model: text(&v, "model").filter(|m| !m.is_empty()),
+            state: text(&v, "state").unwrap_or_default(),
+            bound_on: bindings.get(hex).cloned().flatten(),
+        });
+    }
+    phones.sort_by(|a, b| (&a.box_name, &a.serial).cmp(&(&b.box_name, &b.serial)));
+    Ok(phones)
+}
+
+/// The table form of the view: `BOX SERIAL MODEL STATE BOUND ON URL`, `-` for none.
+pub fn to_table(phones: &[FleetPhone]) -> String {
+    let mut rows = vec![["BOX", "SERIAL", "MODEL", "STATE", "BOUND ON", "URL"].map(String::from)];
+    let dash = |s: Option<&String>| s.cloned().unwrap_or_else(|| "-".into());
+    for p in phones {
+        rows.push([
+            p.box_name.clone(),
+            p.serial.clone(),
+            dash(p.model.as_ref()),
+            p.state.clone(),
+            dash(p.bound_on.as_ref()),
+            dash(p.base_url.as_ref()),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

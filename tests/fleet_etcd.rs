@@ -1,0 +1,414 @@
+//! Issue 22: many boxes, one etcd — through the real path: real etcd servers (Debian's
+//! `etcd-server`, a single node and a three-member cluster, `tests/common/etcd.rs`), connector
+//! processes as boxes (`--box A/B/C`, `--fleet-ttl-secs 2` so leases expire quickly), simulated
+//! phones on the direct transport — one Wi-Fi phone reachable from two boxes — and xAgent
+//! clients over the WebSocket. Every wait is a poll with a bound, never a timed assertion.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use common::etcd::Etcd;
+use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
+use common::scenario::claim_when_visible;
+use common::xagent::{connect, XAgent};
+
+/// Lease TTL of the boxes in these tests (seconds): the smallest `--fleet-ttl-secs` allows.
+const TTL: &str = "2";
+/// Bound of every poll (seconds): many TTLs, so a slow machine passes and a hang fails.
+const BOUND: u64 = 60;
+
+/// A connector as box `name` of the fleet at `urls`, reaching `phones` directly (claim policy
+/// open), with `extra` flags.
+fn start_box(
+    dir: &TempDir,
+    name: &str,
+    urls: &[String],
+    phones: &[&SimPhone],
+    extra: &[&str],
+) -> ConnectorProc {
+    let mut flags: Vec<&str> = vec![
+        "--claim-policy",
+        "open",
+        "--box",
+        name,
+        "--fleet-ttl-secs",
+        TTL,
+    ];
+    for url in urls {
+        flags.extend(["--fleet-etcd", url.as_str()]);
+    }
+    flags.extend_from_slice(extra);
+    let addrs = phones.iter().map(|p| p.addr.clone()).collect();
+    ConnectorProc::start_with(dir.path(), Phones::Direct(addrs), &flags)
+}
+
+/// A client on `conn` after its hello, with one channel open.
+async fn client(conn: &ConnectorProc) -> (XAgent, String) {
+    let mut x = connect(&conn.addr).await;
+    x.hello_fresh().await;
+    let (ch, _) = x.open(None).await;
+    (x, ch)
+}
+
+fn code(ack: &Value) -> &str {
+    ack["error"]["code"].as_str().unwrap_or("")
+}
+
+/// Claims `serial` on `ch` until the answer's error code is `want` ("" = authenticated);
+/// panics with the last answer after [`BOUND`] seconds.
+async fn claim_until(x: &mut XAgent, ch: &str, serial: &str, want: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    loop {
+        let ack = x.claim(ch, serial).await;
+        let got = if ack.get("error").is_none() && ack["payload"]["status"] == "authenticated" {
+            ""
+        } else {
+            code(&ack)
+        };
+        if got == want {
+            return ack;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "claim never answered {want:?}: {ack}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// `devices --fleet --json` against `url`: the fleet view, or `None` when the command failed
+/// (etcd not reachable).
+fn fleet_view(url: &str) -> Option<Vec<Value>> {
+    let (status, out, _) = run_cli(&[
+        "devices",
+        "--config",
+        "/dev/null",
+        "--fleet",
+        "--json",
+        "--fleet-etcd",
+        url,
+    ]);
+    if status != Some(0) {
+        return None;
+    }
+    serde_json::from_str::<Value>(&out)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+}
+
+/// Polls the fleet view at `url` until `ok` holds (≤ [`BOUND`] s); returns that view.
+fn view_until(url: &str, what: &str, ok: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    loop {
+        let view = fleet_view(url).unwrap_or_default();
+        if ok(&view) {
+            return view;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "fleet view never showed {what}: {view:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The rows of `serial` in a fleet view.
+fn rows<'a>(view: &'a [Value], serial: &str) -> Vec<&'a Value> {
+    view.iter().filter(|p| p["serial"] == serial).collect()
+}
+
+/// A side-effecting call (a tap): its ack.
+async fn tap(x: &mut XAgent, ch: &str) -> Value {
+    x.tool(ch, "android_tap", json!({"x": 10, "y": 10})).await
+}
+
+/// Taps until the error code is `want` ("" = success); panics after [`BOUND`] s.
+async fn tap_until(x: &mut XAgent, ch: &str, want: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    loop {
+        let ack = tap(x, ch).await;
+        if code(&ack) == want {
+            return ack;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tap never answered {want:?}: {ack}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn descriptor(x: &mut XAgent, ch: &str) -> Value {
+    let d = x
+        .request("connection.descriptor.get", Some(ch), json!({}))
+        .await;
+    d["payload"]["connection_descriptor"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_claimed_on_a_is_refused_on_b_naming_a_and_free_after_logout() {
+    let etcd = Etcd::single();
+    let url = etcd.url(0);
+    let phone = SimPhone::start_with_control("FLEETWIFI01", &[]);
+    let (da, db) = (TempDir::new("fleet-a"), TempDir::new("fleet-b"));
+    let a = start_box(&da, "A", std::slice::from_ref(&url), &[&phone], &[]);
+    let b = start_box(&db, "B", std::slice::from_ref(&url), &[&phone], &[]);
+    let (mut xa, cha) = client(&a).await;
+    let ack = claim_until(&mut xa, &cha, &phone.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+
+    // The same Wi-Fi phone, seen by box B: refused, naming A.
+    let (mut xb, chb) = client(&b).await;
+    let refused = claim_until(&mut xb, &chb, &phone.serial, "phone_bound_elsewhere").await;
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("box A"), "{refused}");
+    assert!(
+        !message.contains(&phone.serial),
+        "no full serial: {message}"
+    );
+
+    // The descriptor names the box; the binding works on A.
+    let d = descriptor(&mut xa, &cha).await;
+    assert_eq!(d["target"]["location"], "A", "{d}");
+    let ack = tap(&mut xa, &cha).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+
+    // The fleet view: the phone on both boxes, bound on A.
+    let view = view_until(&url, "the phone on A and B, bound on A", |v| {
+        let r = rows(v, &phone.serial);
+        r.len() == 2 && r.iter().all(|p| p["bound_on"] == "A")
+    });
+    let boxes: Vec<&str> = rows(&view, &phone.serial)
+        .iter()
+        .map(|p| p["box"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(boxes, ["A", "B"], "{view:?}");
+    assert!(rows(&view, &phone.serial).iter().all(|p| p["base_url"]
+        .as_str()
+        .is_some_and(|u| u.starts_with("http://127.0.0.1:"))));
+    let (status, table, _) = run_cli(&[
+        "devices",
+        "--config",
+        "/dev/null",
+        "--fleet",
+        "--fleet-etcd",
+        &url,
+    ]);
+    assert_eq!(status, Some(0), "{table}");
+    assert!(
+        table.starts_with("BOX") && table.contains("FLEETWIFI01"),
+        "{table}"
+    );
+
+    // Released on A: B may claim it.
+    let out = xa.request("auth.logout", Some(&cha), json!({})).await;
+    assert!(out.get("error").is_none(), "{out}");
+    let ack = claim_until(&mut xb, &chb, &phone.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let again = claim_until(&mut xa, &cha, &phone.serial, "phone_bound_elsewhere").await;
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("box B"),
+        "{again}"
+    );
+    view_until(&url, "the phone bound on B", |v| {
+        rows(v, &phone.serial).iter().all(|p| p["bound_on"] == "B")
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_a_box_frees_its_phones_within_the_ttl() {
+    let etcd = Etcd::single();
+    let url = etcd.url(0);
+    let shared = SimPhone::start_with_control("FLEETWIFI02", &[]);
+    let own = SimPhone::start_with_control("FLEETUSBA02", &[]);
+    let (da, db) = (TempDir::new("fleet-a"), TempDir::new("fleet-b"));
+    let mut a = start_box(&da, "A", std::slice::from_ref(&url), &[&shared, &own], &[]);
+    let b = start_box(&db, "B", std::slice::from_ref(&url), &[&shared], &[]);
+    let (mut xa, cha) = client(&a).await;
+    claim_until(&mut xa, &cha, &shared.serial, "").await;
+    let (mut xb, chb) = client(&b).await;
+    claim_until(&mut xb, &chb, &shared.serial, "phone_bound_elsewhere").await;
+    view_until(&url, "A's two phones", |v| {
+        v.iter().filter(|p| p["box"] == "A").count() == 2
+    });
+
+    a.kill();
+    // A's lease expires: its phones and its binding leave the view.
+    let view = view_until(&url, "no phone of A and no binding of A", |v| {
+        v.iter().all(|p| p["box"] != "A" && p["bound_on"] != "A")
+    });
+    assert_eq!(rows(&view, &shared.serial).len(), 1, "{view:?}");
+    let ack = claim_until(&mut xb, &chb, &shared.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let ack = tap(&mut xb, &chb).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_etcd_down_bindings_keep_working_new_claims_wait_or_bind_locally_and_all_recovers() {
+    let mut etcd = Etcd::single();
+    let url = etcd.url(0);
+    let p1 = SimPhone::start_with_control("FLEETDOWN01", &[]);
+    let p2 = SimPhone::start_with_control("FLEETDOWN02", &[]);
+    let p3 = SimPhone::start_with_control("FLEETDOWN03", &[]);
+    let (da, dc) = (TempDir::new("fleet-a"), TempDir::new("fleet-c"));
+    let a = start_box(&da, "A", std::slice::from_ref(&url), &[&p1, &p2], &[]);
+    let c = start_box(
+        &dc,
+        "C",
+        std::slice::from_ref(&url),
+        &[&p3],
+        &["--fleet-claims", "local"],
+    );
+    let (mut xa, ch1) = client(&a).await;
+    claim_until(&mut xa, &ch1, &p1.serial, "").await;
+    let (ch2, _) = xa.open(None).await;
+    let (mut xc, chc) = client(&c).await;
+    view_until(&url, "both boxes' phones", |v| {
+        v.iter().any(|p| p["box"] == "C") && v.iter().filter(|p| p["box"] == "A").count() == 2
+    });
+
+    etcd.members[0].kill();
+    // New claims: refused and retryable on A; bound locally on C (`--fleet-claims local`).
+    let refused = claim_until(&mut xa, &ch2, &p2.serial, "fleet_unavailable").await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("retry"),
+        "{refused}"
+    );
+    let ack = claim_when_visible(&mut xc, &chc, &p3.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    // The binding made before keeps working (its phone is local), and so does C's.
+    let ack = tap(&mut xa, &ch1).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    let ack = tap(&mut xc, &chc).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    assert!(
+        fleet_view(&url).is_none(),
+        "etcd is down: devices --fleet fails"
+    );
+
+    etcd.members[0].restart();
+    etcd.wait_answers(0);
+    // Re-registration is automatic; C's local binding is taken fleet-wide; A claims again.
+    let ack = claim_until(&mut xa, &ch2, &p2.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    view_until(&url, "every binding in the store", |v| {
+        rows(v, &p1.serial).iter().all(|p| p["bound_on"] == "A")
+            && rows(v, &p2.serial).iter().all(|p| p["bound_on"] == "A")
+            && rows(v, &p3.serial).iter().any(|p| p["bound_on"] == "C")
+    });
+    let ack = tap(&mut xa, &ch1).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_claims_of_one_phone_on_two_boxes_go_to_the_earlier_revision_on_return() {
+    let mut etcd = Etcd::single();
+    let url = etcd.url(0);
+    let phone = SimPhone::start_with_control("FLEETBOTH01", &[]);
+    let (da, db) = (TempDir::new("fleet-a"), TempDir::new("fleet-b"));
+    let local = ["--fleet-claims", "local"];
+    let a = start_box(&da, "A", std::slice::from_ref(&url), &[&phone], &local);
+    let b = start_box(&db, "B", std::slice::from_ref(&url), &[&phone], &local);
+    let (mut xa, cha) = client(&a).await;
+    let (mut xb, chb) = client(&b).await;
+    view_until(&url, "the phone on both boxes", |v| {
+        rows(v, &phone.serial).len() == 2
+    });
+
+    etcd.members[0].kill();
+    claim_until(&mut xa, &cha, &phone.serial, "").await;
+    claim_until(&mut xb, &chb, &phone.serial, "").await;
+    etcd.members[0].restart();
+    etcd.wait_answers(0);
+
+    // One box's binding reaches etcd first (the earlier revision) and wins; the other's
+    // channel is told through its descriptor and its side effects are fenced.
+    let view = view_until(&url, "the phone bound on one box", |v| {
+        let r = rows(v, &phone.serial);
+        r.len() == 2
+            && r.iter()
+                .all(|p| p["bound_on"] == "A" || p["bound_on"] == "B")
+    });
+    let winner = rows(&view, &phone.serial)[0]["bound_on"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let (loser_x, loser_ch, winner_x, winner_ch) = if winner == "A" {
+        (&mut xb, &chb, &mut xa, &cha)
+    } else {
+        (&mut xa, &cha, &mut xb, &chb)
+    };
+    let fenced = tap_until(loser_x, loser_ch, "fleet_binding_lost").await;
+    assert!(
+        fenced["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains(&format!("box {winner}")),
+        "{fenced}"
+    );
+    let d = descriptor(loser_x, loser_ch).await;
+    assert!(
+        d["target"]["warning"]
+            .as_str()
+            .unwrap_or("")
+            .contains("fleet_binding_lost"),
+        "{d}"
+    );
+    let ack = tap(winner_x, winner_ch).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_cut_off_from_a_three_node_cluster_past_its_lease_is_fenced() {
+    let etcd = Etcd::cluster(3);
+    let phone = SimPhone::start_with_control("FLEETPART01", &[]);
+    let (da, db) = (TempDir::new("fleet-a"), TempDir::new("fleet-b"));
+    // A talks to member 0 only; B to members 1 and 2 (the majority side of the partition).
+    let a = start_box(&da, "A", &[etcd.url(0)], &[&phone], &[]);
+    let b = start_box(&db, "B", &[etcd.url(1), etcd.url(2)], &[&phone], &[]);
+    let (mut xa, cha) = client(&a).await;
+    claim_until(&mut xa, &cha, &phone.serial, "").await;
+    let (mut xb, chb) = client(&b).await;
+    claim_until(&mut xb, &chb, &phone.serial, "phone_bound_elsewhere").await;
+
+    // Member 0 is cut off: A's lease is no longer kept alive, expires in the majority, and
+    // B takes the phone.
+    etcd.members[0].freeze();
+    let ack = claim_until(&mut xb, &chb, &phone.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+
+    // When A reaches the cluster again, its binding is fenced: no more side effects.
+    etcd.members[0].thaw();
+    let fenced = tap_until(&mut xa, &cha, "fleet_binding_lost").await;
+    assert!(
+        fenced["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("box B"),
+        "{fenced}"
+    );
+    let d = descriptor(&mut xa, &cha).await;
+    let warning = d["target"]["warning"].as_str().unwrap_or("");
+    assert!(
+        warning.contains("fleet_binding_lost") && warning.contains("box B"),
+        "{d}"
+    );
+    let tap_tool = d["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["tool_id"] == "android_tap"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(tap_tool["status"], "unavailable", "{d}");
+    let ack = tap(&mut xb, &chb).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+}
