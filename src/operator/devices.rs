@@ -106,18 +106,5 @@ pub fn to_table(
             if p.paired { "yes" } else { "-" }.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..8)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+    crate::operator::table::aligned(&rows)
 }

@@ -14,6 +14,7 @@
 pub mod bindings;
 pub mod check;
 pub mod devices;
+pub mod table;
 
 use std::time::Duration;
 
