@@ -177,6 +177,9 @@ impl Connector {
         // Held to the end of the call: the next side-effecting call of the channel waits for it.
         let ticket = ticket.unwrap_or_else(|| runtime.arrival.ticket());
         ticket.turn().await;
+        // The call's one deadline begins with its turn: the fence and the release's reads
+        // below are taken out of the tool's budget (`CallDeadline::begun_now`).
+        let ctx = ctx.with_deadline(CallDeadline::begun_now());
         // The fence (issue 22): the binding's fleet key must still be this box's, checked
         // after the wait for the channel's turn, right before the side effect.
         if let Some(fleet) = &self.fleet {

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::phone::receipt::{self, RECEIPT_DEADLINE};
-use super::{CallDeadline, ToolCtx, ToolError};
+use super::{ToolCtx, ToolError};
 use crate::device::error::DeviceError;
 use crate::device::policy::Policy;
 use crate::protocol::card::{tool_input_schema, SideEffect, ToolDecl};
@@ -135,7 +135,8 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
         if wants_receipt {
             budget += RECEIPT_DEADLINE;
         }
-        let deadline = CallDeadline::start(budget);
+        // From when the call began: the connector's steps before the tool are in it.
+        let deadline = ctx.deadline.started(budget);
         let ctx = ctx.with_deadline(deadline);
         let run = async {
             let before = match wants_receipt {
@@ -155,7 +156,7 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
             }
             Ok::<Value, DeviceError>(out)
         };
-        Ok(tokio::time::timeout(budget + OUTER_GRACE, run)
+        Ok(tokio::time::timeout(deadline.left().saturating_add(OUTER_GRACE), run)
             .await
             .map_err(|_| deadline.spent(T::ID))??)
     })

@@ -23,6 +23,9 @@ pub struct CallDeadline {
     end: Option<Instant>,
     /// The call's budget.
     budget: Duration,
+    /// When the call began, if before its budget was known ([`CallDeadline::begun_now`]):
+    /// steps the connector runs before the tool (the fleet fence, the release's reads) count.
+    begun: Option<Instant>,
 }
 
 impl CallDeadline {
@@ -31,6 +34,28 @@ impl CallDeadline {
         CallDeadline {
             end: Instant::now().checked_add(budget),
             budget,
+            begun: None,
+        }
+    }
+
+    /// A call that begins now but whose budget the registry learns from its arguments: the
+    /// connector's own steps before the tool (fleet fence, release reads) are then taken out
+    /// of the tool's budget by [`CallDeadline::started`], so the call keeps one deadline.
+    pub fn begun_now() -> CallDeadline {
+        CallDeadline {
+            begun: Some(Instant::now()),
+            ..CallDeadline::not_started()
+        }
+    }
+
+    /// The call's deadline once its budget is known: `budget` from when the call began
+    /// ([`CallDeadline::begun_now`]), else from now.
+    pub fn started(&self, budget: Duration) -> CallDeadline {
+        let from = self.begun.unwrap_or_else(Instant::now);
+        CallDeadline {
+            end: from.checked_add(budget),
+            budget,
+            begun: None,
         }
     }
 
@@ -40,6 +65,7 @@ impl CallDeadline {
         CallDeadline {
             end: None,
             budget: Duration::MAX,
+            begun: None,
         }
     }
 
@@ -61,6 +87,7 @@ impl CallDeadline {
         CallDeadline {
             end: self.end.map(|e| e.checked_sub(reserve).unwrap_or(e)),
             budget: self.budget,
+            begun: self.begun,
         }
     }
 
@@ -74,6 +101,7 @@ impl CallDeadline {
                 (e, c) => e.or(c),
             },
             budget: self.budget,
+            begun: self.begun,
         }
     }
 
@@ -189,6 +217,19 @@ impl<'a> ToolCtx<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_begun_call_counts_its_steps_before_the_budget_was_known() {
+        let begun = CallDeadline::begun_now();
+        assert_eq!(begun.left(), Duration::MAX);
+        std::thread::sleep(Duration::from_millis(30));
+        let d = begun.started(Duration::from_millis(100));
+        assert!(d.left() <= Duration::from_millis(70));
+        assert_eq!(d.budget(), Duration::from_millis(100));
+        // Never begun: the budget runs from now.
+        let fresh = CallDeadline::not_started().started(Duration::from_secs(5));
+        assert!(fresh.left() > Duration::from_secs(4));
+    }
 
     #[test]
     fn narrowed_deadlines_end_earlier_and_keep_the_budget() {
