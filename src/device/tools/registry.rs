@@ -156,9 +156,11 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
             }
             Ok::<Value, DeviceError>(out)
         };
-        Ok(tokio::time::timeout(deadline.left().saturating_add(OUTER_GRACE), run)
-            .await
-            .map_err(|_| deadline.spent(T::ID))??)
+        Ok(
+            tokio::time::timeout(deadline.left().saturating_add(OUTER_GRACE), run)
+                .await
+                .map_err(|_| deadline.spent(T::ID))??,
+        )
     })
 }
 
