@@ -394,6 +394,7 @@ async fn capture(
             Err(e) => return Err(e.into()),
         },
     };
+    crate::adb::meter::note_backend(source.backend());
     let warned_before = |bytes: &[u8], offset: usize| {
         bytes[..offset]
             .windows(MULTI_DISPLAY_WARNING.len())
@@ -477,6 +478,10 @@ pub fn output_schema() -> Value {
     }})
 }
 
+/// `backend` of a screenshot: the raw dump, the phone's PNG, the phone's JPEG
+/// ([`source::Source::backend`]).
+pub const SCREENSHOT_BACKENDS: &[&str] = &["raw", "png", "jpeg_phone"];
+
 /// A screenshot taken: the result, and the window read made with it (geometry and focus at
 /// the capture).
 pub struct Taken {
@@ -484,6 +489,8 @@ pub struct Taken {
     pub output: Output,
     /// The window read alongside the capture.
     pub moment: Moment,
+    /// Where the frame came from (one of [`SCREENSHOT_BACKENDS`]).
+    pub backend: &'static str,
 }
 
 /// Takes one screenshot (the whole of `android_screenshot`) and remembers its geometry under
@@ -588,7 +595,11 @@ pub async fn take(
         secure_window: secure_window.unwrap_or(false),
         hint,
     };
-    Ok(Taken { output, moment })
+    Ok(Taken {
+        output,
+        moment,
+        backend: source.backend(),
+    })
 }
 
 #[cfg(test)]

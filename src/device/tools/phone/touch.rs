@@ -91,9 +91,12 @@ pub fn timing_schema() -> serde_json::Value {
         "connector_ms": {"type": "number", "minimum": 0}}})
 }
 
+/// The values of [`Backend`] (`backend` of a gesture).
+pub const GESTURE_BACKENDS: &[&str] = &["evdev", "cmd_input", "input"];
+
 /// JSON Schema of [`Backend`] for gestures.
 pub fn backend_schema() -> serde_json::Value {
-    serde_json::json!({"type": "string", "enum": ["evdev", "cmd_input", "input"]})
+    serde_json::json!({"type": "string", "enum": GESTURE_BACKENDS})
 }
 
 /// Measures a tool call: started when the call starts, phone and transfer time added as the

@@ -36,6 +36,16 @@ pub enum Source {
     Raw,
 }
 
+impl Source {
+    /// `backend` of a screenshot taken from it.
+    pub fn backend(self) -> &'static str {
+        match self {
+            Source::Raw => "raw",
+            Source::Png => "png",
+        }
+    }
+}
+
 /// How the phone is attached, as far as bandwidth goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Attachment {
