@@ -120,6 +120,23 @@ impl Frame {
         out
     }
 
+    /// `screencap -j` (Android 16): a baseline JFIF at quality 100, as `saveImage` asks
+    /// `AndroidBitmap_compress` for (AOSP `frameworks/base/cmds/screencap/screencap.cpp`).
+    pub fn to_jpeg(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let (Ok(w), Ok(h)) = (u16::try_from(self.width), u16::try_from(self.height)) else {
+            return out;
+        };
+        let enc = jpeg_encoder::Encoder::new(&mut out, 100);
+        if enc
+            .encode(&self.rgba, w, h, jpeg_encoder::ColorType::Rgba)
+            .is_err()
+        {
+            out.clear();
+        }
+        out
+    }
+
     /// `screencap` without `-p`: header `width, height, format=1 (RGBA_8888)` and, when
     /// `colorspace`, a fourth word `1` (sRGB), all u32 LE, then the pixels.
     pub fn to_raw(&self, colorspace: bool) -> Vec<u8> {
