@@ -373,20 +373,27 @@ async fn evdev(n: usize) {
             assert_eq!(ack["payload"]["result"]["backend"], label, "{ack}");
         }
         let mut ms = Vec::new();
-        let mut phone = Vec::new();
+        let (mut phone, mut tool, mut outside) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..n {
             let t = Instant::now();
             let ack = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
-            ms.push(t.elapsed().as_secs_f64() * 1e3);
-            phone.push(
-                ack["payload"]["result"]["timing"]["phone_ms"]
-                    .as_f64()
-                    .unwrap_or(0.0),
-            );
+            let wall = t.elapsed().as_secs_f64() * 1e3;
+            ms.push(wall);
+            let timing = &ack["payload"]["result"]["timing"];
+            let part = |k: &str| timing[k].as_f64().unwrap_or(0.0);
+            let run = part("phone_ms") + part("transfer_ms") + part("connector_ms");
+            phone.push(part("phone_ms"));
+            tool.push(part("connector_ms"));
+            outside.push(wall - run);
             tokio::time::sleep(Duration::from_millis(70)).await;
         }
         summary(&format!("android_tap warm, {label}"), ms);
         summary(&format!("  of it timing.phone_ms, {label}"), phone);
+        summary(&format!("  of it timing.connector_ms, {label}"), tool);
+        summary(
+            &format!("  of it outside the tool's run (invoke, journal, WebSocket), {label}"),
+            outside,
+        );
         if label == "evdev" {
             for duration in [200u64, 1000] {
                 let mut ms = Vec::new();

@@ -404,13 +404,16 @@ fn plan(g: Gesture, m: &Mapping<'_>, record: usize, id: &mut i32) -> Vec<(Durati
     }
 }
 
-/// Whether an open stream is still usable: a poll that returns at once; EOF or any answer
-/// (`cat`'s error) means it ended.
+/// Whether an open stream is still usable: one poll of a read, no timer; EOF or any answer
+/// (`cat`'s error) means it ended. (A zero `tokio::time::timeout` is not "at once": its timer
+/// fires on the driver's next 1 ms tick, which was 1.1 ms of every warm tap: docs/performance.md.)
+/// Dropping the pending read loses nothing (both stream kinds' reads are cancel-safe).
 async fn alive(stream: &mut ServiceStream) -> bool {
-    matches!(
-        tokio::time::timeout(Duration::ZERO, stream.read_chunk()).await,
-        Err(_elapsed)
-    )
+    let mut read = std::pin::pin!(stream.read_chunk());
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::future::Future::poll(read.as_mut(), cx).is_pending())
+    })
+    .await
 }
 
 /// What opening the stream found.
