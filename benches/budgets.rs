@@ -8,7 +8,9 @@
 //! 4. per-tool latency through Google adb 34;
 //! 5. touch through the touchscreen's input device (issue 20): `android_tap` warm, evdev vs
 //!    `cmd input`, and `android_pinch` against its `duration_ms`, with the handset cost model
-//!    (`sim --timing realistic --link usb2`, direct transport).
+//!    (`sim --timing realistic --link usb2`, direct transport);
+//! 6. `android_screenshot {format: jpeg}` over wireless debugging with the Wi-Fi model: the
+//!    Android 16 persona's `screencap -j` against the Android 14 persona's PNG.
 //!
 //! Figures go to stdout; `docs/performance.md` records them with the machine they came from.
 

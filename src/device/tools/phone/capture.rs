@@ -551,13 +551,18 @@ pub async fn take(
         read_moment(ctx),
         capture_right_display(ctx, display_arg.clone(), source)
     );
-    if source == Source::Jpeg && jpeg_verdict.is_none() {
-        // The first try on this build: its output's magic says whether `-j` is known.
-        let took = !matches!(captured, Err(DeviceError::InvalidScreenshot(_)));
-        jpeg::record(fingerprint.as_deref(), took);
-        if !took {
-            (source, raw_slot) = source::with_raw_slot(fallback, quirk);
-            captured = capture_right_display(ctx, display_arg, source).await;
+    if source == Source::Jpeg {
+        // The output's magic says whether this build knows `-j`: a JPEG, or its usage text
+        // (then the old path, in this same call). Other failures (an unknown display id, the
+        // link) say nothing about the build.
+        match &captured {
+            Ok(_) if jpeg_verdict.is_none() => jpeg::record(fingerprint.as_deref(), true),
+            Err(DeviceError::InvalidScreenshot(_)) => {
+                jpeg::record(fingerprint.as_deref(), false);
+                (source, raw_slot) = source::with_raw_slot(fallback, quirk);
+                captured = capture_right_display(ctx, display_arg, source).await;
+            }
+            _ => {}
         }
     }
     let moment = geometry?;
