@@ -123,18 +123,14 @@ impl Frame {
     /// `screencap -j` (Android 16): a baseline JFIF at quality 100, as `saveImage` asks
     /// `AndroidBitmap_compress` for (AOSP `frameworks/base/cmds/screencap/screencap.cpp`).
     pub fn to_jpeg(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        let (Ok(w), Ok(h)) = (u16::try_from(self.width), u16::try_from(self.height)) else {
-            return out;
+        let view = xagent_frame_codec::View {
+            pixels: &self.rgba,
+            width: self.width,
+            height: self.height,
         };
-        let enc = jpeg_encoder::Encoder::new(&mut out, 100);
-        if enc
-            .encode(&self.rgba, w, h, jpeg_encoder::ColorType::Rgba)
-            .is_err()
-        {
-            out.clear();
-        }
-        out
+        xagent_frame_codec::reencode(view, xagent_frame_codec::Encoding::Jpeg, None, 100)
+            .map(|(bytes, _, _)| bytes)
+            .unwrap_or_default()
     }
 
     /// `screencap` without `-p`: header `width, height, format=1 (RGBA_8888)` and, when

@@ -129,15 +129,25 @@ impl std::fmt::Debug for RegisteredTool {
 }
 
 fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFuture<'a> {
-    Box::pin(async move {
-        let began = std::time::Instant::now();
-        let (out, reading) = meter::measure(run_measured::<T>(args, ctx)).await;
-        let mut out = out?;
-        if let Some(obj) = out.as_object_mut() {
-            report(obj, T::BACKENDS, &reading, began.elapsed());
-        }
-        Ok(out)
-    })
+    Box::pin(reported(
+        Box::pin(run_measured::<T>(args, ctx)),
+        T::BACKENDS,
+    ))
+}
+
+/// Runs `run` under a fresh link meter and adds its report ([`report`]). One copy for every
+/// tool (the run comes boxed), not one per tool: binary size.
+async fn reported(
+    run: RunFuture<'_>,
+    backends: &'static [&'static str],
+) -> Result<Value, ToolError> {
+    let began = std::time::Instant::now();
+    let (out, reading) = meter::measure(run).await;
+    let mut out = out?;
+    if let Some(obj) = out.as_object_mut() {
+        report(obj, backends, &reading, began.elapsed());
+    }
+    Ok(out)
 }
 
 /// Adds `timing` and `backend` to a result that does not carry its own (the gestures do):
