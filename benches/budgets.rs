@@ -8,7 +8,9 @@
 //! 4. per-tool latency through Google adb 34;
 //! 5. touch through the touchscreen's input device (issue 20): `android_tap` warm, evdev vs
 //!    `cmd input`, and `android_pinch` against its `duration_ms`, with the handset cost model
-//!    (`sim --timing realistic --link usb2`, direct transport).
+//!    (`sim --timing realistic --link usb2`, direct transport);
+//! 6. `android_screenshot {format: jpeg}` over wireless debugging with the Wi-Fi model: the
+//!    Android 16 persona's `screencap -j` against the Android 14 persona's PNG.
 //!
 //! Figures go to stdout; `docs/performance.md` records them with the machine they came from.
 
@@ -373,20 +375,27 @@ async fn evdev(n: usize) {
             assert_eq!(ack["payload"]["result"]["backend"], label, "{ack}");
         }
         let mut ms = Vec::new();
-        let mut phone = Vec::new();
+        let (mut phone, mut tool, mut outside) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..n {
             let t = Instant::now();
             let ack = x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await;
-            ms.push(t.elapsed().as_secs_f64() * 1e3);
-            phone.push(
-                ack["payload"]["result"]["timing"]["phone_ms"]
-                    .as_f64()
-                    .unwrap_or(0.0),
-            );
+            let wall = t.elapsed().as_secs_f64() * 1e3;
+            ms.push(wall);
+            let timing = &ack["payload"]["result"]["timing"];
+            let part = |k: &str| timing[k].as_f64().unwrap_or(0.0);
+            let run = part("phone_ms") + part("transfer_ms") + part("connector_ms");
+            phone.push(part("phone_ms"));
+            tool.push(part("connector_ms"));
+            outside.push(wall - run);
             tokio::time::sleep(Duration::from_millis(70)).await;
         }
         summary(&format!("android_tap warm, {label}"), ms);
         summary(&format!("  of it timing.phone_ms, {label}"), phone);
+        summary(&format!("  of it timing.connector_ms, {label}"), tool);
+        summary(
+            &format!("  of it outside the tool's run (invoke, journal, WebSocket), {label}"),
+            outside,
+        );
         if label == "evdev" {
             for duration in [200u64, 1000] {
                 let mut ms = Vec::new();
@@ -409,6 +418,70 @@ async fn evdev(n: usize) {
                 );
             }
         }
+    }
+}
+
+/// `android_screenshot {format: jpeg}` over wireless debugging with the Wi-Fi link model
+/// (`--timing realistic --link wifi`, paired with a code, the direct TLS transport): the
+/// Android 16 persona's own JPEG (`screencap -j`) against the Android 14 persona, whose build
+/// refuses `-j` and whose screenshot is the phone's PNG re-encoded on the box.
+async fn jpeg(n: usize) {
+    println!("== 6. screenshots over Wi-Fi: screencap -j vs the phone's PNG (sim --timing realistic --link wifi, paired)");
+    for persona in ["pixel-android16", "pixel-android14"] {
+        let dir = TempDir::new("bench-jpeg");
+        let state = dir.path().join("sim-state");
+        std::fs::create_dir_all(&state).unwrap();
+        let sim = SimPhone::start_with_control(
+            "BENCHJPEG0001",
+            &[
+                "--wireless",
+                "--state-dir",
+                state.to_str().unwrap(),
+                "--persona",
+                persona,
+                "--timing",
+                "realistic",
+                "--link",
+                "wifi",
+            ],
+        );
+        let conn = ConnectorProc::start_with(dir.path(), Phones::Direct(vec![]), &[]);
+        let mut x = connect(&conn.addr).await;
+        x.validate = false;
+        x.hello_fresh().await;
+        let (ch, _) = x.open(None).await;
+        let code = "314159";
+        let ports = sim.control_json("/v1/pair", json!({ "code": code }));
+        let input = json!({"host": "127.0.0.1", "port": ports["pairing_port"], "code": code,
+            "connect_port": ports["connect_port"].to_string()});
+        let ack = x
+            .request(
+                "auth.start",
+                Some(&ch),
+                json!({"flow_id": "adb_pair_code", "input": input}),
+            )
+            .await;
+        assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+        let (mut ms, mut transfer, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut backend = String::new();
+        for i in 0..n + 1 {
+            let t = Instant::now();
+            let ack = x
+                .tool(&ch, "android_screenshot", json!({"format": "jpeg"}))
+                .await;
+            let r = &ack["payload"]["result"];
+            assert!(ack.get("error").is_none(), "{ack}");
+            if i == 0 {
+                continue; // the first learns the build's -j
+            }
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+            transfer.push(r["timing"]["transfer_ms"].as_f64().unwrap_or(0.0));
+            bytes.push(r["byte_size"].as_f64().unwrap_or(0.0));
+            backend = r["backend"].as_str().unwrap_or("").to_string();
+        }
+        summary(&format!("screenshot jpeg, {persona} ({backend})"), ms);
+        summary(&format!("  of it timing.transfer_ms, {persona}"), transfer);
+        summary(&format!("  stored bytes, {persona}"), bytes);
     }
 }
 
@@ -463,6 +536,9 @@ fn main() {
         }
         if only("evdev") {
             evdev(if quick { 20 } else { 100 }).await;
+        }
+        if only("jpeg") {
+            jpeg(if quick { 3 } else { 10 }).await;
         }
     });
 }

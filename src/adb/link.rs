@@ -253,6 +253,7 @@ impl DeviceLink {
         limit: usize,
     ) -> Result<ShellOutput, AdbError> {
         let step = || format!("shell: {}", first_word(command));
+        let _busy = super::meter::busy();
         with_deadline(step, deadline, async {
             if self.features().await?.iter().any(|f| f == "shell_v2") {
                 let mut s = self.open(&format!("shell,v2,raw:{command}")).await?;
@@ -277,6 +278,7 @@ impl DeviceLink {
         limit: usize,
     ) -> Result<Vec<u8>, AdbError> {
         let step = || format!("exec: {}", first_word(command));
+        let _busy = super::meter::busy();
         with_deadline(step, deadline, async {
             let mut s = self.open(&format!("exec:{command}")).await?;
             s.read_to_end(limit).await
@@ -297,6 +299,7 @@ impl DeviceLink {
         buffer: fn(usize) -> Vec<u8>,
     ) -> Result<Vec<u8>, AdbError> {
         let step = || format!("exec: {}", first_word(command));
+        let _busy = super::meter::busy();
         with_deadline(step, deadline, async {
             let mut s = self.open(&format!("exec:{command}")).await?;
             s.read_to_end_announced(limit, head, announced, buffer)
@@ -312,12 +315,15 @@ impl DeviceLink {
         deadline: Duration,
         limit: usize,
     ) -> Result<Vec<u8>, AdbError> {
+        let _busy = super::meter::busy();
         with_deadline(|| "sync pull".into(), deadline, async {
             let mut s = self.open("sync:").await?;
             let mut r = FrameReader::new(&mut s);
             r.write_all(&sp::encode(sp::ID_RECV, path.as_bytes()))
                 .await?;
             let mut out = Vec::new();
+            // From the first DATA frame on, the file's bytes move (see `meter`).
+            let mut first_data: Option<std::time::Instant> = None;
             loop {
                 let head = r.read_exact(8).await?;
                 let id = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
@@ -327,9 +333,15 @@ impl DeviceLink {
                         if out.len() + len > limit {
                             return Err(AdbError::OutputTooLarge { limit });
                         }
+                        first_data.get_or_insert_with(std::time::Instant::now);
                         out.extend(r.read_exact(len).await?);
                     }
-                    sp::ID_DONE => break,
+                    sp::ID_DONE => {
+                        if let Some(t) = first_data {
+                            super::meter::transfer(t.elapsed());
+                        }
+                        break;
+                    }
                     sp::ID_FAIL if len <= 4096 => {
                         let msg = r.read_exact(len).await?;
                         return Err(AdbError::Refused(String::from_utf8_lossy(&msg).into()));
@@ -351,6 +363,7 @@ impl DeviceLink {
         data: &[u8],
         deadline: Duration,
     ) -> Result<(), AdbError> {
+        let _busy = super::meter::busy();
         with_deadline(|| "sync push".into(), deadline, async {
             let mut s = self.open("sync:").await?;
             let mut r = FrameReader::new(&mut s);
@@ -364,7 +377,9 @@ impl DeviceLink {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs() as u32);
             out.extend(sp::encode_word(sp::ID_DONE, mtime));
+            let sending = std::time::Instant::now();
             r.write_all(&out).await?;
+            super::meter::transfer(sending.elapsed());
             let head = r.read_exact(8).await?;
             let id = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
             let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;

@@ -8,6 +8,7 @@
 //! - [`mdns`]: finding wireless-debugging phones by mDNS (and the adb server's list).
 //! - [`port_probe`]: whether adbd (not a pairing server) answers at a port.
 //! - [`link`]: [`DeviceLink`], one phone reached either way, with shell / exec / sync on top.
+//! - [`meter`]: where a tool call's time went on the link (phone, transfer) and its backends.
 //! - [`error`]: [`AdbError`], typed failures with deadlines.
 
 pub mod direct;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod host_key;
 pub mod link;
 pub mod mdns;
+pub mod meter;
 pub mod port_probe;
 pub mod server_client;
 pub mod stream;

@@ -71,6 +71,8 @@ impl ServiceStream {
         buffer: fn(usize) -> Vec<u8>,
     ) -> Result<Vec<u8>, AdbError> {
         let mut out: Vec<u8> = Vec::new();
+        // From the first chunk to EOF the reply's bytes move (see `meter`).
+        let mut first_chunk: Option<std::time::Instant> = None;
         // `None` until `head` bytes are in; then whether the result has its announced size.
         let mut exact: Option<bool> = None;
         // An announcement over `limit` fails at once: nothing past the header is transferred.
@@ -103,12 +105,14 @@ impl ServiceStream {
                 if tcp.read_buf(&mut out).await? == 0 {
                     break;
                 }
+                first_chunk.get_or_insert_with(std::time::Instant::now);
                 if out.len() > limit {
                     return Err(AdbError::OutputTooLarge { limit });
                 }
             },
             ServiceStream::Direct(d) => {
                 while let Some(chunk) = d.read_chunk().await? {
+                    first_chunk.get_or_insert_with(std::time::Instant::now);
                     if out.len() + chunk.len() > limit {
                         return Err(AdbError::OutputTooLarge { limit });
                     }
@@ -120,6 +124,9 @@ impl ServiceStream {
                     size_once(&mut out, &mut exact)?;
                 }
             }
+        }
+        if let Some(t) = first_chunk {
+            super::meter::transfer(t.elapsed());
         }
         Ok(out)
     }

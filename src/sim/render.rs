@@ -120,6 +120,19 @@ impl Frame {
         out
     }
 
+    /// `screencap -j` (Android 16): a baseline JFIF at quality 100, as `saveImage` asks
+    /// `AndroidBitmap_compress` for (AOSP `frameworks/base/cmds/screencap/screencap.cpp`).
+    pub fn to_jpeg(&self) -> Vec<u8> {
+        let view = xagent_frame_codec::View {
+            pixels: &self.rgba,
+            width: self.width,
+            height: self.height,
+        };
+        xagent_frame_codec::reencode(view, xagent_frame_codec::Encoding::Jpeg, None, 100)
+            .map(|(bytes, _, _)| bytes)
+            .unwrap_or_default()
+    }
+
     /// `screencap` without `-p`: header `width, height, format=1 (RGBA_8888)` and, when
     /// `colorspace`, a fourth word `1` (sRGB), all u32 LE, then the pixels.
     pub fn to_raw(&self, colorspace: bool) -> Vec<u8> {

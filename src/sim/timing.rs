@@ -225,7 +225,10 @@ impl Model {
         ms(EVDEV_WRITE_MS)
     }
 
-    /// The modelled duration of `screencap` for a frame of `pixels` px, `png` = `-p`.
+    /// The modelled duration of `screencap` for a frame of `pixels` px, `png` = an encoded
+    /// frame: `-p`, or `-j` (Android 16), modelled at the PNG encode's cost per megapixel (no
+    /// measured figure of `screencap -j` on a phone was at hand; both go through
+    /// `AndroidBitmap_compress`, Skia's encoders).
     pub fn screencap(&self, pixels: u64, png: bool) -> Duration {
         let mp = pixels as f64 / 1e6;
         let per_mp = if png {

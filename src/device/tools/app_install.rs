@@ -170,6 +170,7 @@ impl DeviceTool for AppInstall {
     const TITLE: &'static str = "Install an APK";
     const DESCRIPTION: &'static str = "Install (or update) an app on the bound phone. Upload first with POST /files/uploads on this channel, then pass either file_ref (one APK, or one .apks/.xapk bundle of a split app) or file_refs (the base APK and all its split APKs, installed as one session). Runs `pm install -r -t` (one APK) or `pm install-create/-write/-commit` (several), with one 300 s deadline for the whole call (an on-phone confirmation nobody answers ends in device_timeout). Returns package (the newly installed package; null when an installed app was replaced) and apk_count. Errors: policy_denied (gates.allow_install), invalid_arguments (unknown/other-channel file_ref, neither or both of file_ref/file_refs), split_apks_required (a split app without its splits: upload them all), device_permission_denied (the phone or its maker's settings refused, e.g. Xiaomi's \"Install via USB\": the message names the fix), device_command_failed (pm's Failure [INSTALL_…] reason and its fix; an app below Android 14+'s target SDK floor names it and allow_low_target_sdk).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = super::phone::install_session::INSTALL_BACKENDS;
     type Args = InstallArgs;
     type Output = InstallOutput;
 
@@ -254,6 +255,7 @@ impl DeviceTool for AppUninstall {
     const TITLE: &'static str = "Uninstall an app";
     const DESCRIPTION: &'static str = "Uninstall an app and its data from the bound phone (`pm uninstall`). Refused with policy_denied unless the device policy allows it (gates.allow_uninstall, off by default). Errors: app_not_installed, device_command_failed (e.g. system apps).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["pm_uninstall"];
     type Args = UninstallArgs;
     type Output = UninstallOutput;
 

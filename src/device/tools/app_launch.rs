@@ -249,6 +249,7 @@ impl DeviceTool for AppLaunch {
     const TITLE: &'static str = "Launch an app";
     const DESCRIPTION: &'static str = "Open an app by package name on the bound phone: resolves its LAUNCHER activity (LEANBACK_LAUNCHER for TV apps), starts it, and waits up to 5 s until the package is in the foreground (verified: true). Errors: app_not_installed, no_launcher_activity (installed but not launchable), app_disabled (installed but disabled, or its launcher activity is, or paused — Android showed its \"App paused\" dialog: the message names who can enable or unpause it), policy_denied (high-risk app), device_command_failed (started but not in the foreground), device_locked (the lock screen is showing: nothing started, or started behind it and not verified), app_crashed / app_not_responding (the system's \"keeps stopping\" / \"isn't responding\" dialog holds the focus: the message names the app and the dialog's buttons), device_lock_task (a kiosk or screen pinning keeps another app in front).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["am_start"];
     const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;

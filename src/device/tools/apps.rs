@@ -115,6 +115,7 @@ impl DeviceTool for AppList {
     const TITLE: &'static str = "List installed apps";
     const DESCRIPTION: &'static str = "List the apps installed on the bound phone: user-installed apps by default (`pm list packages -3`), all packages with include_system. Per package: package, version_name (null when the phone reports none), has_launcher (true when it has a LAUNCHER or LEANBACK_LAUNCHER activity; null when the phone cannot tell), launcher_category (launcher, leanback or null), system, label (always null: plain ADB cannot read app labels). No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = &["pm_list_packages"];
     type Args = ListArgs;
     type Output = ListOutput;
 
@@ -242,6 +243,7 @@ impl DeviceTool for AppStop {
     const TITLE: &'static str = "Force-stop an app";
     const DESCRIPTION: &'static str = "Force-stop an app on the bound phone (`am force-stop`): its processes end and its activities close; the app's data is kept. Stopping an app that is not running succeeds. Errors: app_not_installed.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["am_force_stop"];
     type Args = StopArgs;
     type Output = StopOutput;
 

@@ -55,6 +55,7 @@ impl DeviceTool for Displays {
     const TITLE: &'static str = "List the displays";
     const DESCRIPTION: &'static str = "List the bound phone's logical displays: id, name, width and height (px, rotation applied), rotation, state (ON, OFF, DOZE…), type (INTERNAL, EXTERNAL, VIRTUAL…), unique_id (local:<physical id> for a panel) and default (display 0, where tools act unless told otherwise). Use it to find a display_id rather than guess one. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = &["dumpsys_display"];
     type Args = Args;
     type Output = Output;
 

@@ -128,6 +128,7 @@ impl DeviceTool for FilePull {
     const TITLE: &'static str = "Download a file from the phone";
     const DESCRIPTION: &'static str = "Copy a file from the bound phone to the connector and return a file_ref with a relative download_url, byte_size (bytes), mime_type (guessed from the extension) and expires_at (Unix ms). Only paths inside the policy's allowed directories (policy_denied otherwise); files above files.max_pull_bytes (default 50 MiB) fail with file_too_large; a missing file gives file_not_found (device_booting while shared storage is not mounted yet: after boot, or before the first unlock since boot); a directory (or a path ending with `/`) gives invalid_arguments. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = &["sync"];
     type Args = PullArgs;
     type Output = PullOutput;
 
@@ -205,6 +206,7 @@ impl DeviceTool for FilePush {
     const TITLE: &'static str = "Upload a file to the phone";
     const DESCRIPTION: &'static str = "Write a file uploaded with POST /files/uploads (its file_ref, this channel) to a path on the bound phone, replacing an existing file. Only paths inside the policy's allowed directories (policy_denied otherwise; /sdcard, /mnt/sdcard, /storage/self/primary and /storage/emulated/0 name the same shared storage); files above files.max_push_bytes (default 50 MiB) fail with file_too_large. A file pushed into a media directory (Pictures, DCIM, Movies, Music, Download, Documents, ...) is indexed by the media store so galleries show it: media_indexed says whether the media store confirmed it, note says how. Errors: invalid_arguments (the path ends with `/` or names a directory on the phone: give the file's full path), device_permission_denied (the phone refused the write, with the fix), device_command_failed (e.g. the phone's storage is full), device_booting (shared storage not mounted yet: after boot, or before the first unlock since boot; retry then).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["sync"];
     type Args = PushArgs;
     type Output = PushOutput;
 

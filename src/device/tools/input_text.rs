@@ -226,6 +226,7 @@ impl DeviceTool for InputText {
     const TITLE: &'static str = "Type text";
     const DESCRIPTION: &'static str = "Type text into the focused field of the bound phone, exactly as given: every character is data, never shell syntax; `%s` is typed literally; a newline presses Enter between lines. Non-ASCII text (any script, emoji) goes through an ADBKeyboard-compatible IME when the phone has one (else unsupported_text says how to fix it). clear_first empties the field first; submit presses Enter after. The result reads the field back: verified true/false (null when it cannot be read, e.g. password fields). Tap a text field first. While the lock screen shows or the screen is off nothing is typed: device_locked says how to unlock.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["input_text", "ime_broadcast"];
     const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
@@ -400,6 +401,8 @@ fn outcome(
         (FieldRead::Failed { why, .. }, _) => Some(format!("the text was sent but could not be verified: reading the field back failed ({why}); observe the screen before retrying")),
         _ => None,
     };
+    // `backend` is the way the text went, not the UI dumps that read the field around it.
+    crate::adb::meter::choose_backend(InputText::BACKENDS[usize::from(via_ime)]);
     Output {
         typed_chars: text.chars().count(),
         method: if via_ime {

@@ -32,6 +32,7 @@ impl DeviceTool for HideKeyboard {
     const TITLE: &'static str = "Hide the soft keyboard";
     const DESCRIPTION: &'static str = "Hide the bound phone's soft keyboard when it shows (android_device_status says keyboard_shown): presses back, which the keyboard consumes to close itself, and reads again. Nothing is pressed when no keyboard shows. Answers was_shown, keyboard_shown (after) and key (back or null). device_command_failed when the phone does not say whether a keyboard shows.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["input_keyevent"];
     const RECEIPT: bool = true;
     type Args = Args;
     type Output = Output;

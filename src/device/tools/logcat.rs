@@ -160,6 +160,7 @@ impl DeviceTool for Logcat {
     const TITLE: &'static str = "Read the device log";
     const DESCRIPTION: &'static str = "Read recent lines of the bound phone's log (logcat, threadtime format: `MM-DD hh:mm:ss.mmm PID TID LEVEL TAG: message`), oldest first, newest last. Filters run on the phone: lines (last N, default 200, max 2000), since (a time), level (minimum priority), tag (only this tag), package (only its running process; empty result with pid null when it is not running). At most 256 KiB of text is returned (truncated: true when older lines were cut). No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = &["logcat"];
     type Args = Args;
     type Output = Output;
 

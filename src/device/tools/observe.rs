@@ -26,8 +26,10 @@ use serde_json::{json, Value};
 
 use super::phone::capture::{self, DisplayId, Format};
 use super::phone::display::Moment;
+use super::phone::hints::UiDumpWay;
 use super::phone::observation::{diff, Changes, Observation, OBSERVATIONS_KEPT};
 use super::phone::tree::{self, TreeArgs};
+use super::phone::ui_dump::UI_DUMP_BACKENDS;
 use super::{DeviceTool, SideEffect, ToolCtx};
 use crate::device::error::DeviceError;
 
@@ -143,6 +145,17 @@ async fn take_once(
     Ok((tree?, shot?))
 }
 
+/// `backend` of an observation: the tree's way and the screenshot's
+/// ([`UI_DUMP_BACKENDS`] `+` [`capture::SCREENSHOT_BACKENDS`]).
+pub const OBSERVE_BACKENDS: &[&str] = &[
+    "uiautomator_tty+raw",
+    "uiautomator_tty+png",
+    "uiautomator_tty+jpeg_phone",
+    "uiautomator_file+raw",
+    "uiautomator_file+png",
+    "uiautomator_file+jpeg_phone",
+];
+
 /// `android_observe`.
 pub struct Observe;
 
@@ -151,6 +164,7 @@ impl DeviceTool for Observe {
     const TITLE: &'static str = "Observe the screen";
     const DESCRIPTION: &'static str = "One settled observation of the bound phone: the UI tree (as android_ui_tree), a screenshot (as android_screenshot: format, max_dimension, quality, display_id) and the display geometry from the same moment, under one observation_id. Pass observation_id as screenshot_id (x/y read off the screenshot) or snapshot_id (with an element_id of the tree) to any gesture. With since: <an earlier observation_id> the tree is not repeated: changes {added, removed, changed} by stable element key (its ancestry path of resource-ids and class names), or unchanged: true. An unknown or expired since is stale_snapshot. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = OBSERVE_BACKENDS;
     type Args = Args;
     type Output = Output;
 
@@ -234,6 +248,17 @@ impl DeviceTool for Observe {
             observation_id: id.clone(),
             elements,
         });
+        // The tree's way and the screenshot's, in that order (their steps overlap).
+        let tree_way = match ctx.hints.ui_dump() {
+            UiDumpWay::File => UI_DUMP_BACKENDS[1],
+            _ => UI_DUMP_BACKENDS[0],
+        };
+        if let Some(b) = OBSERVE_BACKENDS
+            .iter()
+            .find(|b| b.split_once('+') == Some((tree_way, shot.backend)))
+        {
+            crate::adb::meter::choose_backend(b);
+        }
         let g = shot.moment.geometry;
         let mut out = Output {
             observation_id: id,

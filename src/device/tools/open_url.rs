@@ -89,6 +89,7 @@ impl DeviceTool for OpenUrl {
     const TITLE: &'static str = "Open a URL";
     const DESCRIPTION: &'static str = "Open a URL on the bound phone with the app that handles it (browser, deep link) via an ACTION_VIEW intent. The URL is passed as data, never interpreted by a shell. Only schemes allowed by the device policy (default http, https) are opened; others (javascript:, file:, intent:, …) are refused with policy_denied. Errors: invalid_arguments (not a URL), device_command_failed (no app handles it), device_locked (the lock screen is showing: nothing opened), device_lock_task (a kiosk or screen pinning keeps another app in front: nothing opened).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["am_start_view"];
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = Args;
     type Output = Output;

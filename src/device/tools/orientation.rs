@@ -65,6 +65,7 @@ impl DeviceTool for SetOrientation {
     const TITLE: &'static str = "Set screen orientation";
     const DESCRIPTION: &'static str = "Lock the bound phone's screen to portrait, landscape, reverse_portrait or reverse_landscape (auto-rotate off), or give rotation back to the sensor with auto. Coordinates follow the new orientation: observe again before tapping.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["settings"];
     type Args = Args;
     type Output = Output;
 

@@ -100,6 +100,7 @@ impl DeviceTool for Pinch {
     const TITLE: &'static str = "Pinch";
     const DESCRIPTION: &'static str = "Two-finger pinch about (x, y) (display px, or the pixel space of screenshot_id): scale > 1 spreads the fingers (zoom in), < 1 brings them together (zoom out), over duration_ms (default 400). Needs the phone's touchscreen input device (backend evdev); where only `input` can inject it is refused with `unsupported`. While the lock screen shows or the screen is off nothing is done: device_locked says how to unlock.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = super::phone::touch::GESTURE_BACKENDS;
     const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = PinchArgs;

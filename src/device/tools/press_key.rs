@@ -106,6 +106,7 @@ impl DeviceTool for PressKey {
     const TITLE: &'static str = "Press a key";
     const DESCRIPTION: &'static str = "Press one key on the bound phone: home, back, enter, recents, delete, tab, space, escape, dpad_up, dpad_down, dpad_left, dpad_right, dpad_center, volume_up, volume_down, volume_mute, power, wake, sleep, menu, search, paste, copy, cut, select_all. Names are case-insensitive; a `KEYCODE_` prefix and Android's own KeyEvent names (KEYCODE_APP_SWITCH for recents, KEYCODE_DEL for delete, KEYCODE_WAKEUP for wake) are accepted too. The result names the key by the list's name. cut/copy/paste need Android 7+ (SDK 24) and select_all Android 13+ (SDK 33): older phones answer device_command_failed, nothing pressed.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["input_keyevent"];
     const RECEIPT: bool = true;
     type Args = Args;
     type Output = Output;

@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::phone::receipt::{self, RECEIPT_DEADLINE};
+use super::phone::touch::{timing_schema, Timing};
 use super::{ToolCtx, ToolError};
+use crate::adb::meter;
 use crate::device::error::DeviceError;
 use crate::device::policy::Policy;
 use crate::protocol::card::{tool_input_schema, SideEffect, ToolDecl};
@@ -54,6 +56,11 @@ pub trait DeviceTool: 'static {
     /// phone before and after the run ([`super::phone::receipt`]) within the same deadline
     /// (extended by [`RECEIPT_DEADLINE`]).
     const RECEIPT: bool = false;
+    /// The ways its phone steps can go (`backend` in its result, the enum of the result
+    /// schema): the first is reported when no phone operation noted one
+    /// ([`crate::adb::meter::note_backend`]; several noted are joined with `+`). A tool whose
+    /// result carries its own `backend` (the gestures) lists the same values.
+    const BACKENDS: &'static [&'static str];
     /// Whether the card offers it under `policy` (beyond `[tools].disabled`, which applies to
     /// every tool).
     fn in_card(policy: &Policy) -> bool {
@@ -122,7 +129,88 @@ impl std::fmt::Debug for RegisteredTool {
 }
 
 fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFuture<'a> {
-    Box::pin(async move {
+    Box::pin(reported(
+        Box::pin(run_measured::<T>(args, ctx)),
+        T::BACKENDS,
+    ))
+}
+
+/// Runs `run` under a fresh link meter and adds its report ([`report`]). One copy for every
+/// tool (the run comes boxed), not one per tool: binary size.
+async fn reported(
+    run: RunFuture<'_>,
+    backends: &'static [&'static str],
+) -> Result<Value, ToolError> {
+    let began = std::time::Instant::now();
+    let (out, reading) = meter::measure(run).await;
+    let mut out = out?;
+    if let Some(obj) = out.as_object_mut() {
+        report(obj, backends, &reading, began.elapsed());
+    }
+    Ok(out)
+}
+
+/// Adds `timing` and `backend` to a result that does not carry its own (the gestures do):
+/// the call's wall time split by the link meter ([`meter`]) into the phone's share, the bulk
+/// transfer's and the connector's rest (the three sum to the call's time).
+fn report(
+    obj: &mut serde_json::Map<String, Value>,
+    backends: &[&str],
+    reading: &meter::Reading,
+    took: Duration,
+) {
+    if !obj.contains_key("timing") {
+        let ms = |d: Duration| (d.as_secs_f64() * 1e5).round() / 1e2;
+        let busy = reading.busy.min(took);
+        let transfer = reading.transfer.min(busy);
+        let timing = Timing {
+            phone_ms: ms(busy - transfer),
+            transfer_ms: ms(transfer),
+            connector_ms: ms(took - busy),
+        };
+        obj.insert(
+            "timing".into(),
+            serde_json::to_value(timing).unwrap_or(Value::Null),
+        );
+    }
+    if !obj.contains_key("backend") {
+        let backend = match reading.backends.is_empty() {
+            true => backends.first().copied().unwrap_or("shell").to_string(),
+            false => reading.backends.join("+"),
+        };
+        obj.insert("backend".into(), Value::String(backend));
+    }
+}
+
+/// `schema` with `timing` and `backend` (one of `backends`) added and required, unless the
+/// tool's own schema has them.
+fn with_report(mut schema: Value, backends: &[&str]) -> Value {
+    let props = [
+        ("timing", timing_schema()),
+        (
+            "backend",
+            serde_json::json!({"type": "string", "enum": backends}),
+        ),
+    ];
+    for (name, property) in props {
+        let has = schema["properties"].get(name).is_some();
+        if has {
+            continue;
+        }
+        schema = with_property(schema, name, property);
+        if let Some(req) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            req.push(Value::String(name.into()));
+        }
+    }
+    schema
+}
+
+/// The run of [`run_erased`] inside the call's meter.
+async fn run_measured<'a, T: DeviceTool>(
+    args: &'a Value,
+    ctx: &'a ToolCtx<'a>,
+) -> Result<Value, ToolError> {
+    {
         // Reached only after `validate`: a failure here means `Args` and the schema disagree,
         // which the registry's unit test rules out. The serde message may quote the value
         // (user text), so it is not passed on. Whole numbers written as floats were made
@@ -161,7 +249,7 @@ fn run_erased<'a, T: DeviceTool>(args: &'a Value, ctx: &'a ToolCtx<'a>) -> RunFu
                 .await
                 .map_err(|_| deadline.spent(T::ID))??,
         )
-    })
+    }
 }
 
 /// `schema` with property `name` added (an object schema's `properties`).
@@ -213,7 +301,10 @@ fn compile(schema: &Value, id: &str) -> jsonschema::Validator {
 impl RegisteredTool {
     /// Registers tool `T`.
     pub fn of<T: DeviceTool>() -> RegisteredTool {
-        let (mut input_schema, mut output_schema) = (T::input_schema(), T::output_schema());
+        let (mut input_schema, mut output_schema) = (
+            T::input_schema(),
+            with_report(T::output_schema(), T::BACKENDS),
+        );
         if T::RECEIPT {
             input_schema = with_property(input_schema, "receipt", receipt::argument_schema());
             output_schema = with_property(output_schema, "receipt", receipt::schema());
@@ -443,6 +534,64 @@ mod tests {
                 assert!(props.contains_key(r.as_str().unwrap()), "{}: {r}", t.id());
             }
         }
+    }
+
+    /// Every result carries `timing` and `backend` (issue 20 §5): the registry adds them to
+    /// each schema, required; the gestures' own fields keep their schema.
+    #[test]
+    fn every_result_schema_requires_timing_and_a_backend_of_its_tool() {
+        for t in registry().all() {
+            let s = &t.decl().output_schema;
+            let required = s["required"].as_array().expect("required");
+            for key in ["timing", "backend"] {
+                assert!(required.iter().any(|r| r == key), "{}: {key}", t.id());
+            }
+            let backends = s["properties"]["backend"]["enum"].as_array().expect("enum");
+            assert!(!backends.is_empty(), "{}", t.id());
+            assert_eq!(
+                s["properties"]["timing"]["required"],
+                json!(["phone_ms", "transfer_ms", "connector_ms"]),
+                "{}",
+                t.id()
+            );
+        }
+    }
+
+    #[test]
+    fn the_report_splits_the_call_and_keeps_a_tools_own() {
+        let reading = meter::Reading {
+            busy: Duration::from_millis(30),
+            transfer: Duration::from_millis(50),
+            backends: vec!["uiautomator_file"],
+        };
+        let mut obj = serde_json::Map::new();
+        report(
+            &mut obj,
+            &["uiautomator_tty"],
+            &reading,
+            Duration::from_millis(40),
+        );
+        assert_eq!(
+            Value::Object(obj.clone()),
+            json!({"backend": "uiautomator_file", "timing": {"phone_ms": 0.0, "transfer_ms": 30.0, "connector_ms": 10.0}})
+        );
+        // Nothing noted: the tool's first backend. A busy time past the call's is cut to it.
+        let mut obj = serde_json::Map::new();
+        let idle = meter::Reading {
+            busy: Duration::from_millis(90),
+            ..meter::Reading::default()
+        };
+        report(&mut obj, &["sync"], &idle, Duration::from_millis(40));
+        assert_eq!(obj["backend"], "sync");
+        assert_eq!(obj["timing"]["phone_ms"], 40.0);
+        assert_eq!(obj["timing"]["connector_ms"], 0.0);
+        // A gesture's own fields stay.
+        let mut obj = serde_json::Map::new();
+        obj.insert("backend".into(), json!("evdev"));
+        obj.insert("timing".into(), json!({"phone_ms": 1.0}));
+        report(&mut obj, &["evdev"], &reading, Duration::from_millis(40));
+        assert_eq!(obj["backend"], "evdev");
+        assert_eq!(obj["timing"], json!({"phone_ms": 1.0}));
     }
 
     #[test]

@@ -46,6 +46,7 @@ impl DeviceTool for ScreenRecord {
     const TITLE: &'static str = "Record the screen";
     const DESCRIPTION: &'static str = "Record the bound phone's screen for duration_s seconds (1–180, default 10) as MP4; progress is pushed while recording; returns a file_ref and relative download_url (never inline bytes), byte_size (bytes) and expires_at (Unix ms).";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = &["screenrecord"];
     type Args = Args;
     type Output = Output;
 

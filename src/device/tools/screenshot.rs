@@ -18,6 +18,7 @@ impl DeviceTool for Screenshot {
     const TITLE: &'static str = "Take a screenshot";
     const DESCRIPTION: &'static str = "Capture the bound phone's screen. Returns screenshot_id, a file_ref and relative download_url (never inline bytes), mime_type, width/height of the image (px), display width/height (px, input space) and scale (display px per image px), byte_size (bytes), expires_at (Unix ms), blank (all-black frame) and secure_window (the focused window forbids capture). Coordinates read off this image can be passed to gestures with its screenshot_id. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = capture::SCREENSHOT_BACKENDS;
     type Args = Args;
     type Output = Output;
 

@@ -117,6 +117,7 @@ impl DeviceTool for Shell {
     const TITLE: &'static str = "Run an allow-listed command";
     const DESCRIPTION: &'static str = "Run one allow-listed program on the bound phone, given as argv (no shell syntax: metacharacters are refused). Only programs and argument patterns in the device policy's [[shell.allow]] rules run; refusals name the rule. Output is capped.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = &["shell"];
     type Args = Args;
     type Output = Output;
 

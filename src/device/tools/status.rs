@@ -187,6 +187,7 @@ impl DeviceTool for DeviceStatus {
     const TITLE: &'static str = "Android device status";
     const DESCRIPTION: &'static str = "Read the bound phone's model, manufacturer, Android release and SDK, battery percent, whether the screen is on, whether the lock screen is showing (locked) and needs a PIN/pattern/password (lock_secure), display size (px), the foreground app package of the default display, a crash/ANR dialog over it (app_dialog), lock task mode (lock_task: none, locked = a kiosk, pinned = screen pinning; other apps cannot be launched), whether the soft keyboard shows (keyboard_shown; android_hide_keyboard closes it) and whether the battery values were overridden from the shell (battery_overridden; an out-of-range level reads battery_percent null, explained in notes). A value the phone did not report is null and its field is listed in `unavailable` (empty when everything was read); when the phone reported none of them the call fails with device_command_failed. No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = &["shell"];
     type Args = Args;
     type Output = Output;
 

@@ -82,6 +82,7 @@ impl DeviceTool for Swipe {
     const TITLE: &'static str = "Swipe";
     const DESCRIPTION: &'static str = "Swipe from (x1, y1) to (x2, y2) in display px (or in the pixel space of screenshot_id) over duration_ms. It also runs while the lock screen shows (lock_screen: true in the result): a swipe from near the bottom to near the top dismisses a swipe lock, or brings up the PIN pad.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = super::phone::touch::GESTURE_BACKENDS;
     const RECEIPT: bool = true;
     type Args = SwipeArgs;
     type Output = SwipeOutput;
@@ -185,6 +186,7 @@ impl DeviceTool for Scroll {
     const TITLE: &'static str = "Scroll";
     const DESCRIPTION: &'static str = "Scroll the content so that what lies in `direction` comes into view (down = see further down), by `distance` × the display (or element) extent (default 0.5), inside element_id / a selector's element, or centred on x/y (display px, or screenshot_id's pixel space), else mid-screen. While the lock screen shows or the screen is off nothing is done: device_locked says how to unlock.";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = super::phone::touch::GESTURE_BACKENDS;
     const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = ScrollArgs;

@@ -130,6 +130,7 @@ impl DeviceTool for Tap {
     const TITLE: &'static str = "Tap";
     const DESCRIPTION: &'static str = concat!("Tap once on the bound phone. ", target_help!());
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = super::phone::touch::GESTURE_BACKENDS;
     const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = TargetArgs;
@@ -178,6 +179,7 @@ impl DeviceTool for LongPress {
     const TITLE: &'static str = "Long press";
     const DESCRIPTION: &'static str = concat!("Press and hold. ", target_help!());
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = super::phone::touch::GESTURE_BACKENDS;
     const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = LongPressArgs;
@@ -223,6 +225,7 @@ impl DeviceTool for DoubleTap {
     const TITLE: &'static str = "Double tap";
     const DESCRIPTION: &'static str = concat!("Tap twice quickly. ", target_help!());
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
+    const BACKENDS: &'static [&'static str] = super::phone::touch::GESTURE_BACKENDS;
     const RECEIPT: bool = true;
     const LOCK_RULE: LockRule = LockRule::Refused;
     type Args = TargetArgs;

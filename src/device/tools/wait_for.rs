@@ -165,6 +165,7 @@ impl DeviceTool for WaitFor {
     const TITLE: &'static str = "Wait for the screen";
     const DESCRIPTION: &'static str = "Wait (instead of sleeping) until an element matching the selector appears, or disappears, or until the screen is stable (two consecutive UI snapshots equal), polling every interval_ms up to timeout_ms. Returns satisfied (false on timeout), elapsed_ms, polls and the matching element (bounds/center in display px). No side effects.";
     const SIDE_EFFECT: SideEffect = SideEffect::None;
+    const BACKENDS: &'static [&'static str] = super::phone::ui_dump::UI_DUMP_BACKENDS;
     type Args = Args;
     type Output = Output;
 

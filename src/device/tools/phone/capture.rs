@@ -7,6 +7,7 @@
 
 mod codec_thread;
 mod frame;
+mod jpeg;
 mod raw;
 mod source;
 
@@ -302,6 +303,8 @@ enum Captured {
     Png(Vec<u8>),
     /// `screencap`: the raw dump.
     Raw(RawFrame),
+    /// `screencap -j`: the phone's JPEG (anything before its start dropped) and its size.
+    Jpeg(Vec<u8>, (u32, u32)),
 }
 
 /// Captures the requested display, or the default one; when the phone warns that it has several
@@ -369,6 +372,10 @@ async fn capture(
             argv.push("-p");
             SCREENSHOT_LIMIT
         }
+        Source::Jpeg => {
+            argv.push(jpeg::FLAG);
+            SCREENSHOT_LIMIT
+        }
         Source::Raw => RAW_SCREENSHOT_LIMIT,
     };
     if let Some(d) = display_id {
@@ -376,7 +383,7 @@ async fn capture(
     }
     let command = command_line(&argv);
     let mut bytes = match source {
-        Source::Png => ctx.exec(&command, SCREENSHOT_DEADLINE, limit).await?,
+        Source::Png | Source::Jpeg => ctx.exec(&command, SCREENSHOT_DEADLINE, limit).await?,
         Source::Raw => match ctx
             .link
             .exec_announced(
@@ -407,6 +414,18 @@ async fn capture(
                 bytes.len()
             ))),
         };
+    }
+    if source == Source::Jpeg {
+        let offset = jpeg::find(&bytes)?;
+        let warned = warned_before(&bytes, offset);
+        bytes.drain(..offset);
+        let size = jpeg::size(&bytes).ok_or_else(|| {
+            DeviceError::InvalidScreenshot(format!(
+                "screencap -j returned a JPEG without a frame header ({} bytes); nothing was stored",
+                bytes.len()
+            ))
+        })?;
+        return Ok((warned, Captured::Jpeg(bytes, size)));
     }
     let (offset, _) = png_check::find_png(&bytes).map_err(|e| {
         DeviceError::InvalidScreenshot(format!(
@@ -477,6 +496,10 @@ pub fn output_schema() -> Value {
     }})
 }
 
+/// `backend` of a screenshot: the raw dump, the phone's PNG, the phone's JPEG
+/// ([`source::Source::backend`]).
+pub const SCREENSHOT_BACKENDS: &[&str] = &["raw", "png", "jpeg_phone"];
+
 /// A screenshot taken: the result, and the window read made with it (geometry and focus at
 /// the capture).
 pub struct Taken {
@@ -484,6 +507,8 @@ pub struct Taken {
     pub output: Output,
     /// The window read alongside the capture.
     pub moment: Moment,
+    /// Where the frame came from (one of [`SCREENSHOT_BACKENDS`]).
+    pub backend: &'static str,
 }
 
 /// Takes one screenshot (the whole of `android_screenshot`) and remembers its geometry under
@@ -507,13 +532,39 @@ pub async fn take(
     let passthrough = format == Format::Png
         && max_dim.is_none_or(|m| ctx.display.get().is_some_and(|(w, h)| m >= w.max(h)));
     let quirk = &ctx.policy.quirks.screenshot_capture;
+    let at = source::attachment_of(ctx.link.kind(), ctx.route);
+    let fallback = source::choose(at, quirk, passthrough);
+    // The phone's JPEG as it is: jpeg, and no `max_dimension` below the display (as above).
+    let jpeg_as_is = format == Format::Jpeg
+        && max_dim.is_none_or(|m| ctx.display.get().is_some_and(|(w, h)| m >= w.max(h)));
+    let (fingerprint, jpeg_verdict) = match source::wants_jpeg(at, quirk, jpeg_as_is) {
+        true => jpeg::known(ctx).await,
+        false => (None, Some(false)),
+    };
+    let first = match jpeg_verdict {
+        Some(false) => fallback,
+        _ => Source::Jpeg,
+    };
     // The slot is held until the frame is processed (the end of this call).
-    let (source, raw_slot) =
-        source::with_raw_slot(source::choose(ctx.link.kind(), quirk, passthrough), quirk);
-    let (geometry, captured) = tokio::join!(
+    let (mut source, mut raw_slot) = source::with_raw_slot(first, quirk);
+    let (geometry, mut captured) = tokio::join!(
         read_moment(ctx),
-        capture_right_display(ctx, display_arg, source)
+        capture_right_display(ctx, display_arg.clone(), source)
     );
+    if source == Source::Jpeg {
+        // The output's magic says whether this build knows `-j`: a JPEG, or its usage text
+        // (then the old path, in this same call). Other failures (an unknown display id, the
+        // link) say nothing about the build.
+        match &captured {
+            Ok(_) if jpeg_verdict.is_none() => jpeg::record(fingerprint.as_deref(), true),
+            Err(DeviceError::InvalidScreenshot(_)) => {
+                jpeg::record(fingerprint.as_deref(), false);
+                (source, raw_slot) = source::with_raw_slot(fallback, quirk);
+                captured = capture_right_display(ctx, display_arg, source).await;
+            }
+            _ => {}
+        }
+    }
     let moment = geometry?;
     let geometry = moment.geometry;
     let (frame, display_arg, display_choice, other_size) = match captured {
@@ -521,6 +572,7 @@ pub async fn take(
         Err(e) => return Err(went_away_or(ctx, e).await),
     };
     let display = other_size.unwrap_or(geometry.size);
+    crate::adb::meter::note_backend(source.backend());
     let work = move || match frame {
         Captured::Png(png) => {
             let (_, info) = png_check::find_png(&png)
@@ -528,16 +580,19 @@ pub async fn take(
             process(png, (info.width, info.height), format, max_dim, quality)
         }
         Captured::Raw(raw) => process_raw(raw, format, max_dim, quality),
+        // As it is; no decoder on the box to judge `blank` ([`jpeg`]).
+        Captured::Jpeg(jpeg, size) => Ok((jpeg, size, false)),
     };
     let processed = {
         // A raw dump keeps the slot it was captured under; a passthrough only scans rows.
         let _slot = match raw_slot {
             Some(slot) => Some(slot),
-            None if passthrough => None,
+            None if passthrough || source == Source::Jpeg => None,
             None => source::frame_slot().await,
         };
-        if passthrough {
-            // Row scans only (the all-black check): not queued behind others' encodes.
+        if passthrough || source == Source::Jpeg {
+            // Row scans only (the all-black check), or nothing (the phone's JPEG): not queued
+            // behind others' encodes.
             tokio::task::spawn_blocking(work)
                 .await
                 .map_err(|_| DeviceError::Internal("image task failed".into()))?
@@ -588,7 +643,11 @@ pub async fn take(
         secure_window: secure_window.unwrap_or(false),
         hint,
     };
-    Ok(Taken { output, moment })
+    Ok(Taken {
+        output,
+        moment,
+        backend: source.backend(),
+    })
 }
 
 #[cfg(test)]

@@ -23,6 +23,9 @@ pub enum UiDumpWay {
 #[derive(Debug, Default)]
 pub struct PhoneHints {
     ui_dump: Mutex<UiDumpWay>,
+    /// `ro.build.fingerprint`, read once (what `screencap -j` support is kept by:
+    /// [`super::capture`]).
+    fingerprint: Mutex<Option<String>>,
     /// The touch backend chosen for the phone and its open stream ([`super::touch`]); an
     /// async lock: a gesture holds it while it writes, so gestures on one phone never mix.
     touch: tokio::sync::Mutex<super::touch::TouchState>,
@@ -37,6 +40,19 @@ impl PhoneHints {
     /// The touch backend state ([`super::touch`]).
     pub fn touch(&self) -> &tokio::sync::Mutex<super::touch::TouchState> {
         &self.touch
+    }
+
+    /// The phone's build fingerprint, once read.
+    pub fn fingerprint(&self) -> Option<String> {
+        self.fingerprint
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Keeps the phone's build fingerprint.
+    pub fn set_fingerprint(&self, fingerprint: String) {
+        *self.fingerprint.lock().unwrap_or_else(|e| e.into_inner()) = Some(fingerprint);
     }
 
     /// Records the way that worked (or the one that cannot).

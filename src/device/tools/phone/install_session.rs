@@ -49,6 +49,9 @@ async fn run(steps: &ToolCtx<'_>, argv: &[&str], cap: Duration) -> Result<Text, 
     }
 }
 
+/// `backend` of an install: `pm install` of one APK, or one `pm install-create` session.
+pub const INSTALL_BACKENDS: &[&str] = &["pm_install", "pm_install_session"];
+
 /// Pushes `apks`, installs them (one → `pm install`, several → one session) and cleans up;
 /// returns the output of the step that decided (`pm install` or `pm install-commit`), or the
 /// step that failed before it, and whether it was asked again with
@@ -62,6 +65,7 @@ pub async fn install(
     bypass_low_target_sdk: bool,
 ) -> Result<(Text, bool), DeviceError> {
     let steps = &ctx.with_deadline(ctx.deadline.reserving(reserve));
+    crate::adb::meter::note_backend(INSTALL_BACKENDS[usize::from(apks.len() > 1)]);
     let remotes: Vec<String> = (0..apks.len())
         .map(|i| format!("/data/local/tmp/xagent-{tag}-{i}.apk"))
         .collect();

@@ -91,9 +91,12 @@ pub fn timing_schema() -> serde_json::Value {
         "connector_ms": {"type": "number", "minimum": 0}}})
 }
 
+/// The values of [`Backend`] (`backend` of a gesture).
+pub const GESTURE_BACKENDS: &[&str] = &["evdev", "cmd_input", "input"];
+
 /// JSON Schema of [`Backend`] for gestures.
 pub fn backend_schema() -> serde_json::Value {
-    serde_json::json!({"type": "string", "enum": ["evdev", "cmd_input", "input"]})
+    serde_json::json!({"type": "string", "enum": GESTURE_BACKENDS})
 }
 
 /// Measures a tool call: started when the call starts, phone and transfer time added as the
@@ -401,13 +404,16 @@ fn plan(g: Gesture, m: &Mapping<'_>, record: usize, id: &mut i32) -> Vec<(Durati
     }
 }
 
-/// Whether an open stream is still usable: a poll that returns at once; EOF or any answer
-/// (`cat`'s error) means it ended.
+/// Whether an open stream is still usable: one poll of a read, no timer; EOF or any answer
+/// (`cat`'s error) means it ended. (A zero `tokio::time::timeout` is not "at once": its timer
+/// fires on the driver's next 1 ms tick, which was 1.1 ms of every warm tap: docs/performance.md.)
+/// Dropping the pending read loses nothing (both stream kinds' reads are cancel-safe).
 async fn alive(stream: &mut ServiceStream) -> bool {
-    matches!(
-        tokio::time::timeout(Duration::ZERO, stream.read_chunk()).await,
-        Err(_elapsed)
-    )
+    let mut read = std::pin::pin!(stream.read_chunk());
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::future::Future::poll(read.as_mut(), cx).is_pending())
+    })
+    .await
 }
 
 /// What opening the stream found.

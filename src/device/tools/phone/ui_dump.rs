@@ -38,6 +38,9 @@ pub fn printed_only_status(out: &Text) -> bool {
     )
 }
 
+/// `backend` of a tool whose phone step is a UI dump: `/dev/tty`, or the private file.
+pub const UI_DUMP_BACKENDS: &[&str] = &["uiautomator_tty", "uiautomator_file"];
+
 /// Runs one dump within `deadline` the way the phone takes it, learning the way on the first
 /// call (`/dev/tty` first; its bare status line switches to a private file at once, in the same
 /// attempt). Returns the output to parse: the XML on `stdout`, the dump's own messages after it,
@@ -57,11 +60,13 @@ pub async fn dump(ctx: &ToolCtx<'_>, deadline: Duration) -> Result<Text, DeviceE
     if way == UiDumpWay::Unknown && out.stdout.contains("<hierarchy") {
         ctx.hints.set_ui_dump(UiDumpWay::Tty);
     }
+    crate::adb::meter::note_backend(UI_DUMP_BACKENDS[0]);
     Ok(out)
 }
 
 /// The dump into a private file, read and removed in the same command line.
 async fn via_file(ctx: &ToolCtx<'_>, deadline: Duration) -> Result<Text, DeviceError> {
+    crate::adb::meter::note_backend(UI_DUMP_BACKENDS[1]);
     let path = format!(
         "{PRIVATE_DIR}/xagent-ui-{}.xml",
         crate::protocol::random_hex(8)

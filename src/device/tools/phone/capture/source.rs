@@ -1,5 +1,6 @@
-//! Which `screencap` output a screenshot is made from: the phone's PNG (`screencap -p`) or its
-//! raw framebuffer dump (`screencap`, [`super::raw`]).
+//! Which `screencap` output a screenshot is made from: the phone's PNG (`screencap -p`), its
+//! raw framebuffer dump (`screencap`, [`super::raw`]) or, over a slow link, its JPEG
+//! (`screencap -j`, Android 16: [`super::jpeg`]).
 //!
 //! A re-encoded screenshot (jpeg/webp, or png with `max_dimension`) needs the pixels, not the
 //! phone's PNG. The raw dump skips the phone's PNG encode (~0.5 s on a 1080x2400 handset) and
@@ -15,7 +16,10 @@
 //!   link, unless the host is loopback (emulators' `127.0.0.1:5555`, forwarded ports);
 //!   `emulator-NNNN` is local; any other serial is a USB device (adb's own rule for
 //!   `adb devices -l`: USB transports are listed with `usb:`, network ones by address);
-//! * direct transports: loopback addresses are local, anything else is a network link.
+//! * direct transports: loopback addresses are local, anything else is a network link;
+//! * a phone paired over Wi-Fi (wireless debugging, [`RouteKind::WifiPaired`]) is a network
+//!   link whatever address it is dialled at (Android's wireless debugging runs only over
+//!   Wi-Fi; a loopback address is a forwarded port).
 //!
 //! The device profile's `quirks.screenshot_capture` (`auto` | `raw` | `png`) overrides this
 //! (a phone whose raw dump is broken, a USB-attached phone on a slow hub).
@@ -26,6 +30,7 @@
 //! for the ~10 ms of processing.
 
 use crate::adb::link::LinkKind;
+use crate::device::parse::devices::RouteKind;
 
 /// Where the frame comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +39,19 @@ pub enum Source {
     Png,
     /// `screencap` (raw framebuffer).
     Raw,
+    /// `screencap -j` (the phone's JPEG, Android 16).
+    Jpeg,
+}
+
+impl Source {
+    /// `backend` of a screenshot taken from it.
+    pub fn backend(self) -> &'static str {
+        match self {
+            Source::Raw => "raw",
+            Source::Png => "png",
+            Source::Jpeg => "jpeg_phone",
+        }
+    }
 }
 
 /// How the phone is attached, as far as bandwidth goes.
@@ -87,17 +105,33 @@ pub fn attachment(link: &LinkKind) -> Attachment {
     }
 }
 
+/// The attachment of a phone reached over `link` by `route` (a paired wireless-debugging phone
+/// is on the network, see the module docs).
+pub fn attachment_of(link: &LinkKind, route: RouteKind) -> Attachment {
+    match route {
+        RouteKind::WifiPaired => Attachment::Network,
+        _ => attachment(link),
+    }
+}
+
+/// Whether to ask for the phone's JPEG ([`super::jpeg`]): the result may be it as it is
+/// (`jpeg_as_is`: format jpeg, no downscale), the link is slow (the network) and the profile's
+/// `quirk` does not force a source. Whether the build has `-j` is asked of its fingerprint.
+pub fn wants_jpeg(at: Attachment, quirk: &str, jpeg_as_is: bool) -> bool {
+    jpeg_as_is && at == Attachment::Network && !matches!(quirk, "raw" | "png")
+}
+
 /// The source of a screenshot: PNG for the passthrough (`passthrough`: png without
 /// `max_dimension`), else the profile's `quirk` (`raw` | `png`), else by attachment (raw over
 /// USB and local links, PNG over the network). Unknown quirk values count as `auto`.
-pub fn choose(link: &LinkKind, quirk: &str, passthrough: bool) -> Source {
+pub fn choose(at: Attachment, quirk: &str, passthrough: bool) -> Source {
     if passthrough {
         return Source::Png;
     }
     match quirk {
         "raw" => Source::Raw,
         "png" => Source::Png,
-        _ => match attachment(link) {
+        _ => match at {
             Attachment::Usb | Attachment::Local => Source::Raw,
             Attachment::Network => Source::Png,
         },
@@ -132,7 +166,7 @@ pub async fn frame_slot() -> Option<FrameSlot> {
 /// forcing `raw` (`quirk`) goes ahead without a slot and waits for one to process.
 pub fn with_raw_slot(source: Source, quirk: &str) -> (Source, Option<FrameSlot>) {
     match source {
-        Source::Png => (Source::Png, None),
+        Source::Png | Source::Jpeg => (source, None),
         Source::Raw => match slots().try_acquire() {
             Ok(slot) => (Source::Raw, Some(slot)),
             Err(_) if quirk == "raw" => (Source::Raw, None),
@@ -200,11 +234,27 @@ mod tests {
     fn passthrough_and_quirks_win() {
         let usb = server("R58N12ABCDE");
         let wifi = direct("10.0.0.7:5555");
-        assert_eq!(choose(&usb, "auto", true), Source::Png);
-        assert_eq!(choose(&usb, "auto", false), Source::Raw);
-        assert_eq!(choose(&wifi, "auto", false), Source::Png);
-        assert_eq!(choose(&wifi, "raw", false), Source::Raw);
-        assert_eq!(choose(&usb, "png", false), Source::Png);
-        assert_eq!(choose(&usb, "bogus", false), Source::Raw);
+        let (usb, wifi) = (attachment(&usb), attachment(&wifi));
+        assert_eq!(choose(usb, "auto", true), Source::Png);
+        assert_eq!(choose(usb, "auto", false), Source::Raw);
+        assert_eq!(choose(wifi, "auto", false), Source::Png);
+        assert_eq!(choose(wifi, "raw", false), Source::Raw);
+        assert_eq!(choose(usb, "png", false), Source::Png);
+        assert_eq!(choose(usb, "bogus", false), Source::Raw);
+    }
+
+    #[test]
+    fn the_phones_jpeg_over_the_network_only_as_it_is() {
+        let paired_on_loopback = attachment_of(&direct("127.0.0.1:40000"), RouteKind::WifiPaired);
+        assert_eq!(paired_on_loopback, Attachment::Network);
+        assert_eq!(
+            attachment_of(&direct("127.0.0.1:40000"), RouteKind::Direct),
+            Attachment::Local
+        );
+        assert!(wants_jpeg(Attachment::Network, "auto", true));
+        assert!(!wants_jpeg(Attachment::Network, "auto", false));
+        assert!(!wants_jpeg(Attachment::Usb, "auto", true));
+        assert!(!wants_jpeg(Attachment::Local, "auto", true));
+        assert!(!wants_jpeg(Attachment::Network, "png", true));
     }
 }
