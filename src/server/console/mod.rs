@@ -35,7 +35,7 @@ use serde::Deserialize;
 
 use super::error::HttpError;
 use super::AppState;
-use crate::connector::claim::AuthStatus;
+use crate::connector::auth_session::AuthStatus;
 use crate::secret::Secret;
 
 /// Longer side of a screen thumbnail, px.
