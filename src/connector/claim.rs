@@ -16,6 +16,9 @@ use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, random_id, ErrorCode};
 use crate::store::BindingRecord;
 
+/// The refusal of a claim while the phone's last binding is released (`device_releasing`).
+const RELEASING: &str = "this phone is being handed back clean after its last binding (the device profile's [release] steps are running); retry in a few seconds";
+
 impl Connector {
     /// Runs `auth.start` for `channel_id`. Returns `(auth_session_id, result)`. Under the
     /// write gate: two claims (of one phone, or on one channel) and a logout never interleave,
@@ -138,6 +141,11 @@ impl Connector {
             .inventory
             .get(&serial)
             .ok_or_else(|| self.unknown_serial())?;
+        // Being handed back is said whatever the phone's state now: the `reboot` step takes
+        // it offline for a while, and `device_offline` would not say it comes back by itself.
+        if self.releases.is_releasing(&serial) {
+            return Err(refuse(ErrorCode::DeviceReleasing, RELEASING));
+        }
         if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
             return Err(ClaimError { code, message });
         }
@@ -234,10 +242,7 @@ impl Connector {
         }
         // The last binding's release still runs: a typed, retryable refusal.
         if self.releases.is_releasing(serial) {
-            return Err(refuse(
-                ErrorCode::DeviceReleasing,
-                "this phone is being handed back clean after its last binding (the device profile's [release] steps are running); retry in a few seconds",
-            ));
+            return Err(refuse(ErrorCode::DeviceReleasing, RELEASING));
         }
         // The fleet first (issue 22): a phone another box holds is refused naming that box,
         // before anything is written here.
