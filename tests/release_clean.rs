@@ -336,9 +336,9 @@ async fn an_opted_out_step_is_not_run_and_a_failed_step_shows_in_devices_and_che
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
 }
 
-/// A binding whose tools changed nothing `[release]` undoes still ends with HOME pressed
-/// (`go_home`, on by default): the next user starts on the launcher, not on the app the last
-/// one left in front.
+/// A binding whose tools changed nothing `[release]` undoes (a tap) still ends with HOME
+/// pressed (`go_home`, on by default): the next user starts on the launcher, not on the
+/// screen the last one left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_binding_that_changed_nothing_still_goes_home() {
     let rig = Rig::start("SIMRELEASE003", &[], &[]);
@@ -357,6 +357,23 @@ async fn a_binding_that_changed_nothing_still_goes_home() {
     );
     let again = x.claim(&ch, &rig.sim.serial).await;
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
+}
+
+/// A binding that only looked at the phone (no side-effecting tool) ends with nothing to do,
+/// HOME included: the phone is claimable at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_that_only_looked_is_claimable_at_once() {
+    let rig = Rig::start("SIMRELEASE006", &[], &[]);
+    let (mut x, ch) = rig.bound().await;
+    ok(&x.tool(&ch, "android_device_status", json!({})).await);
+    logout(&mut x, &ch).await;
+    let again = x.claim(&ch, &rig.sim.serial).await;
+    assert_eq!(again["payload"]["status"], "authenticated", "{again}");
+    assert!(rig.row().await["release"].is_null());
+    assert_eq!(
+        rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
+        0
+    );
 }
 
 /// With `go_home = false` and nothing recorded, ending the binding runs nothing: the phone is
@@ -409,6 +426,7 @@ async fn the_reboot_step_runs_and_the_phone_is_claimable_only_once_it_is_back() 
     let (ch, _) = x.open(None).await;
     let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    ok(&x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await);
     logout(&mut x, &ch).await;
     // The phone goes down with its transport as it reboots; a claim then is refused.
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -187,7 +187,15 @@ impl Releases {
         result: Option<&Value>,
         before: &HashMap<String, Option<String>>,
     ) {
-        for change in changes::changes_made(tool_id, args, result) {
+        // Any side-effecting call (only those are recorded) may have left another screen.
+        let used = changes::Change {
+            kind: changes::Kind::Used,
+            item: String::new(),
+        };
+        for change in changes::changes_made(tool_id, args, result)
+            .into_iter()
+            .chain([used])
+        {
             let record = ChangeRecord {
                 serial: serial.to_string(),
                 channel_id: channel_id.to_string(),
