@@ -446,8 +446,7 @@ async fn the_reboot_step_runs_and_the_phone_is_claimable_only_once_it_is_back() 
         assert!(Instant::now() < deadline, "never claimable again: {ack}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    // `reboot` never returns (the command log keeps finished programs): the phone's own
-    // record of why it booted says it ran.
+    assert_eq!(sim.count_runs(&["reboot"]), 1, "one reboot, ordered once");
     assert_eq!(sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]), 1);
     assert_eq!(getprop(&mut x, &ch, "sys.boot_completed").await, "1");
     assert_eq!(

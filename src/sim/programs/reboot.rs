@@ -45,8 +45,10 @@ pub async fn reboot(phone: &Phone, args: &[String]) -> Output {
         tokio::time::sleep(REBOOT_BOOTING).await;
         back.with(|s| s.props.insert("sys.boot_completed".into(), "1".into()));
     });
-    // Never returns while the phone is up: the stream goes down with the transport (the
-    // future is dropped with it); past the reboot, nothing reads this.
-    tokio::time::sleep(REBOOT_DOWN + REBOOT_BOOTING + Duration::from_secs(1)).await;
-    Output::code(0)
+    // Never returns (`reboot.c` waits to be killed): the stream goes down with the transport.
+    // Logged now, as ordered, since it never finishes.
+    let mut argv = vec!["reboot".to_string()];
+    argv.extend_from_slice(args);
+    phone.log(&argv, 0);
+    std::future::pending::<Output>().await
 }
