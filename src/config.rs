@@ -45,7 +45,7 @@ pub struct Settings {
     /// in the file, comma-separated in the environment); a later stage replaces an earlier
     /// one's list; an empty value disables the adb server.
     #[arg(long, env = "XAGENT_ADB_ADB_SERVER", value_delimiter = ',')]
-    #[serde(default, deserialize_with = "one_or_many")]
+    #[serde(default, deserialize_with = "adb_server_list")]
     pub adb_server: Vec<String>,
     /// A phone reached by the direct transport, `tcp:HOST:PORT` (repeatable; comma-separated
     /// in the environment). The file's list and these add up.
@@ -244,23 +244,42 @@ impl Settings {
     }
 
     /// Applies the compiled-in defaults and validates every value (reads the API key file and
-    /// the device profiles). Errors name the flag or key at fault, never a secret.
+    /// the device profiles). Errors name the flag or key at fault, never a secret: the first
+    /// problem ([`Settings::resolve_all`] gives each).
     pub fn resolve(self) -> Result<ServeConfig, ConfigError> {
-        let key_file = self.api_key_file.clone().ok_or(ConfigError::Missing(
-            "--api-key-file is required (a file whose first line is the API key)",
-        ))?;
-        let SurveyConfig {
-            data_dir,
-            adb_servers,
-            direct_devices,
-        } = self.survey_config()?;
-        let data_dir = data_dir.ok_or(ConfigError::Missing("--data-dir is required"))?;
-        let fleet = self.fleet_config()?;
-        let claim_codes = self
-            .claim_codes
-            .iter()
-            .map(|(serial, code)| Ok((serial.clone(), parse_claim_code(serial, code)?)))
-            .collect::<Result<_, ConfigError>>()?;
+        self.resolve_all()
+            .map_err(|mut problems| problems.remove(0))
+    }
+
+    /// [`Settings::resolve`], with every problem found (`check` names them all in one run):
+    /// each setting is validated on its own, so one bad value does not hide the next. The
+    /// list is never empty.
+    pub fn resolve_all(self) -> Result<ServeConfig, Vec<ConfigError>> {
+        let mut problems = Vec::new();
+        let key_file = keep(
+            &mut problems,
+            self.api_key_file.clone().ok_or(ConfigError::Missing(
+                "--api-key-file is required (a file whose first line is the API key)",
+            )),
+        );
+        let survey = keep(&mut problems, self.survey_config());
+        let data_dir = match &survey {
+            Some(s) => keep(
+                &mut problems,
+                s.data_dir
+                    .clone()
+                    .ok_or(ConfigError::Missing("--data-dir is required")),
+            ),
+            None => None,
+        };
+        let fleet = keep(&mut problems, self.fleet_config());
+        let claim_codes = keep(
+            &mut problems,
+            self.claim_codes
+                .iter()
+                .map(|(serial, code)| Ok((serial.clone(), parse_claim_code(serial, code)?)))
+                .collect::<Result<_, ConfigError>>(),
+        );
         for (setting, value) in [
             (&FILE_TTL_SECS, self.file_ttl_secs),
             (&UPLOAD_MAX_BYTES, self.upload_max_bytes),
@@ -268,53 +287,59 @@ impl Settings {
             (&QR_TTL_SECS, self.qr_ttl_secs),
         ] {
             if let Some(value) = value {
-                setting.check(value)?;
+                keep(&mut problems, setting.check(value));
             }
         }
-        let lease_grace = match &self.lease_grace {
-            Some(text) => {
-                // Named by flag, file key and variable: the value may come from any of them.
-                let grace = humantime::parse_duration(text.trim()).map_err(|e| {
-                    ConfigError::Invalid(format!(
-                        "--lease-grace (lease_grace, env XAGENT_ADB_LEASE_GRACE) must be a \
-                         duration like 30s, 90min or 30days, got {text:?}: {e}"
-                    ))
-                })?;
-                // Refused by the same range, in the flag's own syntax.
-                let range = LEASE_GRACE_SECS.range();
-                if grace < Duration::from_secs(*range.start())
-                    || grace > Duration::from_secs(*range.end())
-                {
-                    return Err(LEASE_GRACE_SECS.refusal(text));
-                }
-                grace
-            }
-            None => crate::connector::lease::DEFAULT_LEASE_GRACE,
+        let lease_grace = keep(&mut problems, self.lease_grace());
+        let mdns_interfaces = keep(&mut problems, self.mdns_interfaces());
+        let tls = keep(&mut problems, self.tls_files());
+        let api_key = match &key_file {
+            Some(path) => keep(&mut problems, read_api_key(path)),
+            None => None,
         };
-        // An empty item (e.g. `XAGENT_ADB_MDNS_INTERFACE=`) names no interface; a name the
-        // box lacks is refused now, not browsed silently on nothing.
-        let mdns_interfaces: Vec<String> = self
-            .mdns_interfaces
-            .iter()
-            .map(|name| name.trim().to_string())
-            .filter(|name| !name.is_empty())
-            .collect();
-        crate::adb::mdns::check_interfaces(&mdns_interfaces)
-            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
-        let tls = match (self.tls_cert, self.tls_key) {
-            (Some(cert), Some(key)) => {
-                let files = crate::server::tls::TlsFiles { cert, key };
-                // Validated now, so `check` and a SIGHUP report a bad pair before it is used.
-                crate::server::tls::server_config(&files)?;
-                Some(files)
-            }
-            (None, None) => None,
-            _ => {
-                return Err(ConfigError::Invalid(
-                    "--tls-cert and --tls-key go together".into(),
-                ))
-            }
+        let operator_key = keep(
+            &mut problems,
+            self.operator_key_file
+                .as_deref()
+                .map(read_operator_key)
+                .transpose(),
+        );
+        let profiles = keep(
+            &mut problems,
+            match &self.device_profiles {
+                Some(dir) => crate::device::policy::Profiles::load_dir(dir).map_err(Into::into),
+                None => Ok(crate::device::policy::Profiles::builtin()),
+            },
+        );
+        let (
+            Some(api_key),
+            Some(survey),
+            Some(data_dir),
+            Some(fleet),
+            Some(claim_codes),
+            Some(lease_grace),
+            Some(mdns_interfaces),
+            Some(tls),
+            Some(operator_key),
+            Some(profiles),
+        ) = (
+            api_key,
+            survey,
+            data_dir,
+            fleet,
+            claim_codes,
+            lease_grace,
+            mdns_interfaces,
+            tls,
+            operator_key,
+            profiles,
+        )
+        else {
+            return Err(problems);
         };
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         Ok(ServeConfig {
             fleet,
             tls,
@@ -322,14 +347,10 @@ impl Settings {
                 .listen
                 .unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("valid default")),
             data_dir,
-            api_key: read_api_key(&key_file)?,
-            operator_key: self
-                .operator_key_file
-                .as_deref()
-                .map(read_operator_key)
-                .transpose()?,
-            adb_servers,
-            direct_devices,
+            api_key,
+            operator_key,
+            adb_servers: survey.adb_servers,
+            direct_devices: survey.direct_devices,
             claim_policy: self.claim_policy.unwrap_or(ClaimPolicy::Code),
             claim_codes,
             file_ttl: self
@@ -348,12 +369,69 @@ impl Settings {
                 .qr_ttl_secs
                 .map(Duration::from_secs)
                 .unwrap_or(crate::connector::qr_pairing::DEFAULT_QR_TTL),
-            profiles: match self.device_profiles {
-                Some(dir) => crate::device::policy::Profiles::load_dir(&dir)?,
-                None => crate::device::policy::Profiles::builtin(),
-            },
+            profiles,
         })
     }
+
+    /// `--lease-grace`, in range, or the default.
+    fn lease_grace(&self) -> Result<Duration, ConfigError> {
+        let Some(text) = &self.lease_grace else {
+            return Ok(crate::connector::lease::DEFAULT_LEASE_GRACE);
+        };
+        // Named by flag, file key and variable: the value may come from any of them.
+        let grace = humantime::parse_duration(text.trim()).map_err(|e| {
+            ConfigError::Invalid(format!(
+                "--lease-grace (lease_grace, env XAGENT_ADB_LEASE_GRACE) must be a \
+                 duration like 30s, 90min or 30days, got {text:?}: {e}"
+            ))
+        })?;
+        // Refused by the same range, in the flag's own syntax.
+        let range = LEASE_GRACE_SECS.range();
+        if grace < Duration::from_secs(*range.start()) || grace > Duration::from_secs(*range.end())
+        {
+            return Err(LEASE_GRACE_SECS.refusal(text));
+        }
+        Ok(grace)
+    }
+
+    /// The mDNS interfaces named, each one the box has.
+    fn mdns_interfaces(&self) -> Result<Vec<String>, ConfigError> {
+        // An empty item (e.g. `XAGENT_ADB_MDNS_INTERFACE=`) names no interface; a name the
+        // box lacks is refused now, not browsed silently on nothing.
+        let mdns_interfaces: Vec<String> = self
+            .mdns_interfaces
+            .iter()
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .collect();
+        crate::adb::mdns::check_interfaces(&mdns_interfaces)
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        Ok(mdns_interfaces)
+    }
+
+    /// The TLS certificate and key, validated, or none.
+    fn tls_files(&self) -> Result<Option<crate::server::tls::TlsFiles>, ConfigError> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => {
+                let files = crate::server::tls::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                };
+                // Validated now, so `check` and a SIGHUP report a bad pair before it is used.
+                crate::server::tls::server_config(&files)?;
+                Ok(Some(files))
+            }
+            (None, None) => Ok(None),
+            _ => Err(ConfigError::Invalid(
+                "--tls-cert and --tls-key go together".into(),
+            )),
+        }
+    }
+}
+
+/// The value of `r`, or `None` with its error added to `problems`.
+fn keep<T>(problems: &mut Vec<ConfigError>, r: Result<T, ConfigError>) -> Option<T> {
+    r.map_err(|e| problems.push(e)).ok()
 }
 
 impl Settings {
@@ -551,6 +629,21 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
         OneOrMany::Many(v) => v,
     })
 }
+
+/// `adb_server` in the file: one string or a non-empty list. `adb_server = []` is refused:
+/// it reads as "no adb server" but an absent or empty list meant the default one, so the file
+/// says which it wants — left out (the default), `""` (none) or a list of servers.
+fn adb_server_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let list = one_or_many(d)?;
+    if list.is_empty() {
+        return Err(serde::de::Error::custom(EMPTY_ADB_SERVER_LIST));
+    }
+    Ok(list)
+}
+
+/// Why `adb_server = []` is refused ([`adb_server_list`]).
+pub const EMPTY_ADB_SERVER_LIST: &str = "adb_server = [] names no adb server: leave adb_server \
+     out for the default (127.0.0.1:5037), write adb_server = \"\" for none, or list the servers";
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";

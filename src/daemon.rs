@@ -266,10 +266,10 @@ async fn build_state(
     }
     let state = AppState::new(connector, config.api_key.clone(), config.upload_max_bytes);
     Ok(match &config.operator_key {
-        Some(key) => state.with_console(crate::server::console::Console {
-            operator_key: key.clone(),
-            adb_servers: adb_servers.iter().map(|s| s.name.clone()).collect(),
-        }),
+        Some(key) => state.with_console(crate::server::console::Console::new(
+            key.clone(),
+            adb_servers.iter().map(|s| s.name.clone()).collect(),
+        )),
         None => state,
     })
 }

@@ -210,7 +210,15 @@ async fn field_bug_50_variants_three_phones_with_one_serial_behind_adb34() {
         .request("auth.logout", Some(&channels[1]), json!({}))
         .await;
     assert!(out.get("error").is_none(), "{out}");
-    let again = x.claim(&ch4, serial).await;
+    // The tap is handed back first (`[release]` go_home): `device_releasing` until then.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let again = loop {
+        let ack = x.claim(&ch4, serial).await;
+        if ack["error"]["code"] != "device_releasing" || std::time::Instant::now() > deadline {
+            break ack;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
     assert_eq!(tapped(&mut x, &ch4, 41, &sims_ref).await, freed);
     let rows = devices(&dir, &adb.addr());

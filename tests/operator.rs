@@ -1990,3 +1990,65 @@ async fn a_frozen_then_unreachable_phone_logs_no_change_to_the_same_state() {
     let logs = conn.logs();
     assert_eq!(state_moves(&logs), offline_and_back(), "{logs}");
 }
+
+/// A bound direct (Wi-Fi, `--device`) phone that is unplugged stays listed under its name with
+/// its binding, as the console shows it: `devices` asks the running connector, which knows the
+/// address's phone, instead of listing the address with no channel. With the connector
+/// stopped, the store keeps the binding but no address: the row under the address says the
+/// channel is `unknown`, never `-` (not bound).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unplugged_bound_direct_phone_keeps_its_binding_in_devices() {
+    let sim = SimPhone::start_with_control("SIMUNPLUGDIR1", &[]);
+    let dir = TempDir::new("unplugged-direct");
+    let conn = ConnectorProc::start(dir.path(), Phones::Direct(vec![sim.addr.clone()]));
+    let (_x, ch) = claimed_channel(&conn.addr, "SIMUNPLUGDIR1").await;
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "unplugged"})),
+        200
+    );
+    let data = dir.path().display().to_string();
+    let target = format!("tcp:{}", sim.addr);
+    let rows = common::procs::devices_json_direct(&data, &target);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_ne!(rows[0]["state"], "device", "{rows:?}");
+    assert_eq!(rows[0]["serial"], "SIMUNPLUGDIR1", "{rows:?}");
+    assert_eq!(rows[0]["transport"], target, "{rows:?}");
+    assert_eq!(rows[0]["connector_channel_id"], ch.as_str(), "{rows:?}");
+    let (code, table, err) = run(&[
+        "devices",
+        "--data-dir",
+        &data,
+        "--adb-server",
+        "",
+        "--device",
+        &target,
+    ]);
+    assert_eq!(code, Some(0), "{table}{err}");
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("SIMUNPLUGDIR1"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.split_whitespace().any(|c| c == ch), "{table}");
+
+    drop(conn);
+    let rows = common::procs::devices_json_direct(&data, &target);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["serial"], target, "{rows:?}");
+    assert_eq!(rows[0]["connector_channel_known"], false, "{rows:?}");
+    assert_eq!(rows[0]["connector_channel_id"], Value::Null, "{rows:?}");
+    let (code, table, err) = run(&[
+        "devices",
+        "--data-dir",
+        &data,
+        "--adb-server",
+        "",
+        "--device",
+        &target,
+    ]);
+    assert_eq!(code, Some(0), "{table}{err}");
+    let line = table
+        .lines()
+        .find(|l| l.starts_with(&target))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.split_whitespace().any(|c| c == "unknown"), "{table}");
+}

@@ -145,3 +145,170 @@ fn on_the_box_check_and_devices_run_with_no_flags() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(!out.contains(SERIAL), "{out}");
 }
+
+/// `devices --data-dir` naming a directory that does not exist (a typo, a box never set up):
+/// the bound channels are unknown — `unknown` in the table, `connector_channel_known: false` —
+/// and stderr says why, as without a data dir; `-` would say "bound to no channel".
+#[test]
+fn devices_with_a_data_dir_that_does_not_exist_says_the_channel_is_unknown() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let phone = SimPhone::start(SERIAL);
+    adb.connect(&phone.addr);
+    let server = adb.addr();
+    let dir = TempDir::new("nodatadir");
+    let missing = dir.path().join("not-there");
+    let missing = missing.to_str().unwrap();
+    let (code, out, err) = run(&[
+        "devices",
+        "--json",
+        "--config",
+        "/dev/null",
+        "--adb-server",
+        &server,
+        "--data-dir",
+        missing,
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let row = row_of(&out);
+    assert_eq!(row["state"], "device", "{out}");
+    assert_eq!(row["connector_channel_known"], false, "{out}");
+    assert_eq!(row["connector_channel_id"], Value::Null, "{out}");
+    assert!(
+        err.contains(&format!("the data dir {missing} does not exist")),
+        "{err}"
+    );
+    let (code, table, err) = run(&[
+        "devices",
+        "--config",
+        "/dev/null",
+        "--adb-server",
+        &server,
+        "--data-dir",
+        missing,
+    ]);
+    assert_eq!(code, Some(0), "{table}{err}");
+    let line = table.lines().find(|l| l.starts_with(SERIAL)).unwrap();
+    assert!(line.split_whitespace().any(|c| c == "unknown"), "{table}");
+    assert!(err.contains("bound channels are unknown"), "{err}");
+    assert!(
+        !missing.is_empty() && !Path::new(missing).exists(),
+        "devices made no dir"
+    );
+}
+
+/// `check` names every config problem in one run — the missing API key file, a configured
+/// operator key file that is not there, one that is too short, a bad lease grace, a TTL out of
+/// range, half a TLS pair — after surveying the phones, never stopping at the first.
+#[test]
+fn check_names_every_config_problem_in_one_run() {
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let phone = SimPhone::start(SERIAL);
+    adb.connect(&phone.addr);
+    let server = adb.addr();
+    let dir = TempDir::new("allproblems");
+    let data = dir.path().display().to_string();
+    let no_operator_key = dir.path().join("operator_key_missing");
+    let (code, out, err) = run(&[
+        "check",
+        "--config",
+        "/dev/null",
+        "--adb-server",
+        &server,
+        "--data-dir",
+        &data,
+        "--operator-key-file",
+        no_operator_key.to_str().unwrap(),
+        "--lease-grace",
+        "soon",
+        "--qr-ttl-secs",
+        "0",
+        "--tls-cert",
+        "/nonexistent/cert.pem",
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains(&format!("ok       phone {SERIAL}")), "{out}");
+    let problems: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("PROBLEM  config:"))
+        .collect();
+    for must in [
+        "--api-key-file is required",
+        &format!(
+            "cannot read --operator-key-file {}",
+            no_operator_key.display()
+        ),
+        "--lease-grace",
+        "--qr-ttl-secs",
+        "--tls-cert and --tls-key go together",
+    ] {
+        assert!(
+            problems.iter().any(|l| l.contains(must)),
+            "{must} not named:\n{out}"
+        );
+    }
+    assert_eq!(problems.len(), 5, "each problem once:\n{out}");
+
+    // An operator key file that is there but too short is named as such, the key never shown.
+    let short = dir.path().join("operator_key_short");
+    std::fs::write(&short, "tiny-key\n").unwrap();
+    let api_key = dir.path().join("api_key.txt");
+    std::fs::write(&api_key, format!("{API_KEY}\n")).unwrap();
+    let (code, out, err) = run(&[
+        "check",
+        "--config",
+        "/dev/null",
+        "--adb-server",
+        &server,
+        "--data-dir",
+        &data,
+        "--api-key-file",
+        api_key.to_str().unwrap(),
+        "--operator-key-file",
+        short.to_str().unwrap(),
+        "--qr-ttl-secs",
+        "0",
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "the operator key in {} (--operator-key-file) must be at least 16 characters",
+            short.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("--qr-ttl-secs"), "{out}");
+    assert!(
+        !out.contains("tiny-key") && !err.contains("tiny-key"),
+        "{out}{err}"
+    );
+}
+
+/// `adb_server = []` in the config file is a config error naming the choices (left out: the
+/// default server; `""`: none), for `check`, `devices` and `serve` alike, never silently the
+/// default server.
+#[test]
+fn an_empty_adb_server_list_is_a_config_error() {
+    let dir = TempDir::new("emptyservers");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "adb_server = []\n").unwrap();
+    let config = config.to_str().unwrap();
+    for args in [
+        vec!["check", "--config", config],
+        vec!["devices", "--config", config],
+        vec!["serve", "--config", config],
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, Some(1), "{args:?}: {out}{err}");
+        let text = format!("{out}{err}");
+        assert!(
+            text.contains("adb_server = [] names no adb server")
+                && text.contains("leave adb_server out for the default"),
+            "{args:?}: {text}"
+        );
+    }
+    // A list with servers, and `""`, still read.
+    std::fs::write(dir.path().join("config.toml"), "adb_server = \"\"\n").unwrap();
+    let (code, out, err) = run(&["devices", "--json", "--config", config]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.trim(), "[]", "{out}");
+}

@@ -115,6 +115,14 @@ async fn logout(x: &mut XAgent, ch: &str) {
     assert!(out.get("error").is_none(), "{out}");
 }
 
+/// `getprop KEY` on the phone through `android_shell`, trimmed.
+async fn getprop(x: &mut XAgent, ch: &str, key: &str) -> String {
+    let r = ok(&x
+        .tool(ch, "android_shell", json!({"argv": ["getprop", key]}))
+        .await);
+    r["stdout"].as_str().unwrap_or_default().trim().to_string()
+}
+
 async fn shell(x: &mut XAgent, ch: &str, argv: &[&str]) {
     let r = ok(&x.tool(ch, "android_shell", json!({ "argv": argv })).await);
     assert_eq!(r["exit_code"], 0, "{argv:?}: {r}");
@@ -328,9 +336,55 @@ async fn an_opted_out_step_is_not_run_and_a_failed_step_shows_in_devices_and_che
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
 }
 
+/// A binding whose tools changed nothing `[release]` undoes (a tap) still ends with HOME
+/// pressed (`go_home`, on by default): the next user starts on the launcher, not on the
+/// screen the last one left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_binding_that_changed_nothing_is_claimable_at_once() {
+async fn a_binding_that_changed_nothing_still_goes_home() {
     let rig = Rig::start("SIMRELEASE003", &[], &[]);
+    let (mut x, ch) = rig.bound().await;
+    ok(&x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await);
+    assert_eq!(
+        rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
+        0
+    );
+    logout(&mut x, &ch).await;
+    let release = rig.finished_release().await;
+    assert_eq!(release["state"], "clean", "{release}");
+    assert_eq!(
+        rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
+        1
+    );
+    let again = x.claim(&ch, &rig.sim.serial).await;
+    assert_eq!(again["payload"]["status"], "authenticated", "{again}");
+}
+
+/// A binding that only looked at the phone (no side-effecting tool) ends with nothing to do,
+/// HOME included: the phone is claimable at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_that_only_looked_is_claimable_at_once() {
+    let rig = Rig::start("SIMRELEASE006", &[], &[]);
+    let (mut x, ch) = rig.bound().await;
+    ok(&x.tool(&ch, "android_device_status", json!({})).await);
+    logout(&mut x, &ch).await;
+    let again = x.claim(&ch, &rig.sim.serial).await;
+    assert_eq!(again["payload"]["status"], "authenticated", "{again}");
+    assert!(rig.row().await["release"].is_null());
+    assert_eq!(
+        rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
+        0
+    );
+}
+
+/// With `go_home = false` and nothing recorded, ending the binding runs nothing: the phone is
+/// claimable at once and no release is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_that_changed_nothing_without_go_home_is_claimable_at_once() {
+    let rig = Rig::start(
+        "SIMRELEASE005",
+        &[("go_home = true ", "go_home = false ")],
+        &[],
+    );
     let (mut x, ch) = rig.bound().await;
     ok(&x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await);
     logout(&mut x, &ch).await;
@@ -341,6 +395,67 @@ async fn a_binding_that_changed_nothing_is_claimable_at_once() {
         rig.sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]),
         0
     );
+}
+
+/// `reboot = true`: the release ends with the phone's own `reboot` (a direct-transport phone:
+/// the simulated phone drops its transport, comes back, and finishes booting, as AOSP's
+/// `reboot.c` and `sys.boot_completed` behave). While it is down or booting the phone is not
+/// claimable (`device_releasing`); once the claim succeeds the phone has rebooted
+/// (`sys.boot.reason` `reboot,shell`), finished booting, and answers tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reboot_step_runs_and_the_phone_is_claimable_only_once_it_is_back() {
+    let sim = SimPhone::start_with_control("SIMREBOOT0001", &[]);
+    let dir = TempDir::new("release-reboot");
+    let profiles = profile(
+        &dir,
+        &[
+            ("reboot = false ", "reboot = true "),
+            (
+                "[[shell.allow]]\nprogram = \"wm\"",
+                "[[shell.allow]]\nprogram = \"getprop\"\nargs = [\"[a-z0-9._]+\"]\n[[shell.allow]]\nprogram = \"wm\"",
+            ),
+        ],
+    );
+    let conn = ConnectorProc::start_with(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &["--claim-policy", "open", "--device-profiles", &profiles],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello_fresh().await;
+    let (ch, _) = x.open(None).await;
+    let ack = claim_when_visible(&mut x, &ch, &sim.serial).await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    ok(&x.tool(&ch, "android_tap", json!({"x": 10, "y": 10})).await);
+    logout(&mut x, &ch).await;
+    // The phone goes down with its transport as it reboots; a claim then is refused.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sim.state()["transport"] != "unplugged" {
+        assert!(Instant::now() < deadline, "the phone never rebooted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let refused = x.claim(&ch, &sim.serial).await;
+    assert_eq!(refused["error"]["code"], "device_releasing", "{refused}");
+    // Claims are refused until the release is over, then one succeeds.
+    loop {
+        let ack = x.claim(&ch, &sim.serial).await;
+        if ack["payload"]["status"] == "authenticated" {
+            break;
+        }
+        assert_eq!(ack["error"]["code"], "device_releasing", "{ack}");
+        assert!(Instant::now() < deadline, "never claimable again: {ack}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(sim.count_runs(&["reboot"]), 1, "one reboot, ordered once");
+    assert_eq!(sim.count_runs(&["input", "keyevent", "KEYCODE_HOME"]), 1);
+    assert_eq!(getprop(&mut x, &ch, "sys.boot_completed").await, "1");
+    assert_eq!(
+        getprop(&mut x, &ch, "sys.boot.reason").await,
+        "reboot,shell"
+    );
+    let logs = conn.logs();
+    assert!(logs.contains("release step done"), "{logs}");
+    assert!(logs.contains("step=\"reboot\""), "{logs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,9 +45,10 @@ async fn single_quotes_keep_injection_in_one_argument() {
     let log = p.command_log();
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].argv, ["echo", "a;reboot"]);
-    let (_, err, code) = sh(&p, "echo a;reboot").await;
-    assert!(ran(&p, "reboot"));
-    assert_eq!(err, "/system/bin/sh: reboot: inaccessible or not found\n");
+    // Unquoted, `;` runs a second command (one the phone lacks: `reboot` would reboot it).
+    let (_, err, code) = sh(&p, "echo a;pwned").await;
+    assert!(ran(&p, "pwned"));
+    assert_eq!(err, "/system/bin/sh: pwned: inaccessible or not found\n");
     assert_eq!(code, 127);
 }
 

@@ -4,6 +4,8 @@
 //! with the admin-issued code for that serial (compared as SHA-256, constant time). A phone is
 //! bound to at most one channel (SQLite UNIQUE). The claim code is never logged or echoed.
 
+use super::auth_session::{AuthSession, AuthStatus};
+use super::claim_error::{refuse, ClaimError};
 use super::claim_policy::ClaimPolicy;
 use super::state::BindRefusal;
 use super::Connector;
@@ -14,67 +16,8 @@ use crate::protocol::payloads::AuthStartPayload;
 use crate::protocol::{now_ms, random_id, ErrorCode};
 use crate::store::BindingRecord;
 
-/// Status of an auth session (spec §8.8 / §8.10).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthStatus {
-    /// QR shown, waiting for the phone (flow `adb_qr_pair`).
-    Pending,
-    /// The phone scanned the QR; pairing and connecting.
-    Scanned,
-    /// The QR code expired before a phone scanned it.
-    Expired,
-    /// Bound.
-    Authenticated,
-    /// Refused.
-    Failed,
-    /// Canceled by xAgent.
-    Canceled,
-}
-
-impl AuthStatus {
-    /// Wire string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AuthStatus::Pending => "pending",
-            AuthStatus::Scanned => "scanned",
-            AuthStatus::Expired => "expired",
-            AuthStatus::Authenticated => "authenticated",
-            AuthStatus::Failed => "failed",
-            AuthStatus::Canceled => "unauthenticated",
-        }
-    }
-}
-
-impl serde::Serialize for AuthStatus {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-/// A remembered auth session (claims finish at once; kept for `auth.status`).
-#[derive(Debug, Clone)]
-pub struct AuthSession {
-    /// Channel it belongs to.
-    pub channel_id: String,
-    /// Outcome.
-    pub status: AuthStatus,
-}
-
-/// A claim refusal: code + message (no secret, no full serial).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimError {
-    /// Stable code.
-    pub code: ErrorCode,
-    /// Message.
-    pub message: String,
-}
-
-pub(super) fn refuse(code: ErrorCode, message: &str) -> ClaimError {
-    ClaimError {
-        code,
-        message: message.to_string(),
-    }
-}
+/// The refusal of a claim while the phone's last binding is released (`device_releasing`).
+const RELEASING: &str = "this phone is being handed back clean after its last binding (the device profile's [release] steps are running); retry in a few seconds";
 
 impl Connector {
     /// Runs `auth.start` for `channel_id`. Returns `(auth_session_id, result)`. Under the
@@ -198,6 +141,11 @@ impl Connector {
             .inventory
             .get(&serial)
             .ok_or_else(|| self.unknown_serial())?;
+        // Being handed back is said whatever the phone's state now: the `reboot` step takes
+        // it offline for a while, and `device_offline` would not say it comes back by itself.
+        if self.releases.is_releasing(&serial) {
+            return Err(refuse(ErrorCode::DeviceReleasing, RELEASING));
+        }
         if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
             return Err(ClaimError { code, message });
         }
@@ -294,10 +242,7 @@ impl Connector {
         }
         // The last binding's release still runs: a typed, retryable refusal.
         if self.releases.is_releasing(serial) {
-            return Err(refuse(
-                ErrorCode::DeviceReleasing,
-                "this phone is being handed back clean after its last binding (the device profile's [release] steps are running); retry in a few seconds",
-            ));
+            return Err(refuse(ErrorCode::DeviceReleasing, RELEASING));
         }
         // The fleet first (issue 22): a phone another box holds is refused naming that box,
         // before anything is written here.

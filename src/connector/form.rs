@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::claim::{refuse, ClaimError};
+use super::claim_error::{refuse, ClaimError};
 use crate::protocol::ErrorCode;
 
 /// The JSON type of `v`, for messages ("a number", never the number).

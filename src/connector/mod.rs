@@ -16,9 +16,11 @@
 //! through to SQLite ([`crate::store`]) before it is acknowledged.
 
 pub mod arrival_order;
+pub mod auth_session;
 pub mod call_log;
 pub mod channels;
 pub mod claim;
+pub mod claim_error;
 mod claim_handle;
 pub mod claim_policy;
 pub mod dispatch_stats;

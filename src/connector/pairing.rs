@@ -18,9 +18,10 @@ use std::time::Duration;
 use serde_json::Value;
 use xagent_adb_pairing::PairingError;
 
-use super::claim::{refuse, ClaimError};
+use super::claim_error::{refuse, ClaimError};
 use super::form;
-use super::pairing_connect::{ConnectFailure, PairedPhone};
+use super::pairing_connect::ConnectFailure;
+use super::runtime::PairedPhone;
 use super::state::BindRefusal;
 use super::Connector;
 use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};

@@ -6,14 +6,14 @@
 //! renames `<GUID> (N)` included, freshest first, each checked to be this phone — from mDNS on
 //! the configured interfaces and the adb server's `host:mdns:services` where there is one
 //! (AOSP `client/adb_wifi.cpp`: `adb pair` connects by the GUID it received the same way).
-//! The pairing is remembered on the channel until it is bound ([`PairedPhone`]): a later
+//! The pairing is remembered on the channel until it is bound ([`super::runtime::PairedPhone`]): a later
 //! attempt connects with it, no second code.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::claim::ClaimError;
+use super::claim_error::{refuse, ClaimError};
 use super::Connector;
 use crate::adb::host_key::retry_until_key_recorded;
 use crate::adb::mdns::{find_each, Browser, CONNECT_SERVICE};
@@ -29,19 +29,6 @@ pub const LOOKUP_DEADLINE: Duration = Duration::from_secs(5);
 /// Bound on one address given (connect, `STLS`, identity; a refusal of the key is retried for
 /// [`crate::adb::host_key::PAIRED_KEY_GRACE`] first).
 const ADDRESS_DEADLINE: Duration = Duration::from_secs(8);
-
-/// A pairing that succeeded on a channel and is not bound yet, kept in the channel's runtime:
-/// the phone holds the connector's key, so the next `adb_pair_code` on the channel connects
-/// with it and needs no new code (field bug 36). Dropped once bound, or when the phone refuses
-/// the key.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairedPhone {
-    /// The GUID the phone sent (`adb-<serial>-<6>`).
-    pub guid: String,
-    /// `HOST:PORT` of the pairing dialog used (one-shot: never dialled again); `None` for a
-    /// QR pairing.
-    pub pairing_addr: Option<String>,
-}
 
 /// Why the connect after pairing did not bind.
 #[derive(Debug)]
@@ -196,7 +183,7 @@ impl Connector {
         let phone = located?;
         let _gate = self.writes.lock().await;
         if self.logouts(channel_id) != logouts {
-            return Err(ConnectFailure::Refused(super::claim::refuse(
+            return Err(ConnectFailure::Refused(refuse(
                 ErrorCode::AuthFailed,
                 "auth.logout ended this pairing before it finished: the phone is paired but not bound; auth.start again to bind it",
             )));
@@ -228,7 +215,7 @@ impl Connector {
         };
         let stored = self.store.wireless_phone_upsert(record.clone()).await;
         stored.map_err(|e| {
-            ConnectFailure::Refused(super::claim::refuse(
+            ConnectFailure::Refused(refuse(
                 ErrorCode::InternalError,
                 &format!("could not store the paired phone: {e}"),
             ))

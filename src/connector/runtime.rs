@@ -28,7 +28,20 @@ pub struct ChannelRuntime {
     pub logouts: AtomicU64,
     /// A pairing that succeeded on this channel and is not bound yet: the next `adb_pair_code`
     /// connects with it, no new code (field bug 36).
-    pub paired: Mutex<Option<super::pairing_connect::PairedPhone>>,
+    pub paired: Mutex<Option<PairedPhone>>,
+}
+
+/// A pairing that succeeded on a channel and is not bound yet, kept in the channel's runtime:
+/// the phone holds the connector's key, so the next `adb_pair_code` on the channel connects
+/// with it and needs no new code (field bug 36). Dropped once bound, or when the phone refuses
+/// the key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairedPhone {
+    /// The GUID the phone sent (`adb-<serial>-<6>`).
+    pub guid: String,
+    /// `HOST:PORT` of the pairing dialog used (one-shot: never dialled again); `None` for a
+    /// QR pairing.
+    pub pairing_addr: Option<String>,
 }
 
 /// Tool calls allowed in a burst per channel.

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::claim::{AuthSession, AuthStatus};
+use super::auth_session::{AuthSession, AuthStatus};
 use super::runtime::ChannelRuntime;
 use crate::store::BindingRecord;
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::error::DataPlaneError;
 use super::reply::{to_payload, AuthAck, AuthCancelAck, AuthLogoutAck, Reply};
-use crate::connector::claim::AuthStatus;
+use crate::connector::auth_session::AuthStatus;
 use crate::connector::qr_pairing::{QrOffer, POLL_INTERVAL_MILLIS};
 use crate::connector::Connector;
 use crate::protocol::card::{CLAIM_FLOW_ID, PAIR_CODE_FLOW_ID, QR_PAIR_FLOW_ID};

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::connector::claim::AuthStatus;
+use crate::connector::auth_session::AuthStatus;
 use crate::protocol::descriptor::Descriptor;
 use crate::protocol::{Packet, PacketType};
 

@@ -9,7 +9,8 @@
 //! The socket speaks one message: on connect, the connector writes
 //! `{"bindings":[{"connector_channel_id":…,"serial":…},…],"paired":[{"serial":…,"addr":…},…]}`
 //! and closes (`paired` is absent from older connectors' answers: none then; so is
-//! `releases`, the phones' hand-backs: [`crate::connector::release::ReleaseView`]).
+//! `releases`, the phones' hand-backs: [`crate::connector::release::ReleaseView`], and
+//! `direct`, the names of the direct phones the connector has seen: [`DirectName`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -49,6 +50,19 @@ pub struct PairedPhone {
     pub addr: String,
 }
 
+/// A direct-transport phone the running connector has identified: its transport
+/// (`tcp:HOST:PORT`) and the name a claim takes, so a survey that cannot reach it now (an
+/// unplugged phone) still lists it under that name, and with its binding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectName {
+    /// `tcp:HOST:PORT`.
+    pub transport: String,
+    /// Its name (`ro.serialno`, or `ro.serialno#N`).
+    pub serial: String,
+    /// `ro.serialno`.
+    pub serialno: String,
+}
+
 /// The socket's message.
 #[derive(Debug, Serialize, Deserialize)]
 struct Answer {
@@ -61,6 +75,9 @@ struct Answer {
     /// Phones being handed back and their last release (absent from older connectors).
     #[serde(default)]
     releases: Vec<ReleaseView>,
+    /// The direct phones the connector has identified (absent from older connectors).
+    #[serde(default)]
+    direct: Vec<DirectName>,
 }
 
 /// What [`read`] found.
@@ -75,6 +92,9 @@ pub struct Remembered {
     pub names: Vec<NameRecord>,
     /// serial → its hand-back (`[release]`): being released, or how the last one ended.
     pub releases: HashMap<String, ReleaseView>,
+    /// The direct phones a running connector has identified (none from the store, which
+    /// keeps no address of a `--device` phone).
+    pub direct: Vec<DirectName>,
 }
 
 fn releases_by_serial(views: Vec<ReleaseView>) -> HashMap<String, ReleaseView> {
@@ -139,6 +159,7 @@ pub fn spawn(
             bindings.sort_by(|a, b| a.serial.cmp(&b.serial));
             let names = connector.inventory().names().all();
             let releases = connector.release_views();
+            let direct = direct_names(&connector);
             let store = connector.store().clone();
             tasks.spawn(async move {
                 // The store's queue answers in order; a failed read lists no paired phone.
@@ -152,6 +173,7 @@ pub fn spawn(
                     paired,
                     names,
                     releases,
+                    direct,
                 })
                 .unwrap_or_default();
                 let _ = tokio::time::timeout(SOCKET_DEADLINE, stream.write_all(&body)).await;
@@ -160,6 +182,22 @@ pub fn spawn(
         let _ = std::fs::remove_file(&path);
     });
     Ok(())
+}
+
+/// The direct phones `connector`'s inventory has identified (online once), whatever their
+/// state now.
+fn direct_names(connector: &Connector) -> Vec<DirectName> {
+    connector
+        .inventory()
+        .list()
+        .iter()
+        .filter(|p| p.adb_server.is_none() && p.serial != p.transport)
+        .map(|p| DirectName {
+            transport: p.transport.clone(),
+            serial: p.serial.clone(),
+            serialno: p.serialno.clone(),
+        })
+        .collect()
 }
 
 /// The bound channels and the paired phones, from the running connector's socket, else from
@@ -189,6 +227,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             paired: answer.paired,
             names: answer.names,
             releases: releases_by_serial(answer.releases),
+            direct: answer.direct,
         });
     }
     let db = data_dir.join(crate::store::data_dir::DB_FILE);
@@ -234,6 +273,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             paired: paired_of(records),
             names: stored_names(&conn),
             releases: releases_by_serial(stored_releases(&conn)),
+            direct: Vec::new(),
         })
     })
     .await

@@ -99,9 +99,13 @@ pub fn dialled_problem(p: &super::PhoneRow, dialled: &super::Dialled) -> (String
     (seen, fix)
 }
 
-/// The report of `check` for a loaded configuration (or its error) and what the survey saw
-/// (`None`: the settings do not say where the phones are); returns (text, all fine).
-pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) -> (String, bool) {
+/// The report of `check` for a loaded configuration (or every problem found in it:
+/// [`Settings::resolve_all`]) and what the survey saw (`None`: the settings do not say where
+/// the phones are); returns (text, all fine).
+pub fn report(
+    config: &Result<ServeConfig, Vec<ConfigError>>,
+    seen: Option<&Survey>,
+) -> (String, bool) {
     let mut out = String::new();
     let mut ok = true;
     match config {
@@ -127,8 +131,10 @@ pub fn report(config: &Result<ServeConfig, ConfigError>, seen: Option<&Survey>) 
                 ),
             };
         }
-        Err(e) => {
-            let _ = writeln!(out, "PROBLEM  config: {}", config_problem(e));
+        Err(problems) => {
+            for e in problems {
+                let _ = writeln!(out, "PROBLEM  config: {}", config_problem(e));
+            }
             ok = false;
         }
     }
@@ -275,7 +281,7 @@ fn config_problem(e: &ConfigError) -> String {
 /// fine).
 pub async fn run(stacked: Settings) -> (String, bool) {
     let survey_config = stacked.survey_config();
-    let config = stacked.resolve();
+    let config = stacked.resolve_all();
     let phones_at = match survey_config {
         Ok(phones_at) => phones_at,
         Err(e) => {

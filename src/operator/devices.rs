@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::PhoneRow;
 use crate::connector::release::ReleaseView;
+use crate::device::parse::devices::DeviceState;
 
 /// A phone's hand-back in a table cell: `-` (never released), `releasing`, `clean`, or
 /// `failed: STEP,…`.
@@ -20,6 +21,30 @@ fn release_cell(view: Option<&ReleaseView>) -> String {
     }
 }
 
+/// The channel holding `p`: `Some(Some(id))` bound, `Some(None)` bound to none, `None`
+/// unknown — no bindings read (`bound` is `None`), or `p` was never identified (listed under
+/// its transport: a direct phone not answering, that no running connector named) while a
+/// binding names a phone no row shows (it may be this one).
+fn channel_of<'a>(
+    p: &PhoneRow,
+    phones: &[PhoneRow],
+    bound: Option<&'a HashMap<String, String>>,
+) -> Option<Option<&'a str>> {
+    let bound = bound?;
+    if let Some(id) = bound.get(&p.serial) {
+        return Some(Some(id));
+    }
+    let unidentified = p.serial == p.transport && p.state != DeviceState::Device;
+    let unmatched = bound
+        .keys()
+        .any(|serial| !phones.iter().any(|q| &q.serial == serial));
+    if unidentified && unmatched {
+        None
+    } else {
+        Some(None)
+    }
+}
+
 /// The JSON form: an array of `{"serial", "serialno", "transport_id", "warning", "model",
 /// "state", "transport", "adb_server", "connector_channel_id", "paired_over_wifi"}` (`serial`
 /// is the phone's name a claim takes: its `ro.serialno`, or `ro.serialno#N` when several
@@ -28,8 +53,8 @@ fn release_cell(view: Option<&ReleaseView>) -> String {
 /// `connector_channel_id` null when unknown or none: a phone that has not authorized the key
 /// has no model; `paired_over_wifi` true for a phone paired with flow `adb_pair_code` or
 /// `adb_qr_pair`, probed at its last address), and `"connector_channel_known"`: false when
-/// `bound` is `None` (no data dir: which channel holds the phone is unknown, and
-/// `connector_channel_id` is null), and `"release"`: the phone's hand-back after its last
+/// which channel holds the phone is unknown (no data dir, or a phone listed under its
+/// transport that may be a bound one: [`channel_of`]; `connector_channel_id` is then null), and `"release"`: the phone's hand-back after its last
 /// binding (`{"state": "releasing"|"clean"|"failed", "finished_ms", "failed_steps": [{"step",
 /// "ok", "message"}]}`, `[release]` of the device profile), null when it was never released
 /// or unknown (no data dir).
@@ -42,6 +67,7 @@ pub fn to_json(
         phones
             .iter()
             .map(|p| {
+                let channel = channel_of(p, phones, bound);
                 json!({
                     "serial": p.serial,
                     "serialno": p.serialno,
@@ -51,8 +77,8 @@ pub fn to_json(
                     "state": p.state.as_str(),
                     "transport": p.transport,
                     "adb_server": p.adb_server,
-                    "connector_channel_id": bound.and_then(|b| b.get(&p.serial)),
-                    "connector_channel_known": bound.is_some(),
+                    "connector_channel_id": channel.flatten(),
+                    "connector_channel_known": channel.is_some(),
                     "paired_over_wifi": p.paired,
                     "release": releases.get(&p.serial).map(|r| json!({
                         "state": r.state,
@@ -67,8 +93,8 @@ pub fn to_json(
 
 /// The table form: a header and one line per phone, columns padded to their widest cell;
 /// `-` for no value. The last column, `WI-FI PAIRED`, says `yes` for a phone paired over Wi-Fi
-/// (the JSON's `paired_over_wifi`); `CHANNEL` reads `unknown` when `bound` is `None` (no data
-/// dir); `RELEASE` is the last hand-back ([`release_cell`]).
+/// (the JSON's `paired_over_wifi`); `CHANNEL` reads `unknown` when which channel holds the
+/// phone is unknown ([`channel_of`]: no data dir, or a phone that may be a bound one); `RELEASE` is the last hand-back ([`release_cell`]).
 pub fn to_table(
     phones: &[PhoneRow],
     bound: Option<&HashMap<String, String>>,
@@ -98,8 +124,8 @@ pub fn to_table(
             p.state.as_str().to_string(),
             p.transport.clone(),
             or_dash(p.adb_server.as_deref().unwrap_or("")),
-            match bound {
-                Some(bound) => or_dash(bound.get(&p.serial).map(String::as_str).unwrap_or("")),
+            match channel_of(p, phones, bound) {
+                Some(channel) => or_dash(channel.unwrap_or("")),
                 None => "unknown".to_string(),
             },
             release_cell(releases.get(&p.serial)),

@@ -207,7 +207,20 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
         .map(|dir| HostKeyFile::new(dir.join(crate::daemon::ADB_KEY_FILE)));
     let key = key.as_ref();
     for addr in &config.direct_devices {
-        out.phones.push(direct_phone(&inv, addr, key).await);
+        let mut row = direct_phone(&inv, addr, key).await;
+        if row.state != DeviceState::Device {
+            // Not answering: the name the running connector knows it by beats the address
+            // (its binding is kept under that name).
+            if let Some(name) = remembered
+                .direct
+                .iter()
+                .find(|d| d.transport == row.transport)
+            {
+                row.serial = name.serial.clone();
+                row.serialno = name.serialno.clone();
+            }
+        }
+        out.phones.push(row);
     }
     for phone in paired
         .iter()
@@ -358,7 +371,7 @@ pub async fn run_check(
 ) -> anyhow::Result<()> {
     let (text, ok) = match crate::config::stack(config_file, settings) {
         Ok(stacked) => check::run(stacked).await,
-        Err(e) => check::report(&Err(e), None),
+        Err(e) => check::report(&Err(vec![e]), None),
     };
     print!("{text}");
     if !ok {
@@ -378,7 +391,19 @@ pub async fn run_devices(
     as_json: bool,
 ) -> anyhow::Result<()> {
     let config = crate::config::stack(config_file, settings)?.survey_config()?;
+    let dir_exists = match &config.data_dir {
+        Some(dir) => tokio::fs::try_exists(dir).await.unwrap_or(true),
+        None => false,
+    };
     let remembered = match &config.data_dir {
+        Some(dir) if !dir_exists => {
+            tracing::warn!(
+                "the data dir {} does not exist (--data-dir, data_dir, XAGENT_ADB_DATA_DIR): the \
+                 bound channels are unknown and phones paired over Wi-Fi are not listed",
+                dir.display()
+            );
+            None
+        }
         Some(dir) => Some(bindings::read(dir).await?),
         None => {
             tracing::warn!(

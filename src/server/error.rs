@@ -23,6 +23,14 @@ pub enum HttpError {
     /// error's code and message: why, and the fix).
     #[error("{0}")]
     ScreenUnavailable(String),
+    /// 404 `phone_not_found`: the console was asked for the screen of a phone the connector
+    /// does not know (no attached phone has that name).
+    #[error("no phone of that name is attached; GET /console lists the phones")]
+    PhoneNotFound,
+    /// 429 `rate_limited` (with `Retry-After`, seconds): too many failed console logins from
+    /// this peer ([`super::console::login_throttle`]); retry after the seconds given.
+    #[error("too many failed operator console logins from this address; retry in {0} s")]
+    ConsoleThrottled(u64),
     /// 400 `websocket_upgrade_required`: `GET /ws` without a handshake (the upgrade's reason).
     #[error("GET /ws must be a WebSocket upgrade: {0}")]
     WebSocketUpgradeRequired(String),
@@ -78,6 +86,8 @@ impl HttpError {
         match self {
             HttpError::Unauthorized | HttpError::ConsoleUnauthorized => "unauthorized",
             HttpError::ScreenUnavailable(_) => "screen_unavailable",
+            HttpError::PhoneNotFound => "phone_not_found",
+            HttpError::ConsoleThrottled(_) => "rate_limited",
             HttpError::WebSocketUpgradeRequired(_) => "websocket_upgrade_required",
             HttpError::SubprotocolRequired => "subprotocol_required",
             HttpError::TooManyConnections => "too_many_connections",
@@ -99,6 +109,8 @@ impl HttpError {
         match self {
             HttpError::Unauthorized | HttpError::ConsoleUnauthorized => StatusCode::UNAUTHORIZED,
             HttpError::ScreenUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            HttpError::PhoneNotFound => StatusCode::NOT_FOUND,
+            HttpError::ConsoleThrottled(_) => StatusCode::TOO_MANY_REQUESTS,
             HttpError::WebSocketUpgradeRequired(_)
             | HttpError::SubprotocolRequired
             | HttpError::ChannelIdRequired
@@ -142,6 +154,9 @@ impl IntoResponse for HttpError {
             // RFC 7617: the realm names what the password opens; UTF-8 credentials.
             let challenge = super::console::basic_auth::CHALLENGE;
             return (status, [(header::WWW_AUTHENTICATE, challenge)], body).into_response();
+        }
+        if let HttpError::ConsoleThrottled(secs) = self {
+            return (status, [(header::RETRY_AFTER, secs.to_string())], body).into_response();
         }
         (status, body).into_response()
     }

@@ -137,6 +137,11 @@ impl Admission {
         &self.entry.evict
     }
 
+    /// Who the connection counts against (its peer's address or /64).
+    pub fn peer(&self) -> PeerKey {
+        self.key
+    }
+
     /// A request of this connection carried the right key: it no longer counts (idempotent).
     pub fn authenticated(&self) {
         self.gate.forget(self.key, self.entry.id);

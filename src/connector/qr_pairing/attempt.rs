@@ -17,9 +17,9 @@ use super::{QrAttempt, QrPairingConfig};
 use crate::adb::host_key::{pair_with_phone, PairWithPhoneError};
 use crate::adb::mdns::{Browser, CONNECT_SERVICE, PAIRING_SERVICE};
 use crate::adb::{AdbServerClient, HostKey};
-use crate::connector::claim::AuthStatus;
+use crate::connector::auth_session::AuthStatus;
 use crate::connector::pairing::{connect_refusal, pairing_refusal, PAIR_DEADLINE};
-use crate::connector::pairing_connect::PairedPhone;
+use crate::connector::runtime::PairedPhone;
 use crate::connector::Connector;
 
 /// How long the phone has, once paired, to announce `_adb-tls-connect._tcp` (it does so at

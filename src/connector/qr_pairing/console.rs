@@ -16,7 +16,7 @@ use xagent_adb_pairing::QrPairing;
 
 use super::attempt::{not_announced_message, pair_by_qr, QrStop};
 use super::image;
-use crate::connector::claim::AuthStatus;
+use crate::connector::auth_session::AuthStatus;
 use crate::connector::{lock, Connector};
 use crate::protocol::now_ms;
 

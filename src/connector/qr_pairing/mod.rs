@@ -21,7 +21,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use xagent_adb_pairing::QrPairing;
 
-use super::claim::{refuse, AuthStatus, ClaimError};
+use super::auth_session::AuthStatus;
+use super::claim_error::{refuse, ClaimError};
 use super::{lock, Connector};
 use crate::protocol::{now_ms, random_id, ErrorCode};
 

@@ -26,6 +26,9 @@ pub enum Kind {
     WmSize,
     /// A `wm density` override (item empty).
     WmDensity,
+    /// A side-effecting tool ran on the binding (item empty): whatever it changed, the screen
+    /// may differ from how the binding found it, so HOME is pressed (`go_home`).
+    Used,
 }
 
 impl Kind {
@@ -38,6 +41,7 @@ impl Kind {
             Kind::Setting => "setting",
             Kind::WmSize => "wm_size",
             Kind::WmDensity => "wm_density",
+            Kind::Used => "used",
         }
     }
 
@@ -50,6 +54,7 @@ impl Kind {
             Kind::Setting,
             Kind::WmSize,
             Kind::WmDensity,
+            Kind::Used,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

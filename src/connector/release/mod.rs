@@ -187,7 +187,15 @@ impl Releases {
         result: Option<&Value>,
         before: &HashMap<String, Option<String>>,
     ) {
-        for change in changes::changes_made(tool_id, args, result) {
+        // Any side-effecting call (only those are recorded) may have left another screen.
+        let used = changes::Change {
+            kind: changes::Kind::Used,
+            item: String::new(),
+        };
+        for change in changes::changes_made(tool_id, args, result)
+            .into_iter()
+            .chain([used])
+        {
             let record = ChangeRecord {
                 serial: serial.to_string(),
                 channel_id: channel_id.to_string(),
@@ -251,7 +259,7 @@ impl Releases {
         let outcome = ReleaseOutcome {
             serial: serial.to_string(),
             finished_ms: 0,
-            steps: run_plan(&link, &plan, &policy, &hint).await,
+            steps: run_plan(&self.inner.inventory, serial, &link, &plan, &policy, &hint).await,
         };
         let outcome = ReleaseOutcome {
             finished_ms: now_ms(),
@@ -291,7 +299,12 @@ fn policy_of(inventory: &Inventory, serial: &str, profiles: &Profiles) -> Releas
 
 /// Runs every step in order, each within `step_timeout_secs` and what is left of
 /// `deadline_secs`; a step out of time is failed, the later ones too ("release deadline").
+/// The reboot step ends when the phone is back ([`wait_back`], within what is left of
+/// `deadline_secs`: a phone takes longer to boot than a step's deadline), so the phone is not
+/// claimable while it boots.
 async fn run_plan(
+    inventory: &Inventory,
+    serial: &str,
     link: &DeviceLink,
     plan: &[steps::Step],
     policy: &ReleasePolicy,
@@ -309,7 +322,14 @@ async fn run_plan(
                 policy.deadline_secs
             ))
         } else {
-            run_step(link, step, started + budget).await
+            match run_step(link, step, started + budget).await {
+                StepEnd::Done if step.is_reboot() => wait_back(inventory, serial, true, end).await,
+                StepEnd::DoneAnswering if step.is_reboot() => {
+                    wait_back(inventory, serial, false, end).await
+                }
+                StepEnd::Done | StepEnd::DoneAnswering => None,
+                StepEnd::Failed(why) => Some(why),
+            }
         };
         let ok = message.is_none();
         let elapsed_ms = started.elapsed().as_millis() as u64;
@@ -330,8 +350,73 @@ async fn run_plan(
     out
 }
 
+/// How a step's commands ended.
+enum StepEnd {
+    /// All succeeded (the reboot: the phone dropped its transport, as it does going down).
+    Done,
+    /// All succeeded and the phone answered the last one (a reboot not yet begun).
+    DoneAnswering,
+    /// The first failure's words.
+    Failed(String),
+}
+
+/// How long [`wait_back`] gives one `getprop` on the phone.
+const BOOT_PROBE_DEADLINE: Duration = Duration::from_secs(3);
+
+/// Waits until phone `serial` is back from its reboot: it went down (`went_down`: its
+/// transport already dropped; else seen gone, not `device`, or not answering), then its route
+/// is `device` again and Android says it finished booting (`sys.boot_completed` = 1, set by
+/// `ActivityManagerService.finishBooting` once the launcher can start; AOSP
+/// `frameworks/base/services/core/java/com/android/server/am/ActivityManagerService.java`).
+/// `None` when back; why not when `until` passed first.
+async fn wait_back(
+    inventory: &Inventory,
+    serial: &str,
+    mut went_down: bool,
+    until: Instant,
+) -> Option<String> {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Some(if went_down {
+                "reboot: the phone did not come back before the release's deadline".into()
+            } else {
+                "reboot: the phone never went down before the release's deadline".into()
+            });
+        }
+        let booted = match inventory.get(serial) {
+            Some(p) if p.state == DeviceState::Device => {
+                match p
+                    .link
+                    .shell(
+                        "getprop sys.boot_completed",
+                        left.min(BOOT_PROBE_DEADLINE),
+                        64,
+                    )
+                    .await
+                {
+                    Ok(out) => out.stdout_text().trim() == "1",
+                    Err(_) => {
+                        went_down = true;
+                        false
+                    }
+                }
+            }
+            _ => {
+                went_down = true;
+                false
+            }
+        };
+        if went_down && booted {
+            return None;
+        }
+        tokio::time::sleep(ATTACH_POLL.min(left)).await;
+    }
+}
+
 /// Runs a step's commands until `until`; the first failure's words (`None`: all succeeded).
-async fn run_step(link: &DeviceLink, step: &steps::Step, until: Instant) -> Option<String> {
+async fn run_step(link: &DeviceLink, step: &steps::Step, until: Instant) -> StepEnd {
+    let mut dropped = false;
     let mut first_failure = None;
     for cmd in &step.commands {
         let left = until.saturating_duration_since(Instant::now());
@@ -345,8 +430,12 @@ async fn run_step(link: &DeviceLink, step: &steps::Step, until: Instant) -> Opti
         } else {
             match link.shell(cmd, left, OUTPUT_LIMIT).await {
                 Ok(out) => refusal(&out).map(|line| format!("{program}: {line}")),
-                // The phone drops its transport as it reboots: the order was given.
-                Err(_) if step.is_reboot() => None,
+                // The phone drops its transport as it reboots (AOSP `reboot.c` never returns:
+                // it sets `sys.powerctl` and waits to be killed): the order was given.
+                Err(_) if step.is_reboot() => {
+                    dropped = true;
+                    None
+                }
                 Err(e) => Some(format!("{program}: {e}")),
             }
         };
@@ -354,7 +443,11 @@ async fn run_step(link: &DeviceLink, step: &steps::Step, until: Instant) -> Opti
             first_failure = failure;
         }
     }
-    first_failure
+    match first_failure {
+        Some(why) => StepEnd::Failed(why),
+        None if dropped => StepEnd::Done,
+        None => StepEnd::DoneAnswering,
+    }
 }
 
 /// Why a command's output is a failure: a non-zero exit, or (legacy shell, no status) a

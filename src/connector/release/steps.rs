@@ -59,9 +59,11 @@ fn put_back((ns, key): (&str, &str), value: Option<&str>) -> String {
     }
 }
 
-/// The steps `policy` enables for `changes`. Empty when the binding changed nothing the
-/// policy undoes and no reboot is asked for: the phone is then claimable at once (HOME is
-/// pressed only as the end of a release).
+/// The steps `policy` enables for `changes`. HOME (`go_home`) is pressed after any binding
+/// that ran a side-effecting tool ([`Kind::Used`]), even one that changed nothing the other
+/// steps undo: the next user starts on the launcher, whatever the last one left on the screen.
+/// Empty when the binding ran no side-effecting tool (or changed nothing the policy undoes and
+/// `go_home` is off) and no reboot is asked for: the phone is then claimable at once.
 pub fn plan(policy: &ReleasePolicy, changes: &[ChangeRecord]) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut add = |on: bool, name: &'static str, commands: Vec<String>| {
@@ -135,8 +137,8 @@ pub fn plan(policy: &ReleasePolicy, changes: &[ChangeRecord]) -> Vec<Step> {
             .filter_map(|k| before(changes, *k).map(|v| put_back(*k, v)))
             .collect(),
     );
-    let something = !steps.is_empty();
-    if policy.go_home && something {
+    let used = !steps.is_empty() || !items(changes, Kind::Used).is_empty();
+    if policy.go_home && used {
         steps.push(Step {
             name: "go_home",
             commands: vec![command_line(&["input", "keyevent", "KEYCODE_HOME"])],
@@ -216,10 +218,21 @@ mod tests {
     }
 
     #[test]
-    fn nothing_changed_is_nothing_to_do_unless_a_reboot_is_asked() {
+    fn nothing_changed_is_home_only_or_nothing() {
+        let names = |steps: Vec<Step>| steps.iter().map(|s| s.name).collect::<Vec<_>>();
+        // No side-effecting call: nothing to do.
         assert!(plan(&ReleasePolicy::default(), &[]).is_empty());
+        // A tap changed nothing the steps undo: HOME all the same.
+        let used = [rec(Kind::Used, "", None)];
+        assert_eq!(names(plan(&ReleasePolicy::default(), &used)), ["go_home"]);
+        let stay = ReleasePolicy {
+            go_home: false,
+            ..ReleasePolicy::default()
+        };
+        assert!(plan(&stay, &used).is_empty());
         let off = ReleasePolicy {
             remove_files: false,
+            go_home: false,
             ..ReleasePolicy::default()
         };
         assert!(plan(&off, &[rec(Kind::FilePushed, "/sdcard/a", None)]).is_empty());
@@ -227,9 +240,10 @@ mod tests {
             reboot: true,
             ..ReleasePolicy::default()
         };
-        assert_eq!(plan(&reboot, &[])[0].name, "reboot");
+        assert_eq!(names(plan(&reboot, &[])), ["reboot"]);
+        assert_eq!(names(plan(&reboot, &used)), ["go_home", "reboot"]);
         // An unreadable value before is left alone.
         let unread = [rec(Kind::Setting, "global window_animation_scale", None)];
-        assert!(plan(&ReleasePolicy::default(), &unread).is_empty());
+        assert!(plan(&stay, &unread).is_empty());
     }
 }

@@ -13,12 +13,15 @@
 //!
 //! Only with the operator's credentials: HTTP Basic, user `operator`, password the first line
 //! of `--operator-key-file` ([`basic_auth`]); 401 with `WWW-Authenticate: Basic` without them,
-//! and 404 `endpoint_not_found` on every console route when no operator key is configured.
+//! and 404 `endpoint_not_found` on every console route when no operator key is configured;
+//! after [`login_throttle::FREE_FAILURES`] wrong logins in a row from one address, 429
+//! `rate_limited` with `Retry-After` for a pause that doubles with each further failure.
 //! No page carries the API key, a claim code or a pairing password (the QR's password is only
 //! in its image's modules). Every answer is `Cache-Control: no-store`, framed by nobody, and
 //! allowed nothing but its own images and inline style (`Content-Security-Policy`).
 
 pub mod basic_auth;
+pub mod login_throttle;
 pub mod page;
 pub mod view;
 
@@ -35,7 +38,7 @@ use serde::Deserialize;
 
 use super::error::HttpError;
 use super::AppState;
-use crate::connector::claim::AuthStatus;
+use crate::connector::auth_session::AuthStatus;
 use crate::secret::Secret;
 
 /// Longer side of a screen thumbnail, px.
@@ -49,12 +52,44 @@ pub const SCREENS_REFRESH_SECS: u32 = 30;
 pub const PAIR_REFRESH_SECS: u32 = 2;
 
 /// What the console needs beyond the connector.
-#[derive(Clone)]
 pub struct Console {
     /// The operator key (the password of user `operator`).
     pub operator_key: Secret,
     /// The configured adb servers' labels, in config order.
     pub adb_servers: Vec<String>,
+    /// Failed logins per peer ([`login_throttle`]).
+    pub throttle: login_throttle::LoginThrottle,
+}
+
+impl Console {
+    /// The console of `operator_key`, with no failed login yet.
+    pub fn new(operator_key: Secret, adb_servers: Vec<String>) -> Console {
+        Console {
+            operator_key,
+            adb_servers,
+            throttle: Default::default(),
+        }
+    }
+}
+
+/// The peer a request came from (the listener's [`super::peers::Admission`]); `None` for a
+/// request served without the listener (in-process tests).
+pub struct Peer(Option<super::peers::PeerKey>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Peer(
+            parts
+                .extensions
+                .get::<Arc<super::peers::Admission>>()
+                .map(|a| a.peer()),
+        ))
+    }
 }
 
 /// The console's routes (on the connector's router).
@@ -76,11 +111,33 @@ pub fn credentials_ok(st: &AppState, headers: &HeaderMap) -> bool {
 }
 
 /// The console's settings when the credentials are right. Errors: 404 when no operator key
-/// is configured (as for a path no route has), else 401 without the right credentials.
-fn admit<'a>(st: &'a AppState, headers: &HeaderMap) -> Result<&'a Console, HttpError> {
+/// is configured (as for a path no route has); 429 while `peer` is paused for its failed
+/// logins ([`login_throttle`], credentials not compared); else 401 without the right
+/// credentials (counted as a failure of `peer` when it sent any).
+fn admit<'a>(st: &'a AppState, headers: &HeaderMap, peer: &Peer) -> Result<&'a Console, HttpError> {
     let console = st.console.as_deref().ok_or(HttpError::EndpointNotFound)?;
+    if let Some(peer) = peer.0 {
+        if let Err(wait) = console.throttle.check(peer) {
+            return Err(HttpError::ConsoleThrottled(
+                login_throttle::retry_after_secs(wait),
+            ));
+        }
+    }
     if !basic_auth::basic_ok(headers, &console.operator_key) {
+        let tried = headers.contains_key(header::AUTHORIZATION);
+        if let Some(peer) = peer.0.filter(|_| tried) {
+            if let Some(pause) = console.throttle.failed(peer) {
+                tracing::warn!(
+                    peer = ?peer,
+                    pause_secs = pause.as_secs(),
+                    "operator console: too many failed logins from one address; it is paused"
+                );
+            }
+        }
         return Err(HttpError::ConsoleUnauthorized);
+    }
+    if let Some(peer) = peer.0 {
+        console.throttle.succeeded(peer);
     }
     Ok(console)
 }
@@ -126,9 +183,10 @@ pub struct FarmQuery {
 async fn farm(
     State(st): State<AppState>,
     headers: HeaderMap,
+    peer: Peer,
     query: Result<Query<FarmQuery>, QueryRejection>,
 ) -> Result<Response, HttpError> {
-    let console = admit(&st, &headers)?;
+    let console = admit(&st, &headers, &peer)?;
     // A malformed query is read as none: the page is the same without it.
     let screens = query
         .ok()
@@ -149,9 +207,14 @@ async fn farm(
 async fn screen(
     State(st): State<AppState>,
     headers: HeaderMap,
+    peer: Peer,
     Path(serial): Path<String>,
 ) -> Result<Response, HttpError> {
-    admit(&st, &headers)?;
+    admit(&st, &headers, &peer)?;
+    // A name no attached phone has is not there (404), not a screen that failed (503).
+    if st.connector.inventory().get(&serial).is_none() {
+        return Err(HttpError::PhoneNotFound);
+    }
     let shot = st
         .connector
         .console_thumbnail(&serial, THUMBNAIL_PX)
@@ -160,8 +223,12 @@ async fn screen(
     Ok(png(shot))
 }
 
-async fn pair(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, HttpError> {
-    admit(&st, &headers)?;
+async fn pair(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    peer: Peer,
+) -> Result<Response, HttpError> {
+    admit(&st, &headers, &peer)?;
     // The first visit starts an attempt; later ones show it, whatever its end.
     let attempt = match st.connector.console_pairing() {
         Some(a) => Ok(a),
@@ -170,16 +237,24 @@ async fn pair(State(st): State<AppState>, headers: HeaderMap) -> Result<Response
     pair_page(attempt)
 }
 
-async fn pair_new(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, HttpError> {
-    admit(&st, &headers)?;
+async fn pair_new(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    peer: Peer,
+) -> Result<Response, HttpError> {
+    admit(&st, &headers, &peer)?;
     match st.connector.console_pairing_start() {
         Ok(_) => Ok(guarded(Redirect::to("/console/pair").into_response())),
         Err(why) => pair_page(Err(why)),
     }
 }
 
-async fn pair_qr(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, HttpError> {
-    admit(&st, &headers)?;
+async fn pair_qr(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    peer: Peer,
+) -> Result<Response, HttpError> {
+    admit(&st, &headers, &peer)?;
     let attempt = st
         .connector
         .console_pairing()

@@ -17,6 +17,7 @@ mod media;
 mod misc;
 mod packages;
 mod pm;
+mod reboot;
 mod screencap;
 mod screenrecord;
 mod settings;
@@ -152,6 +153,7 @@ pub async fn run(
     }
     let out = match name {
         "sleep" => misc::sleep(args).await,
+        "reboot" => reboot::reboot(phone, args).await,
         "screencap" => screencap::run(phone, args).await,
         "screenrecord" => screenrecord::run(phone, cwd, args).await,
         "uiautomator" => uiautomator::run(phone, cwd, args),
