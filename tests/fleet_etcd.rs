@@ -29,14 +29,11 @@ fn start_box(
     phones: &[&SimPhone],
     extra: &[&str],
 ) -> ConnectorProc {
-    let mut flags: Vec<&str> = vec![
-        "--claim-policy",
-        "open",
-        "--box",
-        name,
-        "--fleet-ttl-secs",
-        TTL,
-    ];
+    let mut flags: Vec<&str> = vec!["--claim-policy", "open", "--box", name];
+    // `extra` may set its own TTL.
+    if !extra.contains(&"--fleet-ttl-secs") {
+        flags.extend(["--fleet-ttl-secs", TTL]);
+    }
     for url in urls {
         flags.extend(["--fleet-etcd", url.as_str()]);
     }
@@ -582,4 +579,57 @@ async fn a_second_connector_with_the_same_box_name_takes_nothing_over_and_says_s
         rows(v, &p2.serial).iter().any(|p| p["bound_on"] == "A")
     });
     assert_eq!(rows(&view, &p2.serial)[0]["base_url"], second.base.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_killed_and_restarted_within_its_ttl_takes_its_own_name_and_bindings_back() {
+    let etcd = Etcd::single();
+    let url = etcd.url(0);
+    let shared = SimPhone::start_with_control("FLEETRST001", &[]);
+    let own = SimPhone::start_with_control("FLEETRST002", &[]);
+    let (da, db) = (TempDir::new("fleet-a"), TempDir::new("fleet-b"));
+    // A long TTL: the killed process's keys outlive the restart.
+    let mut a = start_box(
+        &da,
+        "A",
+        std::slice::from_ref(&url),
+        &[&shared, &own],
+        &["--fleet-ttl-secs", "60"],
+    );
+    let b = start_box(&db, "B", std::slice::from_ref(&url), &[&shared], &[]);
+    let (mut xa, cha) = client(&a).await;
+    claim_until(&mut xa, &cha, &shared.serial, "").await;
+    drop(xa);
+
+    a.restart();
+    // The restarted A (same data dir) is no stranger to its own box key: its first answer
+    // once it has talked to etcd is a claim, never fleet_box_name_taken.
+    let (mut xa, cha2) = client(&a).await;
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    loop {
+        let ack = xa.claim(&cha2, &own.serial).await;
+        if code(&ack) != "fleet_unavailable" {
+            assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "A never joined: {ack}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Its restored binding kept the phone: B is still refused, naming A.
+    let (mut xb, chb) = client(&b).await;
+    let refused = claim_until(&mut xb, &chb, &shared.serial, "phone_bound_elsewhere").await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("box A"),
+        "{refused}"
+    );
+    view_until(&url, "both of A's phones bound on A", |v| {
+        [&shared.serial, &own.serial].iter().all(|s| {
+            rows(v, s)
+                .iter()
+                .any(|p| p["box"] == "A" && p["bound_on"] == "A")
+        })
+    });
 }

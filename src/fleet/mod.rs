@@ -179,6 +179,10 @@ pub struct Fleet {
     inner: Mutex<Inner>,
     /// Called when a binding is found lost (the connector pushes descriptors again).
     on_lost: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// Who this connector is across restarts: its data dir's persisted connector id. A box
+    /// key carrying it is this data dir's previous process (the data dir's lock lets only one
+    /// run), so a restart within the TTL takes its key over instead of waiting it out.
+    instance: OnceLock<String>,
 }
 
 impl Fleet {
@@ -190,12 +194,24 @@ impl Fleet {
             client,
             inner: Mutex::default(),
             on_lost: OnceLock::new(),
+            instance: OnceLock::new(),
         }
     }
 
     /// Sets what to call when a binding is found lost (once; later calls are ignored).
     pub fn on_lost(&self, f: Box<dyn Fn() + Send + Sync>) {
         let _ = self.on_lost.set(f);
+    }
+
+    /// Sets this connector's identity across restarts (once; [`presence`] writes it in the
+    /// box key).
+    pub fn set_instance(&self, id: &str) {
+        let _ = self.instance.set(id.to_string());
+    }
+
+    /// This connector's identity across restarts (empty when unset).
+    pub fn instance(&self) -> &str {
+        self.instance.get().map(String::as_str).unwrap_or("")
     }
 
     /// This box's name.

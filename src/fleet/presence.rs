@@ -125,18 +125,23 @@ async fn register(
 ) -> Option<i64> {
     let client = &fleet.client;
     let key = box_key(fleet.box_name());
-    // A look first, so a box waiting for its name grants no lease per round.
-    match client.get(&key, super::etcd::REQUEST_DEADLINE).await {
+    // A look first, so a box waiting for its name grants no lease per round. The key of this
+    // data dir's previous process (killed, restarted within the TTL) is taken over: compare
+    // on its mod revision instead of its absence.
+    let compare = match client.get(&key, super::etcd::REQUEST_DEADLINE).await {
+        Ok(Some(kv)) if is_mine(fleet, &kv) => json!({"key": b64(key.as_bytes()), "target": "MOD",
+            "result": "EQUAL", "mod_revision": kv.mod_revision.to_string()}),
         Ok(Some(kv)) => {
             name_taken(fleet, &kv);
             return None;
         }
-        Ok(None) => {}
+        Ok(None) => json!({"key": b64(key.as_bytes()), "target": "CREATE", "result": "EQUAL",
+                           "create_revision": "0"}),
         Err(e) => {
             fleet.set_offline(&e);
             return None;
         }
-    }
+    };
     let id = match client.lease_grant(fleet.config.ttl.as_secs().max(1)).await {
         Ok(id) => id,
         Err(e) => {
@@ -145,12 +150,12 @@ async fn register(
         }
     };
     let value = json!({"box": fleet.box_name(), "base_url": info.base_url,
-                       "version": info.version, "ttl_secs": fleet.config.ttl.as_secs()})
+                       "version": info.version, "ttl_secs": fleet.config.ttl.as_secs(),
+                       "instance": fleet.instance()})
     .to_string();
     let created = client
         .txn(json!({
-            "compare": [{"key": b64(key.as_bytes()), "target": "CREATE", "result": "EQUAL",
-                         "create_revision": "0"}],
+            "compare": [compare],
             "success": [{"request_put": {"key": b64(key.as_bytes()), "value": b64(value.as_bytes()),
                                          "lease": id.to_string()}}],
             "failure": [{"request_range": {"key": b64(key.as_bytes())}}]}))
@@ -178,6 +183,13 @@ async fn register(
     lock(&fleet.inner).lease = Some(id);
     tracing::info!(box_name = %fleet.box_name(), ttl_secs = fleet.config.ttl.as_secs(), "registered in the fleet");
     Some(id)
+}
+
+/// Whether box key `kv` was written by this connector's data dir (a previous process of it).
+fn is_mine(fleet: &Fleet, kv: &Kv) -> bool {
+    let value = serde_json::from_slice::<serde_json::Value>(&kv.value).unwrap_or_default();
+    !fleet.instance().is_empty()
+        && value.get("instance").and_then(|v| v.as_str()) == Some(fleet.instance())
 }
 
 /// Records that `kv`, this box's key, is another connector's (etcd answered: online).
