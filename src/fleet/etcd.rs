@@ -301,18 +301,17 @@ impl EtcdClient {
             // Over TLS 1.3 a refused client certificate shows only when the first answer is
             // read: the connection's own error says why ("certificate required"), the
             // request's only that the connection went.
+            // (The wait is bounded by the call's own deadline too.)
             Err(EtcdError::Unreachable(why)) if ep.tls => {
-                let cause = tokio::time::timeout(Duration::from_millis(200), died)
+                let cause = tokio::time::timeout(Duration::from_secs(1), died)
                     .await
                     .ok()
-                    .and_then(Result::ok);
-                Err(EtcdError::Unreachable(match cause {
-                    Some(cause) => format!(
-                        "{}: the TLS connection failed: {cause} (check --fleet-etcd-cert/--fleet-etcd-key when etcd asks for a client certificate)",
-                        ep.authority
-                    ),
-                    None => why,
-                }))
+                    .and_then(Result::ok)
+                    .unwrap_or(why);
+                Err(EtcdError::Unreachable(format!(
+                    "{}: the TLS connection failed: {cause} (check --fleet-etcd-cert/--fleet-etcd-key when etcd asks for a client certificate)",
+                    ep.authority
+                )))
             }
             answer => answer,
         }
