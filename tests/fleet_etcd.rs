@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::etcd::Etcd;
+use common::etcd::{Etcd, TlsFiles};
 use common::procs::{run_cli, ConnectorProc, Phones, SimPhone, TempDir};
 use common::scenario::claim_when_visible;
 use common::xagent::{connect, XAgent};
@@ -29,14 +29,11 @@ fn start_box(
     phones: &[&SimPhone],
     extra: &[&str],
 ) -> ConnectorProc {
-    let mut flags: Vec<&str> = vec![
-        "--claim-policy",
-        "open",
-        "--box",
-        name,
-        "--fleet-ttl-secs",
-        TTL,
-    ];
+    let mut flags: Vec<&str> = vec!["--claim-policy", "open", "--box", name];
+    // `extra` may set its own TTL.
+    if !extra.contains(&"--fleet-ttl-secs") {
+        flags.extend(["--fleet-ttl-secs", TTL]);
+    }
     for url in urls {
         flags.extend(["--fleet-etcd", url.as_str()]);
     }
@@ -411,4 +408,228 @@ async fn a_box_cut_off_from_a_three_node_cluster_past_its_lease_is_fenced() {
     assert_eq!(tap_tool["status"], "unavailable", "{d}");
     let ack = tap(&mut xb, &chb).await;
     assert!(ack.get("error").is_none(), "{ack}");
+}
+
+/// `devices --fleet --json` with `flags` (the store's URL and TLS files): (exit status, stdout,
+/// stderr).
+fn fleet_cli(flags: &[&str]) -> (Option<i32>, String, String) {
+    let mut args = vec!["devices", "--config", "/dev/null", "--fleet", "--json"];
+    args.extend_from_slice(flags);
+    run_cli(&args)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_with_a_client_certificate_a_box_registers_and_claims_and_a_wrong_ca_is_refused_in_words(
+) {
+    let pki_dir = TempDir::new("fleet-pki");
+    let pki = TlsFiles::issue(pki_dir.path());
+    let etcd = Etcd::single_tls(&pki);
+    let url = etcd.url(0);
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let (ca, cert, key, wrong_ca) = (
+        path(&pki.ca),
+        path(&pki.client_cert),
+        path(&pki.client_key),
+        path(&pki.wrong_ca),
+    );
+    let tls_flags = [
+        "--fleet-etcd-ca",
+        ca.as_str(),
+        "--fleet-etcd-cert",
+        cert.as_str(),
+        "--fleet-etcd-key",
+        key.as_str(),
+    ];
+    let phone = SimPhone::start_with_control("FLEETTLS01", &[]);
+    let (da, dw) = (TempDir::new("fleet-a"), TempDir::new("fleet-w"));
+    let a = start_box(&da, "A", std::slice::from_ref(&url), &[&phone], &tls_flags);
+    let (mut xa, cha) = client(&a).await;
+    let ack = claim_until(&mut xa, &cha, &phone.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let ack = tap(&mut xa, &cha).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+
+    // The fleet view over the same TLS client options: A's phone, bound on A.
+    let mut view_flags = vec!["--fleet-etcd", url.as_str()];
+    view_flags.extend_from_slice(&tls_flags);
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    loop {
+        let (status, out, err) = fleet_cli(&view_flags);
+        let view: Vec<Value> = serde_json::from_str(&out).unwrap_or_default();
+        let r = rows(&view, &phone.serial);
+        if status == Some(0) && r.len() == 1 && r[0]["box"] == "A" && r[0]["bound_on"] == "A" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no TLS fleet view of A's bound phone: {status:?} {out} {err}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // etcd asks for a client certificate (--client-cert-auth): without one, no view.
+    let (status, out, err) =
+        fleet_cli(&["--fleet-etcd", url.as_str(), "--fleet-etcd-ca", ca.as_str()]);
+    assert_ne!(status, Some(0), "{out}");
+    assert!(
+        err.contains("TLS connection failed") && err.contains("--fleet-etcd-cert"),
+        "{err}"
+    );
+
+    // A CA that did not sign etcd's certificate: the CLI fails naming the handshake and the
+    // flag to check ...
+    let wrong_view = [
+        "--fleet-etcd",
+        url.as_str(),
+        "--fleet-etcd-ca",
+        wrong_ca.as_str(),
+        "--fleet-etcd-cert",
+        cert.as_str(),
+        "--fleet-etcd-key",
+        key.as_str(),
+    ];
+    let (status, out, err) = fleet_cli(&wrong_view);
+    assert_ne!(status, Some(0), "{out}");
+    assert!(
+        err.contains("TLS handshake failed") && err.contains("--fleet-etcd-ca"),
+        "{err}"
+    );
+    // ... and a box with it never joins: its claims answer fleet_unavailable with the reason.
+    let wrong_flags = [
+        "--fleet-etcd-ca",
+        wrong_ca.as_str(),
+        "--fleet-etcd-cert",
+        cert.as_str(),
+        "--fleet-etcd-key",
+        key.as_str(),
+    ];
+    let phone_w = SimPhone::start_with_control("FLEETTLS02", &[]);
+    let w = start_box(
+        &dw,
+        "W",
+        std::slice::from_ref(&url),
+        &[&phone_w],
+        &wrong_flags,
+    );
+    let (mut xw, chw) = client(&w).await;
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    loop {
+        let ack = claim_until(&mut xw, &chw, &phone_w.serial, "fleet_unavailable").await;
+        let message = ack["error"]["message"].as_str().unwrap_or("");
+        if message.contains("TLS handshake failed") {
+            assert!(message.contains("--fleet-etcd-ca"), "{ack}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no TLS reason: {ack}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, out, _) = fleet_cli(&view_flags);
+    let view: Vec<Value> = serde_json::from_str(&out).unwrap_or_default();
+    assert!(view.iter().all(|p| p["box"] != "W"), "{view:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_connector_with_the_same_box_name_takes_nothing_over_and_says_so() {
+    let etcd = Etcd::single();
+    let url = etcd.url(0);
+    let p1 = SimPhone::start_with_control("FLEETDUP001", &[]);
+    let p2 = SimPhone::start_with_control("FLEETDUP002", &[]);
+    let (d1, d2) = (TempDir::new("fleet-a1"), TempDir::new("fleet-a2"));
+    let mut first = start_box(&d1, "A", std::slice::from_ref(&url), &[&p1], &[]);
+    let (mut x1, ch1) = client(&first).await;
+    claim_until(&mut x1, &ch1, &p1.serial, "").await;
+    view_until(&url, "the first A's phone, bound on A", |v| {
+        rows(v, &p1.serial).iter().any(|p| p["bound_on"] == "A")
+    });
+
+    // The second "A" (even with --fleet-claims local) is refused fleet claims, naming the
+    // first's URL, and writes no presence.
+    let second = start_box(
+        &d2,
+        "A",
+        std::slice::from_ref(&url),
+        &[&p2],
+        &["--fleet-claims", "local"],
+    );
+    let (mut x2, ch2) = client(&second).await;
+    let refused = claim_until(&mut x2, &ch2, &p2.serial, "fleet_box_name_taken").await;
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("box name A") && message.contains(&first.base),
+        "{refused}"
+    );
+    let tools = x2.tool(&ch2, "android_tap", json!({"x": 1, "y": 1})).await;
+    assert!(tools.get("error").is_some(), "not bound: {tools}");
+    let view = fleet_view(&url).expect("fleet view");
+    assert!(rows(&view, &p2.serial).is_empty(), "{view:?}");
+    let r = rows(&view, &p1.serial);
+    assert_eq!(r.len(), 1, "{view:?}");
+    assert_eq!(r[0]["base_url"], first.base.as_str(), "{view:?}");
+    // The first A's binding goes on, unfenced.
+    let ack = tap(&mut x1, &ch1).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+
+    // The first A stops (its lease revoked): the second registers by itself and may claim.
+    first.terminate();
+    assert!(first.wait_exit(Duration::from_secs(BOUND)).is_some());
+    let ack = claim_until(&mut x2, &ch2, &p2.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    let view = view_until(&url, "the second A's phone, bound on A", |v| {
+        rows(v, &p2.serial).iter().any(|p| p["bound_on"] == "A")
+    });
+    assert_eq!(rows(&view, &p2.serial)[0]["base_url"], second.base.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_killed_and_restarted_within_its_ttl_takes_its_own_name_and_bindings_back() {
+    let etcd = Etcd::single();
+    let url = etcd.url(0);
+    let shared = SimPhone::start_with_control("FLEETRST001", &[]);
+    let own = SimPhone::start_with_control("FLEETRST002", &[]);
+    let (da, db) = (TempDir::new("fleet-a"), TempDir::new("fleet-b"));
+    // A long TTL: the killed process's keys outlive the restart.
+    let mut a = start_box(
+        &da,
+        "A",
+        std::slice::from_ref(&url),
+        &[&shared, &own],
+        &["--fleet-ttl-secs", "60"],
+    );
+    let b = start_box(&db, "B", std::slice::from_ref(&url), &[&shared], &[]);
+    let (mut xa, cha) = client(&a).await;
+    claim_until(&mut xa, &cha, &shared.serial, "").await;
+    drop(xa);
+
+    a.restart();
+    // The restarted A (same data dir) is no stranger to its own box key: its first answer
+    // once it has talked to etcd is a claim, never fleet_box_name_taken.
+    let (mut xa, cha2) = client(&a).await;
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    loop {
+        let ack = xa.claim(&cha2, &own.serial).await;
+        if code(&ack) != "fleet_unavailable" {
+            assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "A never joined: {ack}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Its restored binding kept the phone: B is still refused, naming A.
+    let (mut xb, chb) = client(&b).await;
+    let refused = claim_until(&mut xb, &chb, &shared.serial, "phone_bound_elsewhere").await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("box A"),
+        "{refused}"
+    );
+    view_until(&url, "both of A's phones bound on A", |v| {
+        [&shared.serial, &own.serial].iter().all(|s| {
+            rows(v, s)
+                .iter()
+                .any(|p| p["box"] == "A" && p["bound_on"] == "A")
+        })
+    });
 }

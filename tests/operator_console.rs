@@ -558,3 +558,159 @@ async fn headless_chromium_shows_the_console() {
         std::fs::copy(&shot_path, docs).unwrap();
     }
 }
+
+/// The text of the `<section id="NAME">` of a console page ("" when missing).
+fn section<'a>(page: &'a str, name: &str) -> &'a str {
+    let open = format!("<section id=\"{name}\">");
+    page.split_once(&open)
+        .and_then(|(_, rest)| rest.split_once("</section>"))
+        .map(|(inside, _)| inside)
+        .unwrap_or("")
+}
+
+/// With `--fleet-etcd` the farm page shows the fleet from a real etcd: every box (name, URL,
+/// version, alive) and its phones (masked serial, model, state, free or bound on which box).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_fleet_the_console_shows_every_box_and_its_phones() {
+    let etcd = common::etcd::Etcd::single();
+    let url = etcd.url(0);
+    let shared = SimPhone::start_with_control("CONSOLEFLEET01", &[]);
+    let own = SimPhone::start_with_control("CONSOLEFLEET02", &[]);
+    let (da, db) = (
+        TempDir::new("console-fleet-a"),
+        TempDir::new("console-fleet-b"),
+    );
+    let key = operator_key_file(da.path());
+    let fleet = |name: &'static str| {
+        vec![
+            "--claim-policy",
+            "open",
+            "--box",
+            name,
+            "--fleet-ttl-secs",
+            "2",
+            "--fleet-etcd",
+            url.as_str(),
+        ]
+    };
+    let mut flags_a = fleet("rack1-a");
+    flags_a.extend(["--operator-key-file", key.to_str().unwrap()]);
+    let a = ConnectorProc::start_with(
+        da.path(),
+        Phones::Direct(vec![shared.addr.clone(), own.addr.clone()]),
+        &flags_a,
+    );
+    let b = ConnectorProc::start_with(
+        db.path(),
+        Phones::Direct(vec![shared.addr.clone()]),
+        &fleet("rack2-b"),
+    );
+    // The shared phone is claimed on box B.
+    let mut xb = connect(&b.addr).await;
+    xb.hello_fresh().await;
+    let (chb, _) = xb.open(None).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ack = xb.claim(&chb, &shared.serial).await;
+        if ack["payload"]["status"] == "authenticated" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "claim on B: {ack}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let masked = |s: &str| format!("{}…{}", &s[..3], &s[s.len() - 4..]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let page = loop {
+        let (status, _, body) = get(&format!("{}/console", a.base), operator());
+        assert_eq!(status, 200);
+        let page = String::from_utf8_lossy(&body).to_string();
+        let fleet = section(&page, "fleet");
+        let phones = fleet.matches("<tr class=\"fleet-phone\">").count();
+        if fleet.matches("<tr class=\"fleet-box\">").count() == 2
+            && phones == 3
+            && fleet.contains("bound on <b>rack2-b</b>")
+        {
+            break page;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no fleet of 2 boxes, 3 phones: {fleet}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let fleet = section(&page, "fleet");
+    assert!(fleet.contains("this box: <b>rack1-a</b>"), "{fleet}");
+    for (name, conn) in [("rack1-a", &a), ("rack2-b", &b)] {
+        let row = fleet
+            .split("<tr class=\"fleet-box\">")
+            .find(|r| r.starts_with(&format!("<td><b>{name}</b>")))
+            .unwrap_or_else(|| panic!("no row of {name}: {fleet}"));
+        let row = row.split("</tr>").next().unwrap_or("");
+        assert!(
+            row.contains(&format!("<code>{}</code>", conn.base)),
+            "{row}"
+        );
+        assert!(row.contains(env!("CARGO_PKG_VERSION")), "{row}");
+        assert!(row.contains("<span class=\"ok\">yes</span>"), "{row}");
+    }
+    let phone_rows: Vec<&str> = fleet
+        .split("<tr class=\"fleet-phone\">")
+        .skip(1)
+        .map(|r| r.split("</tr>").next().unwrap_or(""))
+        .collect();
+    let row_of = |box_name: &str, serial: &str| {
+        phone_rows
+            .iter()
+            .find(|r| {
+                r.starts_with(&format!("<td>{box_name}</td>"))
+                    && r.contains(&format!("<code>{}</code>", masked(serial)))
+            })
+            .copied()
+            .unwrap_or_else(|| panic!("no {box_name} row of {serial}: {fleet}"))
+    };
+    for box_name in ["rack1-a", "rack2-b"] {
+        let row = row_of(box_name, &shared.serial);
+        assert!(row.contains("bound on <b>rack2-b</b>"), "{row}");
+        assert!(row.contains("<span class=\"ok\">device</span>"), "{row}");
+    }
+    let row = row_of("rack1-a", &own.serial);
+    assert!(row.contains("<span class=\"muted\">free</span>"), "{row}");
+    // The model as the phone reports it (`ro.product.model`), the same on every box.
+    let model = devices_json_model(&a, &own);
+    assert!(!model.is_empty());
+    assert!(row.contains(&format!("<td>{model}</td>")), "{row}");
+    // No full serial in the fleet section.
+    for serial in [&shared.serial, &own.serial] {
+        assert!(!fleet.contains(serial.as_str()), "{fleet}");
+    }
+
+    // B stops: it leaves the fleet on the console at once (its lease revoked).
+    drop(xb);
+    b.terminate();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, _, body) = get(&format!("{}/console", a.base), operator());
+        let page = String::from_utf8_lossy(&body).to_string();
+        let fleet = section(&page, "fleet");
+        if fleet.matches("<tr class=\"fleet-box\">").count() == 1
+            && !fleet.contains("rack2-b")
+            && fleet.matches("<span class=\"muted\">free</span>").count() == 2
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "B never left: {fleet}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The model the connector lists for `phone` (`devices --json` against its data dir).
+fn devices_json_model(conn: &ConnectorProc, phone: &SimPhone) -> String {
+    let data = conn.data_dir.to_str().unwrap().to_string();
+    let rows = common::procs::devices_json_direct(&data, &format!("tcp:{}", phone.addr));
+    rows.iter()
+        .find(|r| r["serial"] == phone.serial)
+        .and_then(|r| r["model"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}

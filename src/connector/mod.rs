@@ -206,6 +206,7 @@ impl Connector {
         for (channel, serial) in self.state().binding_pairs() {
             fleet.adopt(&serial, &channel);
         }
+        fleet.set_instance(&self.connector_id());
         let inventory = self.inventory.clone();
         fleet.on_lost(Box::new(move || inventory.announce()));
         self.fleet = Some(fleet);

@@ -295,8 +295,26 @@ impl EtcdClient {
                 answer => return answer,
             }
         }
-        let sender = self.connect(&self.endpoints[i]).await?;
-        self.send_on(i, sender, path, body).await
+        let ep = &self.endpoints[i];
+        let (sender, died) = self.connect(ep).await?;
+        match self.send_on(i, sender, path, body).await {
+            // Over TLS 1.3 a refused client certificate shows only when the first answer is
+            // read: the connection's own error says why ("certificate required"), the
+            // request's only that the connection went.
+            // (The wait is bounded by the call's own deadline too.)
+            Err(EtcdError::Unreachable(why)) if ep.tls => {
+                let cause = tokio::time::timeout(Duration::from_secs(1), died)
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or(why);
+                Err(EtcdError::Unreachable(format!(
+                    "{}: the TLS connection failed: {cause} (check --fleet-etcd-cert/--fleet-etcd-key when etcd asks for a client certificate)",
+                    ep.authority
+                )))
+            }
+            answer => answer,
+        }
     }
 
     async fn send_on(
@@ -375,7 +393,11 @@ impl EtcdClient {
         None
     }
 
-    async fn connect(&self, ep: &Endpoint) -> Result<Sender, EtcdError> {
+    /// A new connection to `ep`, and what its driver task reports if the connection fails.
+    async fn connect(
+        &self,
+        ep: &Endpoint,
+    ) -> Result<(Sender, tokio::sync::oneshot::Receiver<String>), EtcdError> {
         let unreachable =
             |e: &dyn std::fmt::Display| EtcdError::Unreachable(format!("{}: {e}", ep.authority));
         let tcp = tokio::net::TcpStream::connect(&ep.authority)
@@ -389,10 +411,15 @@ impl EtcdClient {
                 .ok_or_else(|| EtcdError::Refused("https endpoint without TLS settings".into()))?;
             let name = rustls::pki_types::ServerName::try_from(ep.host.clone())
                 .map_err(|e| EtcdError::Refused(format!("{}: {e}", ep.host)))?;
+            // Said as what it is: a certificate etcd's CA file does not vouch for is a setting
+            // to fix, not an outage (still `Unreachable`: this box cannot reach the store).
             let tls = tokio_rustls::TlsConnector::from(config)
                 .connect(name, tcp)
                 .await
-                .map_err(|e| unreachable(&e))?;
+                .map_err(|e| EtcdError::Unreachable(format!(
+                    "{}: TLS handshake failed: {e} (check --fleet-etcd-ca, and --fleet-etcd-cert/--fleet-etcd-key when etcd asks for a client certificate)",
+                    ep.authority
+                )))?;
             Box::new(tls)
         } else {
             Box::new(tcp)
@@ -401,10 +428,17 @@ impl EtcdClient {
             hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
                 .await
                 .map_err(|e| unreachable(&e))?;
+        let (died, cause) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
-            let _ = conn.await;
+            if let Err(e) = conn.await {
+                let cause = match std::error::Error::source(&e) {
+                    Some(source) => format!("{e}: {source}"),
+                    None => e.to_string(),
+                };
+                let _ = died.send(cause);
+            }
         });
-        Ok(sender)
+        Ok((sender, cause))
     }
 
     /// Grants a lease of `ttl_secs`; its id. Errors: [`EtcdError`].

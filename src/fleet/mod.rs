@@ -130,6 +130,12 @@ struct Inner {
     held: HashMap<String, Held>,
     /// Keys released while etcd was unreachable: (serial, token), deleted on return.
     releases: Vec<(String, i64)>,
+    /// Set while another live connector holds this box's name in the store
+    /// ([`presence`]): the message claims are refused with (`fleet_box_name_taken`).
+    name_taken: Option<String>,
+    /// Why the last exchange with etcd failed (the reason `fleet_unavailable` gives before
+    /// the first registration, e.g. a TLS handshake refused).
+    last_error: Option<String>,
 }
 
 /// Why the fleet refused to bind a phone.
@@ -139,6 +145,10 @@ pub enum TakeRefusal {
     BoundElsewhere(String),
     /// etcd is unreachable and `--fleet-claims fleet`: `fleet_unavailable` (retryable).
     Unavailable(String),
+    /// Another live connector is registered under this box's `--box` name:
+    /// `fleet_box_name_taken`, whatever `--fleet-claims` says (binding locally would take the
+    /// other connector's phones behind its back).
+    BoxNameTaken(String),
 }
 
 impl TakeRefusal {
@@ -157,6 +167,7 @@ impl TakeRefusal {
                     "the fleet store (etcd) is not reachable, so the phone cannot be bound fleet-wide now ({why}); retry in a few seconds"
                 ),
             ),
+            TakeRefusal::BoxNameTaken(why) => (ErrorCode::FleetBoxNameTaken, why.clone()),
         }
     }
 }
@@ -168,6 +179,10 @@ pub struct Fleet {
     inner: Mutex<Inner>,
     /// Called when a binding is found lost (the connector pushes descriptors again).
     on_lost: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// Who this connector is across restarts: its data dir's persisted connector id. A box
+    /// key carrying it is this data dir's previous process (the data dir's lock lets only one
+    /// run), so a restart within the TTL takes its key over instead of waiting it out.
+    instance: OnceLock<String>,
 }
 
 impl Fleet {
@@ -179,12 +194,24 @@ impl Fleet {
             client,
             inner: Mutex::default(),
             on_lost: OnceLock::new(),
+            instance: OnceLock::new(),
         }
     }
 
     /// Sets what to call when a binding is found lost (once; later calls are ignored).
     pub fn on_lost(&self, f: Box<dyn Fn() + Send + Sync>) {
         let _ = self.on_lost.set(f);
+    }
+
+    /// Sets this connector's identity across restarts (once; [`presence`] writes it in the
+    /// box key).
+    pub fn set_instance(&self, id: &str) {
+        let _ = self.instance.set(id.to_string());
+    }
+
+    /// This connector's identity across restarts (empty when unset).
+    pub fn instance(&self) -> &str {
+        self.instance.get().map(String::as_str).unwrap_or("")
     }
 
     /// This box's name.
@@ -207,6 +234,22 @@ impl Fleet {
         lock(&self.inner).online
     }
 
+    /// Why this box stays out of the fleet, while another live connector holds its name
+    /// (`fleet_box_name_taken`'s message); `None` otherwise.
+    pub fn name_taken(&self) -> Option<String> {
+        lock(&self.inner).name_taken.clone()
+    }
+
+    /// Records (`Some`) or clears (`None`) that another connector holds this box's name;
+    /// logged once when it starts.
+    fn set_name_taken(&self, why: Option<String>) {
+        let mut inner = lock(&self.inner);
+        if let (Some(why), None) = (&why, &inner.name_taken) {
+            tracing::error!(box_name = %self.config.box_name, "{why}");
+        }
+        inner.name_taken = why;
+    }
+
     fn set_offline(&self, why: &dyn std::fmt::Display) {
         let mut inner = lock(&self.inner);
         if inner.online {
@@ -214,6 +257,7 @@ impl Fleet {
                 match self.config.claims { FleetClaims::Fleet => "are refused (fleet_unavailable)", FleetClaims::Local => "bind locally" });
         }
         inner.online = false;
+        inner.last_error = Some(why.to_string());
     }
 
     /// Records a binding restored from this box's store at start: held locally until the first
@@ -234,8 +278,16 @@ impl Fleet {
     pub async fn take(&self, serial: &str, channel: &str) -> Result<(), TakeRefusal> {
         let lease = {
             let inner = lock(&self.inner);
-            inner.lease.filter(|_| inner.online)
+            if let Some(why) = &inner.name_taken {
+                return Err(TakeRefusal::BoxNameTaken(why.clone()));
+            }
+            let not_yet = match &inner.last_error {
+                Some(why) => format!("this box is not registered in the fleet yet: {why}"),
+                None => "this box is not registered in the fleet yet".to_string(),
+            };
+            (inner.lease.filter(|_| inner.online), not_yet)
         };
+        let (lease, not_yet) = lease;
         let outcome = match lease {
             Some(lease) => {
                 binding::take(
@@ -248,7 +300,7 @@ impl Fleet {
                 .await
             }
             None => Err(binding::TakeError::Store(etcd::EtcdError::Unreachable(
-                "this box is not registered in the fleet yet".into(),
+                not_yet,
             ))),
         };
         let token = match outcome {

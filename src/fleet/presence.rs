@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::etcd::{b64, kvs_of, Kv};
 use super::{box_key, lock, phone_key, Fleet};
 
 /// One phone as the box reports it.
@@ -111,13 +112,36 @@ async fn step(
     finish(fleet, phones, written, fresh_lease || !was_online).await
 }
 
-/// Grants a lease and writes the box key; the lease id, or `None` when etcd did not answer.
+/// Grants a lease and writes the box key — only if no other connector holds it: the key is
+/// created in one transaction comparing its create revision with 0, so a second connector
+/// started with the same `--box` never takes over the first's presence or bindings (it stays
+/// out of the fleet, [`Fleet::name_taken`], and registers once the holder's lease is gone —
+/// within the TTL when the holder died). The lease id, or `None` when etcd did not answer or
+/// the name is taken.
 async fn register(
     fleet: &Arc<Fleet>,
     info: &BoxInfo,
     written: &mut HashMap<String, Vec<u8>>,
 ) -> Option<i64> {
     let client = &fleet.client;
+    let key = box_key(fleet.box_name());
+    // A look first, so a box waiting for its name grants no lease per round. The key of this
+    // data dir's previous process (killed, restarted within the TTL) is taken over: compare
+    // on its mod revision instead of its absence.
+    let compare = match client.get(&key, super::etcd::REQUEST_DEADLINE).await {
+        Ok(Some(kv)) if is_mine(fleet, &kv) => json!({"key": b64(key.as_bytes()), "target": "MOD",
+            "result": "EQUAL", "mod_revision": kv.mod_revision.to_string()}),
+        Ok(Some(kv)) => {
+            name_taken(fleet, &kv);
+            return None;
+        }
+        Ok(None) => json!({"key": b64(key.as_bytes()), "target": "CREATE", "result": "EQUAL",
+                           "create_revision": "0"}),
+        Err(e) => {
+            fleet.set_offline(&e);
+            return None;
+        }
+    };
     let id = match client.lease_grant(fleet.config.ttl.as_secs().max(1)).await {
         Ok(id) => id,
         Err(e) => {
@@ -126,19 +150,65 @@ async fn register(
         }
     };
     let value = json!({"box": fleet.box_name(), "base_url": info.base_url,
-                       "version": info.version, "ttl_secs": fleet.config.ttl.as_secs()})
+                       "version": info.version, "ttl_secs": fleet.config.ttl.as_secs(),
+                       "instance": fleet.instance()})
     .to_string();
-    if let Err(e) = client
-        .put(&box_key(fleet.box_name()), value.as_bytes(), id)
-        .await
-    {
-        fleet.set_offline(&e);
-        return None;
+    let created = client
+        .txn(json!({
+            "compare": [compare],
+            "success": [{"request_put": {"key": b64(key.as_bytes()), "value": b64(value.as_bytes()),
+                                         "lease": id.to_string()}}],
+            "failure": [{"request_range": {"key": b64(key.as_bytes())}}]}))
+        .await;
+    match created {
+        Ok((true, _, _)) => {}
+        Ok((false, _, responses)) => {
+            let _ = client.lease_revoke(id).await;
+            if let Some(kv) = responses
+                .first()
+                .and_then(|r| kvs_of(&r["response_range"]).into_iter().next())
+            {
+                name_taken(fleet, &kv);
+            }
+            return None;
+        }
+        Err(e) => {
+            let _ = client.lease_revoke(id).await;
+            fleet.set_offline(&e);
+            return None;
+        }
     }
     written.clear();
+    fleet.set_name_taken(None);
     lock(&fleet.inner).lease = Some(id);
     tracing::info!(box_name = %fleet.box_name(), ttl_secs = fleet.config.ttl.as_secs(), "registered in the fleet");
     Some(id)
+}
+
+/// Whether box key `kv` was written by this connector's data dir (a previous process of it).
+fn is_mine(fleet: &Fleet, kv: &Kv) -> bool {
+    let value = serde_json::from_slice::<serde_json::Value>(&kv.value).unwrap_or_default();
+    !fleet.instance().is_empty()
+        && value.get("instance").and_then(|v| v.as_str()) == Some(fleet.instance())
+}
+
+/// Records that `kv`, this box's key, is another connector's (etcd answered: online).
+fn name_taken(fleet: &Fleet, kv: &Kv) {
+    let holder = serde_json::from_slice::<serde_json::Value>(&kv.value).unwrap_or_default();
+    let text = |f: &str| {
+        holder
+            .get(f)
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_string()
+    };
+    lock(&fleet.inner).online = true;
+    fleet.set_name_taken(Some(format!(
+        "box name {} is already registered in the fleet by another running connector ({}, version {}): this connector stays out of the fleet (no presence, no fleet claims) until that name is free; give each box its own --box name, or stop the other connector",
+        fleet.box_name(),
+        text("base_url"),
+        text("version"),
+    )));
 }
 
 /// Marks the box online, reconciles when it (re)joined, and writes the phones.
@@ -148,7 +218,11 @@ async fn finish(
     written: &mut HashMap<String, Vec<u8>>,
     rejoined: bool,
 ) -> bool {
-    lock(&fleet.inner).online = true;
+    {
+        let mut inner = lock(&fleet.inner);
+        inner.online = true;
+        inner.last_error = None;
+    }
     if rejoined {
         super::reconcile::run(fleet).await;
     }

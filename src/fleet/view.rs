@@ -26,21 +26,56 @@ pub struct FleetPhone {
     pub bound_on: Option<String>,
 }
 
+/// One box of the fleet view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FleetBox {
+    /// Its `--box` name.
+    pub name: String,
+    /// Its connector URL (`null` when its box key is gone).
+    pub base_url: Option<String>,
+    /// Its connector's version (`null` when its box key is gone).
+    pub version: Option<String>,
+    /// Whether its lease is live: its box key is in the store (keys of a dead box leave with
+    /// its lease; a phone key without its box key is the moment in between).
+    pub alive: bool,
+    /// The phones it sees, by serial.
+    pub phones: Vec<FleetPhone>,
+}
+
 /// Reads the fleet view, sorted by box then serial. Errors: [`EtcdError`].
 pub async fn read(client: &EtcdClient) -> Result<Vec<FleetPhone>, EtcdError> {
+    Ok(read_boxes(client)
+        .await?
+        .into_iter()
+        .flat_map(|b| b.phones)
+        .collect())
+}
+
+/// Reads the fleet view by box (every box registered, with or without phones), sorted by
+/// name, each box's phones by serial. Errors: [`EtcdError`].
+pub async fn read_boxes(client: &EtcdClient) -> Result<Vec<FleetBox>, EtcdError> {
     let kvs = client.range_prefix(PREFIX).await?;
     let json = |v: &[u8]| serde_json::from_slice::<Value>(v).unwrap_or(Value::Null);
     let text = |v: &Value, f: &str| v.get(f).and_then(Value::as_str).map(str::to_string);
-    let mut urls = std::collections::HashMap::new();
+    let mut boxes: std::collections::BTreeMap<String, FleetBox> = Default::default();
     let mut bindings = std::collections::HashMap::new();
     for kv in &kvs {
         if let Some(name) = kv.key.strip_prefix(&format!("{PREFIX}boxes/")) {
-            urls.insert(name.to_string(), text(&json(&kv.value), "base_url"));
+            let v = json(&kv.value);
+            boxes.insert(
+                name.to_string(),
+                FleetBox {
+                    name: name.to_string(),
+                    base_url: text(&v, "base_url"),
+                    version: text(&v, "version"),
+                    alive: true,
+                    phones: Vec::new(),
+                },
+            );
         } else if let Some(hex) = kv.key.strip_prefix(&format!("{PREFIX}bindings/")) {
             bindings.insert(hex.to_string(), text(&json(&kv.value), "box"));
         }
     }
-    let mut phones = Vec::new();
     for kv in &kvs {
         let Some(rest) = kv.key.strip_prefix(&format!("{PREFIX}phones/")) else {
             continue;
@@ -49,17 +84,29 @@ pub async fn read(client: &EtcdClient) -> Result<Vec<FleetPhone>, EtcdError> {
             continue;
         };
         let v = json(&kv.value);
-        phones.push(FleetPhone {
+        let entry = boxes
+            .entry(box_name.to_string())
+            .or_insert_with(|| FleetBox {
+                name: box_name.to_string(),
+                base_url: None,
+                version: None,
+                alive: false,
+                phones: Vec::new(),
+            });
+        entry.phones.push(FleetPhone {
             box_name: box_name.to_string(),
-            base_url: urls.get(box_name).cloned().flatten(),
+            base_url: entry.base_url.clone(),
             serial: text(&v, "serial").unwrap_or_default(),
             model: text(&v, "model").filter(|m| !m.is_empty()),
             state: text(&v, "state").unwrap_or_default(),
             bound_on: bindings.get(hex).cloned().flatten(),
         });
     }
-    phones.sort_by(|a, b| (&a.box_name, &a.serial).cmp(&(&b.box_name, &b.serial)));
-    Ok(phones)
+    let mut boxes: Vec<FleetBox> = boxes.into_values().collect();
+    for b in &mut boxes {
+        b.phones.sort_by(|x, y| x.serial.cmp(&y.serial));
+    }
+    Ok(boxes)
 }
 
 /// The table form of the view: `BOX SERIAL MODEL STATE BOUND ON URL`, `-` for none.

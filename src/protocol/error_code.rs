@@ -117,6 +117,10 @@ pub enum ErrorCode {
     /// The fleet store (etcd) is not reachable, so a new binding cannot be made fleet-wide
     /// (retryable; `--fleet-claims local` binds locally instead).
     FleetUnavailable,
+    /// Another live connector is registered in the fleet under this box's `--box` name: this
+    /// box stays out of the fleet (no presence, no fleet claims) until the name is free. Not
+    /// retryable as such: give each box its own name.
+    FleetBoxNameTaken,
     /// Internal failure (storage).
     InternalError,
     /// A code this build does not know (received from a peer).
@@ -178,6 +182,7 @@ impl ErrorCode {
             Self::PhoneBoundElsewhere => "phone_bound_elsewhere",
             Self::FleetBindingLost => "fleet_binding_lost",
             Self::FleetUnavailable => "fleet_unavailable",
+            Self::FleetBoxNameTaken => "fleet_box_name_taken",
             Self::InternalError => "internal_error",
             Self::Unknown => "unknown",
         }
@@ -219,6 +224,7 @@ mod tests {
             ErrorCode::PhoneBoundElsewhere,
             ErrorCode::FleetBindingLost,
             ErrorCode::FleetUnavailable,
+            ErrorCode::FleetBoxNameTaken,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

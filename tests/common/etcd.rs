@@ -24,6 +24,8 @@ pub struct Member {
     pub client_url: String,
     peer_url: String,
     cluster: String,
+    /// Flags beyond the cluster's (the TLS ones of [`Etcd::single_tls`]).
+    extra: Vec<String>,
     dir: TempDir,
     child: Option<Child>,
 }
@@ -42,6 +44,7 @@ impl Member {
             .args(["--initial-cluster", &self.cluster])
             .args(["--initial-cluster-token", "xagent-fleet-test"])
             .args(["--initial-cluster-state", "new"])
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))
             .spawn()
@@ -149,6 +152,7 @@ impl Etcd {
                 client_url: format!("http://127.0.0.1:{client}"),
                 peer_url: format!("http://127.0.0.1:{peer}"),
                 cluster: cluster.clone(),
+                extra: Vec::new(),
                 dir: TempDir::new(&format!("etcd-m{i}")),
                 child: None,
             })
@@ -161,6 +165,48 @@ impl Etcd {
             etcd.wait_answers(i);
         }
         etcd
+    }
+
+    /// A single-node etcd serving clients over TLS only (`https://127.0.0.1:PORT`) with
+    /// `certs`' server certificate, and asking every client for a certificate signed by
+    /// `certs`' CA (`--client-cert-auth`); ready when its log says it serves clients (≤ 30 s).
+    pub fn single_tls(certs: &TlsFiles) -> Etcd {
+        let (client, peer) = (free_port(), free_port());
+        let path = |p: &std::path::Path| p.to_str().expect("UTF-8 path").to_string();
+        let mut member = Member {
+            name: "m0".into(),
+            client_url: format!("https://127.0.0.1:{client}"),
+            peer_url: format!("http://127.0.0.1:{peer}"),
+            cluster: format!("m0=http://127.0.0.1:{peer}"),
+            extra: vec![
+                "--cert-file".into(),
+                path(&certs.server_cert),
+                "--key-file".into(),
+                path(&certs.server_key),
+                "--trusted-ca-file".into(),
+                path(&certs.ca),
+                "--client-cert-auth".into(),
+            ],
+            dir: TempDir::new("etcd-tls"),
+            child: None,
+        };
+        member.spawn();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        // etcd 3.4 logs this once its client listener (TLS) is up.
+        while !member
+            .log()
+            .contains("serving client requests on 127.0.0.1")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "etcd (TLS) does not serve clients: {}",
+                member.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Etcd {
+            members: vec![member],
+        }
     }
 
     /// Waits (≤ 30 s) until member `i` answers; panics with its log otherwise.
@@ -179,5 +225,75 @@ impl Etcd {
     /// The client URL of member `i`.
     pub fn url(&self, i: usize) -> String {
         self.members[i].client_url.clone()
+    }
+}
+
+/// PEM files of a test PKI made with `rcgen` (`TlsFiles::issue`): a CA, etcd's server
+/// certificate for 127.0.0.1 and `localhost`, a client certificate for a box, and a second,
+/// unrelated CA (what a box configured with the wrong CA file trusts).
+pub struct TlsFiles {
+    /// The CA that signed the server and client certificates.
+    pub ca: std::path::PathBuf,
+    /// etcd's certificate (server and client use: etcd's JSON gateway dials etcd's own gRPC
+    /// port with it when `--client-cert-auth` is on).
+    pub server_cert: std::path::PathBuf,
+    /// Its key.
+    pub server_key: std::path::PathBuf,
+    /// A box's client certificate.
+    pub client_cert: std::path::PathBuf,
+    /// Its key.
+    pub client_key: std::path::PathBuf,
+    /// Another CA, which signed none of these.
+    pub wrong_ca: std::path::PathBuf,
+}
+
+impl TlsFiles {
+    /// Issues the PKI into `dir`.
+    pub fn issue(dir: &std::path::Path) -> TlsFiles {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose as Eku, IsCa,
+            Issuer, KeyPair, SanType,
+        };
+        let ca = |name: &str| {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.distinguished_name.push(DnType::CommonName, name);
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            let cert = params.self_signed(&key).unwrap();
+            (cert, Issuer::new(params, key))
+        };
+        let (ca_cert, issuer) = ca("xagent fleet test CA");
+        let (wrong_cert, _) = ca("some other CA");
+        let leaf = |names: Vec<String>, usages: Vec<Eku>, cn: &str| {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(names).unwrap();
+            params.distinguished_name.push(DnType::CommonName, cn);
+            params.extended_key_usages = usages;
+            (params.signed_by(&key, &issuer).unwrap(), key)
+        };
+        let (server, server_key) = {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+            params
+                .subject_alt_names
+                .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+            params.distinguished_name.push(DnType::CommonName, "etcd");
+            params.extended_key_usages = vec![Eku::ServerAuth, Eku::ClientAuth];
+            (params.signed_by(&key, &issuer).unwrap(), key)
+        };
+        let (client, client_key) = leaf(vec![], vec![Eku::ClientAuth], "box A");
+        let write = |name: &str, pem: String| {
+            let path = dir.join(name);
+            std::fs::write(&path, pem).unwrap();
+            path
+        };
+        TlsFiles {
+            ca: write("ca.pem", ca_cert.pem()),
+            server_cert: write("server.pem", server.pem()),
+            server_key: write("server-key.pem", server_key.serialize_pem()),
+            client_cert: write("client.pem", client.pem()),
+            client_key: write("client-key.pem", client_key.serialize_pem()),
+            wrong_ca: write("wrong-ca.pem", wrong_cert.pem()),
+        }
     }
 }

@@ -6,6 +6,7 @@
 //! | route | what |
 //! |---|---|
 //! | `GET /console` | phones (model, serial, state with `check`'s fix, transport, adb server, bound channel and since when, paired over Wi-Fi, last tool call), adb servers and reachability, recent errors, call totals; `?screens=1` shows each usable phone's screen |
+//! | `GET /console` with `--fleet-etcd` | also the fleet: every box (name, URL, version, alive) and its phones (masked serial, model, state, free or bound on which box), read from etcd |
 //! | `GET /console/phones/{serial}/screen.png` | a thumbnail of the phone's screen ([`THUMBNAIL_PX`]), on `android_screenshot`'s capture path |
 //! | `GET /console/pair` | the box's own Wi-Fi pairing: the QR code `pair` draws on a terminal, as an image, and the attempt's status (started on the first visit) |
 //! | `GET /console/pair/new` | a new QR code (stops the previous attempt), then back to `/console/pair` |
@@ -192,8 +193,13 @@ async fn farm(
         .ok()
         .and_then(|Query(q)| q.screens)
         .is_some_and(|v| v == "1");
+    let fleet = match st.connector.fleet() {
+        Some(fleet) => Some(view::fleet(fleet).await),
+        None => None,
+    };
     html(page::FarmPage {
         farm: view::farm(&st.connector, &console.adb_servers),
+        fleet,
         screens,
         refresh_secs: if screens {
             SCREENS_REFRESH_SECS

@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use super::view::Farm;
+use super::view::{Farm, FleetView};
 
 /// `GET /console`.
 #[derive(Template)]
@@ -11,6 +11,8 @@ use super::view::Farm;
 pub struct FarmPage {
     /// What the farm shows now.
     pub farm: Farm,
+    /// The fleet's boxes and phones, with `--fleet-etcd` only.
+    pub fleet: Option<FleetView>,
     /// Show each usable phone's screen inline.
     pub screens: bool,
     /// Self-refresh period, seconds (0: none).

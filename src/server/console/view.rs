@@ -172,3 +172,89 @@ pub fn farm(connector: &Connector, adb_servers: &[String]) -> Farm {
         phones,
     }
 }
+
+/// One phone of another (or this) box, as the fleet store holds it.
+#[derive(Debug, Clone)]
+pub struct FleetPhoneView {
+    /// The serial, masked ([`crate::protocol::descriptor::mask_serial`]): the console shows
+    /// the fleet, not other boxes' identifiers.
+    pub serial: String,
+    /// Model, `-` when unknown.
+    pub model: String,
+    /// adb's state word.
+    pub state: String,
+    /// Whether it is usable (`device`).
+    pub online: bool,
+    /// The box holding its fleet binding, `None` when free.
+    pub bound_on: Option<String>,
+}
+
+/// One box of the fleet.
+#[derive(Debug, Clone)]
+pub struct FleetBoxView {
+    /// Its `--box` name.
+    pub name: String,
+    /// Its connector URL, `-` when unknown.
+    pub base_url: String,
+    /// Its connector's version, `-` when unknown.
+    pub version: String,
+    /// Whether its lease is live.
+    pub alive: bool,
+    /// Whether it is the box serving this page.
+    pub this_box: bool,
+    /// Its phones.
+    pub phones: Vec<FleetPhoneView>,
+}
+
+/// The fleet section of the main page (only with `--fleet-etcd`).
+#[derive(Debug, Clone)]
+pub struct FleetView {
+    /// This box's name.
+    pub this_box: String,
+    /// Why the view is missing or this box is out of the fleet (etcd not reachable, the box
+    /// name held by another connector); `None` when all is well.
+    pub problem: Option<String>,
+    /// Every box registered (empty when etcd did not answer).
+    pub boxes: Vec<FleetBoxView>,
+}
+
+/// Reads the fleet section from the store (one range read, its deadline
+/// [`crate::fleet::etcd::REQUEST_DEADLINE`]).
+pub async fn fleet(fleet: &crate::fleet::Fleet) -> FleetView {
+    use crate::protocol::descriptor::mask_serial;
+    let this_box = fleet.box_name().to_string();
+    let (boxes, mut problem) = match crate::fleet::view::read_boxes(fleet.client()).await {
+        Ok(boxes) => (boxes, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    if let Some(why) = fleet.name_taken() {
+        problem = Some(format!("fleet_box_name_taken: {why}"));
+    }
+    let dash = |s: Option<String>| s.unwrap_or_else(|| "-".into());
+    let boxes = boxes
+        .into_iter()
+        .map(|b| FleetBoxView {
+            this_box: b.name == this_box && b.alive && problem.is_none(),
+            base_url: dash(b.base_url),
+            version: dash(b.version),
+            alive: b.alive,
+            phones: b
+                .phones
+                .into_iter()
+                .map(|p| FleetPhoneView {
+                    serial: mask_serial(&p.serial),
+                    model: dash(p.model),
+                    online: p.state == "device",
+                    state: p.state,
+                    bound_on: p.bound_on,
+                })
+                .collect(),
+            name: b.name,
+        })
+        .collect();
+    FleetView {
+        this_box,
+        problem,
+        boxes,
+    }
+}
