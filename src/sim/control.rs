@@ -184,6 +184,10 @@ pub struct StatePatch {
     /// User 0's shared storage volume state (`mounted`, `unmounted`, `checking`, …, as `sm
     /// list-volumes` prints it): not mounted takes `/storage/emulated/0` away (field bug 68).
     pub shared_storage: Option<String>,
+    /// Replaces the CPU ABIs the phone runs (`ro.product.cpu.abilist`, its first also
+    /// `ro.product.cpu.abi`): `["x86_64","x86"]` for an x86_64 emulator image or Android-x86
+    /// box (AOSP `TARGET_CPU_ABI_LIST`), native code of no listed ABI is refused at install.
+    pub cpu_abilist: Option<Vec<String>>,
     /// Installs (or removes) ADBKeyBoard; selecting it stays a shell step (`ime set`).
     pub adb_keyboard: Option<bool>,
     /// `false`: ADBKeyBoard no longer receives the shell's broadcasts (an old build on Android
@@ -545,6 +549,11 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
         let mounted = state == "mounted" || state == "mounted_ro";
         s.vfs.set_shared_mounted(mounted);
         s.shared_storage = state;
+    }
+    if let Some(abis) = p.cpu_abilist.filter(|a| !a.is_empty()) {
+        s.props.insert("ro.product.cpu.abi".into(), abis[0].clone());
+        s.props
+            .insert("ro.product.cpu.abilist".into(), abis.join(","));
     }
     s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);
     s.adb_keyboard_enabled &= s.adb_keyboard;
