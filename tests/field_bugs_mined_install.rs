@@ -100,20 +100,29 @@ async fn field_bug_73_app_needing_a_newer_android_is_app_incompatible() {
         &b.conn,
         &b.ch,
         "sndcpy.apk",
-        &apk(pkg, "", "android:minSdkVersion=\"35\" android:targetSdkVersion=\"35\"", &[]),
+        &apk(
+            pkg,
+            "",
+            "android:minSdkVersion=\"35\" android:targetSdkVersion=\"35\"",
+            &[],
+        ),
     );
     let ack = install(&mut b.x, &b.ch, &new).await;
     assert_eq!(code(&ack), "app_incompatible", "{ack}");
     let m = message(&ack);
     assert!(
-        m.contains("INSTALL_FAILED_OLDER_SDK: Failed parse during installPackageLI: /data/app/vmdl")
-            && m.contains("Requires newer sdk version #35 (current version is #34)")
+        m.contains(
+            "INSTALL_FAILED_OLDER_SDK: Failed parse during installPackageLI: /data/app/vmdl"
+        ) && m.contains("Requires newer sdk version #35 (current version is #34)")
             && m.contains("needs Android 15 (API 35) or later")
             && m.contains("this phone runs Android 14 (API 34)")
             && m.contains("minSdkVersion is 34 or lower"),
         "{m}"
     );
-    assert!(!m.contains(&b.sim.serial) && !m.contains(&b.sim.addr), "{m}");
+    assert!(
+        !m.contains(&b.sim.serial) && !m.contains(&b.sim.addr),
+        "{m}"
+    );
     not_installed(&mut b.x, &b.ch, pkg).await;
 
     // The reported line, as the Android 9 phone printed it.
@@ -243,7 +252,10 @@ async fn field_bug_74_native_code_for_another_cpu_is_app_incompatible() {
             && m.contains("ARM translation"),
         "{m}"
     );
-    assert!(!m.contains(&b.sim.serial) && !m.contains(&b.sim.addr), "{m}");
+    assert!(
+        !m.contains(&b.sim.serial) && !m.contains(&b.sim.addr),
+        "{m}"
+    );
     not_installed(&mut b.x, &b.ch, pkg).await;
 
     let x86 = upload(
@@ -298,7 +310,12 @@ async fn field_bug_74_variants_split_session_arm32_box_and_no_native_code() {
     );
     not_installed(&mut d.x, &d.ch, pkg).await;
     // No native code: nothing for the CPU to refuse.
-    let plain = upload(&d.conn, &d.ch, "plain.apk", &apk("com.example.plain", "", "", &[]));
+    let plain = upload(
+        &d.conn,
+        &d.ch,
+        "plain.apk",
+        &apk("com.example.plain", "", "", &[]),
+    );
     let ack = install(&mut d.x, &d.ch, &plain).await;
     assert_eq!(ok(&ack)["package"], "com.example.plain", "{ack}");
 

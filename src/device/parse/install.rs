@@ -385,7 +385,10 @@ mod tests {
             need("Failure [INSTALL_FAILED_OLDER_SDK: Requires development platform VanillaIceCream but this is a release platform.]"),
             Some(MinSdk::Preview { codename: "VanillaIceCream".into() })
         );
-        assert_eq!(need("Failure [INSTALL_FAILED_OLDER_SDK]"), Some(MinSdk::Unstated));
+        assert_eq!(
+            need("Failure [INSTALL_FAILED_OLDER_SDK]"),
+            Some(MinSdk::Unstated)
+        );
         assert_eq!(need("Failure [INSTALL_FAILED_NEWER_SDK]"), None);
         let f = parse_failure("Failure [INSTALL_FAILED_NO_MATCHING_ABIS: Failed to extract native libraries, res=-113]").unwrap();
         assert_eq!(classify(&f, false).0, Kind::Incompatible);

@@ -77,7 +77,12 @@ pub fn commit(
             "INSTALL_FAILED_INVALID_APK: Full install must include a base package".into(),
         );
     };
-    if let Some(line) = base.1.min_sdk.as_deref().and_then(|m| older_sdk(s.persona.sdk, m, &package)) {
+    if let Some(line) = base
+        .1
+        .min_sdk
+        .as_deref()
+        .and_then(|m| older_sdk(s.persona.sdk, m, &package))
+    {
         return failure(line);
     }
     if let (Some(floor), Some(target)) =
@@ -105,7 +110,11 @@ pub fn commit(
         .get("ro.product.cpu.abilist")
         .cloned()
         .unwrap_or_default();
-    if !carried.is_empty() && !carried.iter().any(|a| supported.split(',').any(|p| p == a.as_str())) {
+    if !carried.is_empty()
+        && !carried
+            .iter()
+            .any(|a| supported.split(',').any(|p| p == a.as_str()))
+    {
         return failure(NO_MATCHING_ABIS.into());
     }
     let dir = format!("{APP_DIR}/{package}-1");
@@ -152,7 +161,9 @@ fn older_sdk(sdk: u32, min: &str, package: &str) -> Option<String> {
     if sdk < 24 {
         return Some("INSTALL_FAILED_OLDER_SDK".into());
     }
-    let id = package.bytes().fold(1_000_000_007u64, |h, b| h.wrapping_mul(31).wrapping_add(b.into())) % 2_000_000_000;
+    let id = package.bytes().fold(1_000_000_007u64, |h, b| {
+        h.wrapping_mul(31).wrapping_add(b.into())
+    }) % 2_000_000_000;
     Some(format!("INSTALL_FAILED_OLDER_SDK: Failed parse during installPackageLI: /data/app/vmdl{id}.tmp/base.apk (at Binary XML file line #7): {why}"))
 }
 

@@ -131,7 +131,8 @@ pub fn explain(f: &Failure, apks: &[Apk], phone: Option<&PhoneFit>) -> Option<St
     let carried: Vec<String> = native_abis(apks).into_iter().collect();
     let phone_abis = phone.map(|p| p.abis.clone()).unwrap_or_default();
     let apk_side = if carried.is_empty() {
-        "the APKs given carry no native code the connector could read (no lib/ABI/*.so entry)".to_string()
+        "the APKs given carry no native code the connector could read (no lib/ABI/*.so entry)"
+            .to_string()
     } else {
         format!(
             "the APK carries native code for {} only (lib/{}/)",
@@ -165,7 +166,10 @@ pub fn explain(f: &Failure, apks: &[Apk], phone: Option<&PhoneFit>) -> Option<St
 /// [`explain`] after reading the phone when the failure's kind needs it.
 pub async fn explain_on(ctx: &ToolCtx<'_>, f: &Failure, apks: &[Apk]) -> Option<String> {
     let needs_phone = reads_phone(&f.code)
-        && !matches!(min_sdk(f), Some(MinSdk::Level { .. } | MinSdk::Preview { .. }));
+        && !matches!(
+            min_sdk(f),
+            Some(MinSdk::Level { .. } | MinSdk::Preview { .. })
+        );
     let phone = if needs_phone { read(ctx).await } else { None };
     explain(f, apks, phone.as_ref())
 }
@@ -232,7 +236,9 @@ mod tests {
         let phone = parse_props("30\nx86_64,x86\n\n");
         let m = explain(&f, &[apk(&["lib/arm64-v8a/libq.so"])], Some(&phone)).unwrap();
         assert!(
-            m.contains("arm64-v8a only") && m.contains("runs x86_64, x86") && m.contains("ARM translation"),
+            m.contains("arm64-v8a only")
+                && m.contains("runs x86_64, x86")
+                && m.contains("ARM translation"),
             "{m}"
         );
         let f = parse_failure("Failure [INSTALL_FAILED_OLDER_SDK]").unwrap();
