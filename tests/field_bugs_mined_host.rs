@@ -509,11 +509,10 @@ async fn field_bug_65_wifi_transport_stuck_offline_is_dialed_afresh() {
 }
 
 /// Variants of row 65: Debian's adb 29 server keeps the lost re-dial `offline` the same way and
-/// is cured the same way; a phone that does not answer the fresh dial either is connected
-/// again with back-off (calls `device_offline` naming `adb connect` meanwhile) and comes back
-/// when it answers.
+/// is cured the same way; a phone away when the connector looks (its port refuses) is left to
+/// adb (nothing disconnected, calls `device_offline`) and dialed afresh once it answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn field_bug_65_variants_adb29_and_a_phone_back_only_later() {
+async fn field_bug_65_variants_adb29_and_a_phone_away_is_left_to_adb() {
     let sim = SimPhone::start_with_control("SIMFB65V00001", &[]);
     let adb = AdbServer::start(AdbFlavor::Debian29);
     adb.connect(&sim.addr);
@@ -528,23 +527,34 @@ async fn field_bug_65_variants_adb29_and_a_phone_back_only_later() {
         .logs()
         .contains("disconnecting it and dialing it again"));
 
-    // Google adb 34: stuck, and the phone out of reach when the connector dials afresh.
+    // Google adb 34: stuck, and the phone away (its port refuses) when the connector looks:
+    // nothing is disconnected (adb's own re-dial would bring a phone back); once it answers,
+    // it is dialed afresh.
     let mut b = adb_bench("SIMFB65V00002", &[]).await;
     stuck_offline(&b.adb, &b.sim).await;
     transport(&b.sim, "unplugged");
+    const LEFT: &str = "left to the adb server's own re-dial";
     for _ in 0..600 {
-        if b.conn
-            .logs()
-            .contains("disconnecting it and dialing it again")
-        {
+        if b.conn.logs().contains(LEFT) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+    let logs = b.conn.logs();
+    assert!(logs.contains(LEFT), "{logs}");
+    assert!(
+        !logs.contains("disconnecting it and dialing it again"),
+        "{logs}"
+    );
+    assert_eq!(listed_state(&b.adb, &b.sim.addr), "offline");
     let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
     assert_eq!(code(&ack), "device_offline", "{ack}");
     assert!(!message(&ack).contains(&b.sim.serial), "{ack}");
     transport(&b.sim, "online");
     status_until_ok(&mut b.x, &b.ch).await;
     assert_eq!(listed_state(&b.adb, &b.sim.addr), "device");
+    assert!(b
+        .conn
+        .logs()
+        .contains("disconnecting it and dialing it again"));
 }

@@ -8,7 +8,10 @@
 //! HOST:PORT`: a fresh connection.
 //!
 //! So a `HOST:PORT` transport (the kind `adb connect` made, [`is_connect_serial`]) listed
-//! `offline` for [`STALE_AFTER`] without a break is disconnected and dialed again
+//! `offline` for [`STALE_AFTER`] without a break, whose adbd answers a fresh connection at that
+//! address (the phone is there: one that is away is left to adb's own re-dial, which goes on
+//! for minutes),
+//! is disconnected and dialed again
 //! (`host:disconnect:HOST:PORT`, then `host:connect:HOST:PORT`, AOSP `services.cpp`), at most
 //! [`STALE_REDIALS`] times per offline stretch, [`STALE_AFTER`] apart; a dial that fails goes on
 //! as a forgotten phone's round ([`super::reconnect`]: bounded back-off, then `offline` with the
@@ -100,11 +103,19 @@ impl StaleWifi {
         addr: &str,
         stretch: u64,
     ) {
-        for n in 1..=STALE_REDIALS {
+        let mut n = 0;
+        while n < STALE_REDIALS {
             tokio::time::sleep(STALE_AFTER).await;
             if !self.lasts(addr, stretch) {
                 return;
             }
+            // A phone that is away (out of range, asleep, rebooting) is left to adb, which
+            // keeps re-dialing it for minutes; only one whose port answers is dialed afresh.
+            if !answers(addr).await {
+                tracing::debug!(server = %label, addr, "offline `adb connect` phone does not answer at its address: left to the adb server's own re-dial");
+                continue;
+            }
+            n += 1;
             tracing::warn!(server = %label, addr, attempt = n, of = STALE_REDIALS, "adb server lists this `adb connect` phone offline for {}s (a re-dial whose handshake was lost: `adb connect` only says `already connected`): disconnecting it and dialing it again", STALE_AFTER.as_secs());
             if let Err(e) = client.disconnect_device(addr).await {
                 tracing::debug!(server = %label, addr, error = %e, "host:disconnect refused");
@@ -117,6 +128,13 @@ impl StaleWifi {
             }
         }
     }
+}
+
+/// Whether the phone's adbd answers a fresh connection at `addr` (`HOST:PORT`): a plaintext
+/// `CNXN` answered with `CNXN`, `AUTH` or `STLS` (`adb::port_probe`: no key is offered, so the
+/// phone shows no prompt).
+async fn answers(addr: &str) -> bool {
+    crate::adb::port_probe::probe_adbd(addr).await.is_some()
 }
 
 /// Numbers offline stretches across sessions and servers.
