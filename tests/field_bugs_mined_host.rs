@@ -1,5 +1,6 @@
 //! Mined field rows about the adb host protocol and server (`docs/field-bugs.md`, "Mined rows
-//! (issue 19 §2)", rows 54 and 55), through the real path: WebSocket → connector binary →
+//! (issue 19 §2)", rows 54 to 57 and 65 — the last an `adb connect` transport adb 34 and 29
+//! list `offline` for good, driven with the sim's `stalled` transport), through the real path: WebSocket → connector binary →
 //! adb server → simulated phone. The phone is `adb connect`ed to Google adb 34; the connector
 //! talks to a stand-in in front of it (below) that passes every byte through, except that,
 //! while told to, it answers a device service request (`shell…`, `exec:…`, `sync:`, sent after
@@ -18,9 +19,12 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use common::adb_server::AdbServer;
+use common::adb_server::{AdbFlavor, AdbServer};
+use common::procs::Phones;
 use common::procs::{ConnectorProc, SimPhone, TempDir};
-use common::scenario::{claim_when_visible, connector_behind, sims_behind_adb34};
+use common::scenario::{
+    adb_bench, claim_when_visible, claimed_channel, connector_behind, sims_behind_adb34,
+};
 use common::usb_listing::{self, Renames};
 use common::xagent::XAgent;
 
@@ -403,4 +407,154 @@ async fn field_bug_57_variants_second_rename_next_to_a_plain_instance() {
             "{serial}"
         );
     }
+}
+
+// ---- 65: an `adb connect` transport the server lists `offline` for good ---------------------
+
+/// `POST /v1/transport` of the sim.
+fn transport(sim: &SimPhone, state: &str) {
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({ "state": state })),
+        200
+    );
+}
+
+/// The state `adb devices` lists for `addr` on `adb` (empty when not listed).
+fn listed_state(adb: &AdbServer, addr: &str) -> String {
+    let out = adb.run(&["devices"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix(addr).map(|r| r.trim().to_string()))
+        .unwrap_or_default()
+}
+
+/// Polls `adb devices` until `addr` is listed `want` (≤ 30 s).
+async fn until_listed(adb: &AdbServer, addr: &str, want: &str) {
+    for _ in 0..300 {
+        if listed_state(adb, addr) == want {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{addr} never listed {want}: {}", listed_state(adb, addr));
+}
+
+/// The sim's connection is dropped and adb's re-dial lands on a connection the phone lost
+/// (`stalled`); the phone is fine again, and adb lists the transport `offline` with `adb
+/// connect` answering `already connected` — the reported state (fixture lines).
+async fn stuck_offline(adb: &AdbServer, sim: &SimPhone) {
+    let before = sim.state()["lost_connections"].as_u64().unwrap();
+    transport(sim, "stalled");
+    until_listed(adb, &sim.addr, "offline").await;
+    // adb's re-dial reached the phone and was lost (not one before the phone was back).
+    for _ in 0..300 {
+        if sim.state()["lost_connections"].as_u64().unwrap() > before {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(sim.state()["lost_connections"].as_u64().unwrap() > before);
+    transport(sim, "online");
+    let reported =
+        include_str!("fixtures/host-protocol/superwirelessadb-3-wifi-transport-stuck-offline.txt");
+    assert!(reported.contains("offline") && reported.contains("already connected to"));
+    let out = adb.run(&["connect", &sim.addr]);
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        said.trim(),
+        format!("already connected to {}", sim.addr),
+        "{said}"
+    );
+    assert_eq!(listed_state(adb, &sim.addr), "offline");
+}
+
+/// Calls `android_device_status` until it succeeds (≤ 90 s), returning the codes of the
+/// failed calls before.
+async fn status_until_ok(x: &mut XAgent, ch: &str) -> Vec<String> {
+    let mut failed = Vec::new();
+    for _ in 0..180 {
+        let ack = x.tool(ch, "android_device_status", json!({})).await;
+        if ack.get("error").is_none() {
+            assert!(ack["payload"]["result"].is_object(), "{ack}");
+            return failed;
+        }
+        failed.push(ack["error"]["code"].as_str().unwrap_or("?").to_string());
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    panic!("status never answered: {failed:?}");
+}
+
+/// Row 65: an `adb connect` phone whose re-dial lost its handshake stays `offline` in Google
+/// adb 34 for good (it has no handshake timeout; `adb connect` only says `already connected`,
+/// rpuxa/SuperWirelessAdb#3); before, the connector waited with it (its calls `device_offline`
+/// for as long as adb kept the transport). Now a `HOST:PORT` transport listed `offline` for
+/// `STALE_AFTER` is disconnected and dialed afresh (`host:disconnect`, `host:connect`): the
+/// channel comes back by itself, on a new connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_65_wifi_transport_stuck_offline_is_dialed_afresh() {
+    let mut b = adb_bench("SIMFB65000001", &[]).await;
+    assert!(status_until_ok(&mut b.x, &b.ch).await.is_empty());
+    stuck_offline(&b.adb, &b.sim).await;
+    let failed = status_until_ok(&mut b.x, &b.ch).await;
+    assert!(
+        !failed.is_empty() && failed.iter().all(|c| c == "device_offline"),
+        "{failed:?}"
+    );
+    assert_eq!(listed_state(&b.adb, &b.sim.addr), "device");
+    let logs = b.conn.logs();
+    assert!(
+        logs.contains("disconnecting it and dialing it again"),
+        "{logs}"
+    );
+}
+
+/// Variants of row 65: Debian's adb 29 server keeps the lost re-dial `offline` the same way and
+/// is cured the same way; a phone away when the connector looks (its port refuses) is left to
+/// adb (nothing disconnected, calls `device_offline`) and dialed afresh once it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_bug_65_variants_adb29_and_a_phone_away_is_left_to_adb() {
+    let sim = SimPhone::start_with_control("SIMFB65V00001", &[]);
+    let adb = AdbServer::start(AdbFlavor::Debian29);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fb65v");
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let (mut x, ch) = claimed_channel(&conn.addr, &sim.serial).await;
+    stuck_offline(&adb, &sim).await;
+    let failed = status_until_ok(&mut x, &ch).await;
+    assert!(failed.iter().all(|c| c == "device_offline"), "{failed:?}");
+    assert_eq!(listed_state(&adb, &sim.addr), "device");
+    assert!(conn
+        .logs()
+        .contains("disconnecting it and dialing it again"));
+
+    // Google adb 34: stuck, and the phone away (its port refuses) when the connector looks:
+    // nothing is disconnected (adb's own re-dial would bring a phone back); once it answers,
+    // it is dialed afresh.
+    let mut b = adb_bench("SIMFB65V00002", &[]).await;
+    stuck_offline(&b.adb, &b.sim).await;
+    transport(&b.sim, "unplugged");
+    const LEFT: &str = "left to the adb server's own re-dial";
+    for _ in 0..600 {
+        if b.conn.logs().contains(LEFT) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let logs = b.conn.logs();
+    assert!(logs.contains(LEFT), "{logs}");
+    assert!(
+        !logs.contains("disconnecting it and dialing it again"),
+        "{logs}"
+    );
+    assert_eq!(listed_state(&b.adb, &b.sim.addr), "offline");
+    let ack = b.x.tool(&b.ch, "android_device_status", json!({})).await;
+    assert_eq!(code(&ack), "device_offline", "{ack}");
+    assert!(!message(&ack).contains(&b.sim.serial), "{ack}");
+    transport(&b.sim, "online");
+    status_until_ok(&mut b.x, &b.ch).await;
+    assert_eq!(listed_state(&b.adb, &b.sim.addr), "device");
+    assert!(b
+        .conn
+        .logs()
+        .contains("disconnecting it and dialing it again"));
 }

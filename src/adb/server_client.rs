@@ -111,6 +111,15 @@ impl AdbServerClient {
         }
     }
 
+    /// `host:disconnect:<host:port>` → the server's answer text (`disconnected HOST:PORT`;
+    /// AOSP `services.cpp` answers `FAIL no such device 'HOST:PORT'` when it has none).
+    pub async fn disconnect_device(&self, target: &str) -> Result<String, AdbError> {
+        Ok(
+            String::from_utf8_lossy(&self.query(&format!("host:disconnect:{target}")).await?)
+                .into_owned(),
+        )
+    }
+
     /// `host:mdns:services` → the text adb's own mDNS discovery lists (one service a line,
     /// `instance\ttype\tIP:PORT`; parse with `adb::mdns::parse_adb_server_services`). Servers
     /// without mDNS discovery (Debian's adb 29) answer `FAIL`, an [`AdbError`].

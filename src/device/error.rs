@@ -96,6 +96,12 @@ pub enum DeviceError {
     /// upload (field bug 46).
     #[error("{0}")]
     SplitApksRequired(String),
+    /// The package manager refused an APK this phone cannot run: an Android older than the
+    /// app's minSdkVersion (`INSTALL_FAILED_OLDER_SDK`), no native code for its CPU
+    /// (`INSTALL_FAILED_NO_MATCHING_ABIS`), a missing feature or library; the message names
+    /// what the app needs and what the phone has (field rows 73, 74).
+    #[error("{0}")]
+    AppIncompatible(String),
     /// A system service the command needs is not running: the phone is still booting or its
     /// system server is restarting (`cmd: Can't find service: package`, exit 20; field bug 27).
     /// Retryable.
@@ -233,6 +239,7 @@ impl DeviceError {
             DeviceError::AppDisabled(_) => ErrorCode::AppDisabled,
             DeviceError::CommandFailed(_) => ErrorCode::DeviceCommandFailed,
             DeviceError::SplitApksRequired(_) => ErrorCode::SplitApksRequired,
+            DeviceError::AppIncompatible(_) => ErrorCode::AppIncompatible,
             DeviceError::ServiceMissing { .. } | DeviceError::StorageNotMounted { .. } => {
                 ErrorCode::DeviceBooting
             }

@@ -31,6 +31,7 @@ mod log;
 pub mod names;
 mod reconnect;
 mod routes;
+mod stale_wifi;
 mod tracker;
 
 use std::collections::{HashMap, HashSet};
@@ -46,6 +47,7 @@ pub use direct::{attach_direct, attach_paired, identify, run_direct_watch, run_p
 pub use identity::SECOND_PROPERTY_DEADLINE;
 pub use names::{NameBook, NameRecord};
 pub use reconnect::{RECONNECT_ATTEMPTS, RECONNECT_BACKOFF};
+pub use stale_wifi::{STALE_AFTER, STALE_REDIALS};
 pub use tracker::{refresh_once, run_adb_tracker, run_adb_tracker_from};
 
 /// How often direct-transport phones are checked (ms scale: pushes must follow within 2 s).

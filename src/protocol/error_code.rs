@@ -106,6 +106,10 @@ pub enum ErrorCode {
     StaleSnapshot,
     /// The APK is one part of a split app and the parts it needs were not given (field bug 46).
     SplitApksRequired,
+    /// This phone cannot run the app: its Android is older than the app's minSdkVersion (or
+    /// newer than its maxSdkVersion), its CPU runs none of the APK's native ABIs, or it lacks a
+    /// required feature or library (field rows 73, 74). Not retryable on this phone.
+    AppIncompatible,
     /// The phone is being handed back clean after its last binding (`[release]` steps
     /// running): not claimable yet; retry after a few seconds.
     DeviceReleasing,
@@ -178,6 +182,7 @@ impl ErrorCode {
             Self::ElementNotFound => "element_not_found",
             Self::StaleSnapshot => "stale_snapshot",
             Self::SplitApksRequired => "split_apks_required",
+            Self::AppIncompatible => "app_incompatible",
             Self::DeviceReleasing => "device_releasing",
             Self::PhoneBoundElsewhere => "phone_bound_elsewhere",
             Self::FleetBindingLost => "fleet_binding_lost",
@@ -220,6 +225,7 @@ mod tests {
             ErrorCode::AppNotResponding,
             ErrorCode::TooManyChannels,
             ErrorCode::SplitApksRequired,
+            ErrorCode::AppIncompatible,
             ErrorCode::DeviceReleasing,
             ErrorCode::PhoneBoundElsewhere,
             ErrorCode::FleetBindingLost,

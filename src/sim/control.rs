@@ -7,7 +7,7 @@
 //! | DELETE | `/v1/log` | – | clears the command log |
 //! | POST | `/v1/script` | [`Script`] | adds a scripted answer (first match wins) |
 //! | DELETE | `/v1/script` | – | removes all scripts |
-//! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"frozen"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
+//! | POST | `/v1/transport` | `{"state":"online"\|"offline"\|"frozen"\|"stalled"\|"unplugged"\|"unauthorized"}` | see [`TransportMode`] |
 //! | GET | `/v1/auth` | – | [`AuthView`]: `{"required","accepted","pending"}` (key counts) |
 //! | POST | `/v1/auth` | `{"action":"accept"\|"revoke"}` | accept pending keys / forget all keys (the wireless-debugging pairings too) and drop the connections they let in; returns [`AuthView`] |
 //! | POST | `/v1/wireless/move` | optional [`MoveBody`]: `{"conflict_suffix": N, "keep_stale": true}` | `--wireless` only: the phone's Wi-Fi toggled: the connect port closes (with its connections) and reopens on a new port, announced again over mDNS under the same GUID (replacing its record), or as `<GUID> (N)` with `conflict_suffix` (a DNS-SD conflict rename; the earlier record withdrawn), the earlier record left at the dead port with `keep_stale`; answers [`MovedPort`] `{"connect_port":N,"instance":"…"\|null}` |
@@ -107,6 +107,8 @@ pub struct StateView {
     pub secure_window: bool,
     /// Transport mode.
     pub transport: TransportMode,
+    /// Connections the phone lost while `stalled` (held open, never answered).
+    pub lost_connections: u32,
     /// User 0's shared storage volume state (`sm list-volumes`; field bug 68).
     pub shared_storage: String,
     /// ADBKeyBoard installed.
@@ -184,6 +186,10 @@ pub struct StatePatch {
     /// User 0's shared storage volume state (`mounted`, `unmounted`, `checking`, …, as `sm
     /// list-volumes` prints it): not mounted takes `/storage/emulated/0` away (field bug 68).
     pub shared_storage: Option<String>,
+    /// Replaces the CPU ABIs the phone runs (`ro.product.cpu.abilist`, its first also
+    /// `ro.product.cpu.abi`): `["x86_64","x86"]` for an x86_64 emulator image or Android-x86
+    /// box (AOSP `TARGET_CPU_ABI_LIST`), native code of no listed ABI is refused at install.
+    pub cpu_abilist: Option<Vec<String>>,
     /// Installs (or removes) ADBKeyBoard; selecting it stays a shell step (`ime set`).
     pub adb_keyboard: Option<bool>,
     /// `false`: ADBKeyBoard no longer receives the shell's broadcasts (an old build on Android
@@ -291,6 +297,7 @@ fn view(phone: &Phone, wireless: Option<&Wireless>) -> StateView {
             suspended: s.suspended.iter().cloned().collect(),
             secure_window: s.secure_window,
             transport,
+            lost_connections: s.lost_connections,
             shared_storage: s.shared_storage.clone(),
             adb_keyboard: s.adb_keyboard,
             input_method: s.current_ime(),
@@ -545,6 +552,11 @@ fn apply(s: &mut PhoneState, p: StatePatch) -> Result<(), String> {
         let mounted = state == "mounted" || state == "mounted_ro";
         s.vfs.set_shared_mounted(mounted);
         s.shared_storage = state;
+    }
+    if let Some(abis) = p.cpu_abilist.filter(|a| !a.is_empty()) {
+        s.props.insert("ro.product.cpu.abi".into(), abis[0].clone());
+        s.props
+            .insert("ro.product.cpu.abilist".into(), abis.join(","));
     }
     s.adb_keyboard = p.adb_keyboard.unwrap_or(s.adb_keyboard);
     s.adb_keyboard_enabled &= s.adb_keyboard;

@@ -47,6 +47,13 @@ pub enum TransportMode {
     /// adbd or USB stack — the adb server keeps listing the phone `device`); new connections
     /// are held silent as when `Offline`. Back `Online`, established connections carry on.
     Frozen,
+    /// Established connections are dropped, and each new connection is accepted, read and
+    /// never answered — for good, also after the mode changes: the phone's adbd lost it (a
+    /// `CNXN` or its answer lost on a flaky Wi-Fi link, rpuxa/SuperWirelessAdb#3). adb has no
+    /// handshake timeout, so its server lists the transport `offline` until it is disconnected
+    /// and dialed again (`adb connect` answers `already connected`; mined row 65). Connections
+    /// made after the mode leaves `Stalled` work.
+    Stalled,
 }
 
 /// What `uiautomator dump /dev/tty` does (control API `ui_dump_tty`).
@@ -126,6 +133,8 @@ pub struct PhoneState {
     /// The state of user 0's shared storage volume as `sm list-volumes` prints it (`mounted`,
     /// `unmounted`, `checking`, …); anything but `mounted`/`mounted_ro` takes
     /// `/storage/emulated/0` away (field bug 68).
+    /// Connections lost while the transport was `Stalled` (control view).
+    pub lost_connections: u32,
     pub shared_storage: String,
     /// ADBKeyBoard is installed (its IME can then be selected with `ime set`).
     pub adb_keyboard: bool,
@@ -233,6 +242,7 @@ impl Phone {
             suspended: Default::default(),
             secure_window: false,
             shared_storage: "mounted".into(),
+            lost_connections: 0,
             adb_keyboard: false,
             adb_keyboard_enabled: false,
             adb_keyboard_receives: true,

@@ -153,6 +153,11 @@ async fn admit(
                 }
             }
             TransportMode::Unplugged => return None,
+            TransportMode::Stalled => {
+                phone.with(|s| s.lost_connections += 1);
+                lost(rx, cancel).await;
+                return None;
+            }
             _ => {}
         }
         let wants_token = matches!(mode, TransportMode::Unauthorized)
@@ -191,6 +196,17 @@ async fn admit(
     }
 }
 
+/// A connection the phone lost ([`TransportMode::Stalled`]): read and dropped until the peer
+/// closes it, never answered whatever the mode becomes.
+async fn lost(rx: &mut mpsc::Receiver<Message>, cancel: &CancellationToken) {
+    loop {
+        tokio::select! {
+            m = rx.recv() => if m.is_none() { return },
+            _ = cancel.cancelled() => return,
+        }
+    }
+}
+
 /// Spawns the reader and writer tasks of one connection; returns (outgoing, incoming).
 fn spawn_io<R, W>(
     rd: R,
@@ -225,9 +241,16 @@ pub async fn serve_admitted<S>(
     // on the TLS port); unplugged: drop it.
     let mut watch = phone.watch_transport();
     loop {
-        match *watch.borrow_and_update() {
+        let mode = *watch.borrow_and_update();
+        match mode {
             TransportMode::Online => break,
             TransportMode::Unplugged => return,
+            TransportMode::Stalled => {
+                phone.with(|s| s.lost_connections += 1);
+                let (rd, wr) = tokio::io::split(stream);
+                let (_out, mut rx) = spawn_io(rd, wr, phone.watch_transport(), &cancel);
+                return lost(&mut rx, &cancel).await;
+            }
             _ => {}
         }
         tokio::select! {

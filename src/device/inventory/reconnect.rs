@@ -123,7 +123,7 @@ pub(super) fn start(
 /// Asks `client` to connect `addr` until it says `connected to`, waiting
 /// [`RECONNECT_BACKOFF`] before each attempt; the routes through `addr` read
 /// [`DeviceState::ServerForgot`] meanwhile, and after the last failure.
-async fn round(inv: &Inventory, client: &AdbServerClient, label: &str, addr: &str) {
+pub(super) async fn round(inv: &Inventory, client: &AdbServerClient, label: &str, addr: &str) {
     let mut last = String::new();
     for (n, wait) in RECONNECT_BACKOFF.iter().enumerate() {
         tokio::time::sleep(*wait).await;

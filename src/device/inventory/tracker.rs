@@ -1,7 +1,8 @@
 //! Phones behind adb servers: one `host:track-devices-l` loop per server (reconnecting with
 //! back-off), the identity of each transport newly online, the liveness check of the phones
 //! the server lists `device`, and — after the server restarted — the `adb connect` phones it
-//! forgot ([`super::reconnect`]).
+//! forgot ([`super::reconnect`]), and dials afresh `adb connect` phones it lists `offline` for
+//! good ([`super::stale_wifi`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -141,6 +142,7 @@ async fn track(
             Ok(mut tracker) => {
                 // Cancels this session's re-connects when the server goes away again.
                 let session = shutdown.child_token();
+                let stale = super::stale_wifi::StaleWifi::default();
                 let mut first = true;
                 loop {
                     if warned {
@@ -169,6 +171,7 @@ async fn track(
                     } else {
                         wifi.same_session(&entries);
                     }
+                    stale.observe(&inv, &client, &source.label, &entries, &session);
                 }
                 session.cancel();
             }

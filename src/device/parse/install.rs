@@ -94,8 +94,96 @@ pub enum Kind {
     /// The phone, its user or its maker's security settings refused the install
     /// (`device_permission_denied`).
     Refused,
+    /// This phone cannot run the app: Android version, CPU ABI, a feature or library it lacks
+    /// (`app_incompatible`; field rows 73, 74).
+    Incompatible,
     /// Anything else the package manager refused (`device_command_failed`).
     Failed,
+}
+
+/// What an `INSTALL_FAILED_OLDER_SDK` line says the app needs (AOSP
+/// `FrameworkParsingPackageUtils.computeMinSdkVersion`, `PackageParser` before Android 12).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MinSdk {
+    /// `Requires newer sdk version #NEED (current version is #CURRENT)`: a released API level.
+    Level {
+        /// The app's minSdkVersion.
+        need: u32,
+        /// The phone's API level.
+        current: u32,
+    },
+    /// `Requires development platform CODENAME but this is a release platform.` or `…
+    /// (current platform is OTHER)`: the app was built against a preview SDK.
+    Preview {
+        /// The preview's codename (`VanillaIceCream`).
+        codename: String,
+    },
+    /// The bare code (Android 6 and older print no message): the phone's level must be read.
+    Unstated,
+}
+
+/// The app's need of an `INSTALL_FAILED_OLDER_SDK` failure, from its message wherever the
+/// install path put it (`Failed parse during installPackageLI: PATH (at Binary XML file line
+/// #7): Requires newer sdk version #29 (current version is #28)`, rom1v/sndcpy#10); `None` for
+/// another code.
+pub fn min_sdk(f: &Failure) -> Option<MinSdk> {
+    if f.code != "INSTALL_FAILED_OLDER_SDK" {
+        return None;
+    }
+    let number_after = |key: &str| -> Option<u32> {
+        let (_, rest) = f.message.split_once(key)?;
+        let digits: String = rest
+            .trim_start()
+            .trim_start_matches('#')
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    if let (Some(need), Some(current)) = (
+        number_after("Requires newer sdk version"),
+        number_after("current version is"),
+    ) {
+        return Some(MinSdk::Level { need, current });
+    }
+    if let Some((_, rest)) = f.message.split_once("Requires development platform") {
+        let codename: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !codename.is_empty() {
+            return Some(MinSdk::Preview { codename });
+        }
+    }
+    Some(MinSdk::Unstated)
+}
+
+/// The Android release of API level `api` (AOSP `Build.VERSION_CODES`), for messages.
+pub fn android_release(api: u32) -> Option<&'static str> {
+    Some(match api {
+        16 => "4.1",
+        17 => "4.2",
+        18 => "4.3",
+        19 => "4.4",
+        21 => "5.0",
+        22 => "5.1",
+        23 => "6.0",
+        24 => "7.0",
+        25 => "7.1",
+        26 => "8.0",
+        27 => "8.1",
+        28 => "9",
+        29 => "10",
+        30 => "11",
+        31 => "12",
+        32 => "12L",
+        33 => "13",
+        34 => "14",
+        35 => "15",
+        36 => "16",
+        _ => return None,
+    })
 }
 
 /// Fix named for the on-phone install restrictions of the makers.
@@ -153,13 +241,13 @@ pub fn classify(f: &Failure, split: bool) -> (Kind, &'static str) {
         "INSTALL_FAILED_UPDATE_INCOMPATIBLE" | "INSTALL_PARSE_FAILED_INCONSISTENT_CERTIFICATES" | "INSTALL_FAILED_SHARED_USER_INCOMPATIBLE" => (Failed,
             "an installed app of this package is signed with another key: uninstall it first (android_app_uninstall, allowed by gates.allow_uninstall), or sign the APK with the same key"),
         "INSTALL_FAILED_VERSION_DOWNGRADE" => (Failed, "the installed version is newer than this APK: uninstall it first, or upload a newer version"),
-        "INSTALL_FAILED_OLDER_SDK" => (Failed, "the app needs a newer Android version than this phone's (its minSdkVersion is higher)"),
-        "INSTALL_FAILED_NEWER_SDK" => (Failed, "the app only runs on older Android versions than this phone's (maxSdkVersion)"),
+        "INSTALL_FAILED_OLDER_SDK" => (Incompatible, "the app needs a newer Android version than this phone's (its minSdkVersion is higher)"),
+        "INSTALL_FAILED_NEWER_SDK" => (Incompatible, "the app only runs on older Android versions than this phone's (maxSdkVersion)"),
         "INSTALL_FAILED_DEPRECATED_SDK_VERSION" => (Failed, LOW_TARGET_SDK_FIX),
-        "INSTALL_FAILED_NO_MATCHING_ABIS" | "INSTALL_FAILED_CPU_ABI_INCOMPATIBLE" | "INSTALL_FAILED_MULTI_ARCH_NOT_MATCH_ALL_NATIVE_ABIS" => (Failed,
+        "INSTALL_FAILED_NO_MATCHING_ABIS" | "INSTALL_FAILED_CPU_ABI_INCOMPATIBLE" | "INSTALL_FAILED_MULTI_ARCH_NOT_MATCH_ALL_NATIVE_ABIS" => (Incompatible,
             "the APK has no native code for this phone's CPU (getprop ro.product.cpu.abilist): upload the APK, or the ABI split, built for it"),
-        "INSTALL_FAILED_MISSING_SHARED_LIBRARY" => (Failed, "the app needs a shared library this phone does not have (a <uses-library> it lacks)"),
-        "INSTALL_FAILED_MISSING_FEATURE" => (Failed, "the app needs a hardware or software feature this phone does not have (<uses-feature required>)"),
+        "INSTALL_FAILED_MISSING_SHARED_LIBRARY" => (Incompatible, "the app needs a shared library this phone does not have (a <uses-library> it lacks)"),
+        "INSTALL_FAILED_MISSING_FEATURE" => (Incompatible, "the app needs a hardware or software feature this phone does not have (<uses-feature required>)"),
         "INSTALL_FAILED_CONFLICTING_PROVIDER" | "INSTALL_FAILED_DUPLICATE_PERMISSION" | "INSTALL_FAILED_DUPLICATE_PACKAGE" => (Failed,
             "another installed app already defines the same content provider or permission: uninstall that app first"),
         "INSTALL_FAILED_TEST_ONLY" => (Failed, "the APK is test-only and the phone refused it"),
@@ -282,5 +370,28 @@ mod tests {
         )
         .1
         .contains("not a valid APK"));
+    }
+
+    /// Row 73: the need is read wherever the install path put it, and the bare Android 6 code
+    /// asks the phone.
+    #[test]
+    fn older_sdk_need_from_each_wording() {
+        let need = |l: &str| min_sdk(&parse_failure(l).unwrap());
+        assert_eq!(
+            need("adb: failed to install sndcpy.apk: Failure [INSTALL_FAILED_OLDER_SDK: Failed parse during installPackageLI: /data/app/vmdl1780591467.tmp/base.apk (at Binary XML file line #7): Requires newer sdk version #29 (current version is #28)]"),
+            Some(MinSdk::Level { need: 29, current: 28 })
+        );
+        assert_eq!(
+            need("Failure [INSTALL_FAILED_OLDER_SDK: Requires development platform VanillaIceCream but this is a release platform.]"),
+            Some(MinSdk::Preview { codename: "VanillaIceCream".into() })
+        );
+        assert_eq!(
+            need("Failure [INSTALL_FAILED_OLDER_SDK]"),
+            Some(MinSdk::Unstated)
+        );
+        assert_eq!(need("Failure [INSTALL_FAILED_NEWER_SDK]"), None);
+        let f = parse_failure("Failure [INSTALL_FAILED_NO_MATCHING_ABIS: Failed to extract native libraries, res=-113]").unwrap();
+        assert_eq!(classify(&f, false).0, Kind::Incompatible);
+        assert_eq!(android_release(30), Some("11"));
     }
 }

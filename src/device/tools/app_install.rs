@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::phone::apk_bundle::{self, Apk};
+use super::phone::app_fit;
 use super::phone::command;
 use super::phone::file_refs::{read_upload, resolve_upload};
 use super::phone::install_session;
@@ -138,8 +139,11 @@ async fn gather(ctx: &ToolCtx<'_>, args: &InstallArgs) -> Result<(Vec<Apk>, Stri
     Ok((apks, tag))
 }
 
-/// The error of a package manager answer that is not `Success`.
-fn install_error(out: &command::Text, split: bool) -> DeviceError {
+/// The error of a package manager answer that is not `Success`: one classification of its
+/// `Failure` line; an app this phone cannot run names what it needs and what the phone has
+/// (`app_fit`, read from the phone only for those kinds).
+async fn install_error(ctx: &ToolCtx<'_>, out: &command::Text, apks: &[Apk]) -> DeviceError {
+    let split = apks.len() > 1;
     let all = out.all();
     let Some(failure) = parse_failure(&all) else {
         return out.failure("pm install").unwrap_or_else(|| {
@@ -147,17 +151,23 @@ fn install_error(out: &command::Text, split: bool) -> DeviceError {
         });
     };
     let (kind, fix) = classify(&failure, split);
-    let message = match low_target_sdk(&failure) {
+    let fit = match kind {
+        Kind::Incompatible => app_fit::explain_on(ctx, &failure, apks).await,
+        _ => None,
+    };
+    let message = match (low_target_sdk(&failure), fit) {
         // The phone's own floor and the APK's target, with the way past it (field row 59).
-        Some((floor, found)) => format!(
+        (Some((floor, found)), _) => format!(
             "pm install failed: {}: this phone refuses apps that target an SDK below {floor} (Android 14: 23, Android 15 and later: 24) and this APK targets {found}: rebuild it with targetSdkVersion {floor} or higher, or install it anyway with allow_low_target_sdk: true (pm install --bypass-low-target-sdk-block)",
             failure.line
         ),
-        None => format!("pm install failed: {}: {fix}", failure.line),
+        (None, Some(fit)) => format!("pm install failed: {}: {fit}", failure.line),
+        (None, None) => format!("pm install failed: {}: {fix}", failure.line),
     };
     match kind {
         Kind::SplitMissing => DeviceError::SplitApksRequired(message),
         Kind::Refused => DeviceError::PermissionDenied(message),
+        Kind::Incompatible => DeviceError::AppIncompatible(message),
         Kind::Failed => DeviceError::CommandFailed(message),
     }
 }
@@ -168,7 +178,7 @@ pub struct AppInstall;
 impl DeviceTool for AppInstall {
     const ID: &'static str = "android_app_install";
     const TITLE: &'static str = "Install an APK";
-    const DESCRIPTION: &'static str = "Install (or update) an app on the bound phone. Upload first with POST /files/uploads on this channel, then pass either file_ref (one APK, or one .apks/.xapk bundle of a split app) or file_refs (the base APK and all its split APKs, installed as one session). Runs `pm install -r -t` (one APK) or `pm install-create/-write/-commit` (several), with one 300 s deadline for the whole call (an on-phone confirmation nobody answers ends in device_timeout). Returns package (the newly installed package; null when an installed app was replaced) and apk_count. Errors: policy_denied (gates.allow_install), invalid_arguments (unknown/other-channel file_ref, neither or both of file_ref/file_refs), split_apks_required (a split app without its splits: upload them all), device_permission_denied (the phone or its maker's settings refused, e.g. Xiaomi's \"Install via USB\": the message names the fix), device_command_failed (pm's Failure [INSTALL_…] reason and its fix; an app below Android 14+'s target SDK floor names it and allow_low_target_sdk).";
+    const DESCRIPTION: &'static str = "Install (or update) an app on the bound phone. Upload first with POST /files/uploads on this channel, then pass either file_ref (one APK, or one .apks/.xapk bundle of a split app) or file_refs (the base APK and all its split APKs, installed as one session). Runs `pm install -r -t` (one APK) or `pm install-create/-write/-commit` (several), with one 300 s deadline for the whole call (an on-phone confirmation nobody answers ends in device_timeout). Returns package (the newly installed package; null when an installed app was replaced) and apk_count. Errors: policy_denied (gates.allow_install), invalid_arguments (unknown/other-channel file_ref, neither or both of file_ref/file_refs), split_apks_required (a split app without its splits: upload them all), device_permission_denied (the phone or its maker's settings refused, e.g. Xiaomi's \"Install via USB\": the message names the fix), app_incompatible (this phone cannot run the app: an Android older than its minSdkVersion, no native code for the phone's CPU ABIs, a missing feature or library; the message names what the app needs and what the phone has), device_command_failed (pm's Failure [INSTALL_…] reason and its fix; an app below Android 14+'s target SDK floor names it and allow_low_target_sdk).";
     const SIDE_EFFECT: SideEffect = SideEffect::ChangesPhone;
     const BACKENDS: &'static [&'static str] = super::phone::install_session::INSTALL_BACKENDS;
     type Args = InstallArgs;
@@ -211,7 +221,7 @@ impl DeviceTool for AppInstall {
             install_session::install(ctx, &apks, &tag, CLEANUP_RESERVE, args.allow_low_target_sdk)
                 .await?;
         if !out.all().lines().any(|l| l.trim() == "Success") {
-            return Err(install_error(&out, apks.len() > 1));
+            return Err(install_error(ctx, &out, &apks).await);
         }
         let after = installed(ctx).await?;
         let new: Vec<String> = after.difference(&before).cloned().collect();

@@ -77,6 +77,14 @@ pub fn commit(
             "INSTALL_FAILED_INVALID_APK: Full install must include a base package".into(),
         );
     };
+    if let Some(line) = base
+        .1
+        .min_sdk
+        .as_deref()
+        .and_then(|m| older_sdk(s.persona.sdk, m, &package))
+    {
+        return failure(line);
+    }
     if let (Some(floor), Some(target)) =
         (min_installable_target_sdk(s.persona.sdk), base.1.target_sdk)
     {
@@ -95,6 +103,19 @@ pub fn commit(
         return failure(format!(
             "INSTALL_FAILED_MISSING_SPLIT: Missing split for {package}"
         ));
+    }
+    let carried: Vec<&String> = parsed.iter().flat_map(|(_, a, _)| &a.native_abis).collect();
+    let supported = s
+        .props
+        .get("ro.product.cpu.abilist")
+        .cloned()
+        .unwrap_or_default();
+    if !carried.is_empty()
+        && !carried
+            .iter()
+            .any(|a| supported.split(',').any(|p| p == a.as_str()))
+    {
+        return failure(NO_MATCHING_ABIS.into());
     }
     let dir = format!("{APP_DIR}/{package}-1");
     if !replace && s.vfs.stat(&dir).is_ok() {
@@ -115,6 +136,35 @@ pub fn commit(
         Ok(()) => Output::ok("Success\n"),
         Err(_) => failure("INSTALL_FAILED_INSUFFICIENT_STORAGE".into()),
     }
+}
+
+/// `NativeLibraryHelper.findSupportedAbi` found none of the APK's `lib/<abi>/` in
+/// `Build.SUPPORTED_ABIS` (`NO_MATCHING_ABIS` = -113; anbox/anbox#33, #1366, the same line on
+/// Android 7 to 13 images).
+const NO_MATCHING_ABIS: &str =
+    "INSTALL_FAILED_NO_MATCHING_ABIS: Failed to extract native libraries, res=-113";
+
+/// The `INSTALL_FAILED_OLDER_SDK` message for an app whose `minSdkVersion` is `min` on a phone
+/// at API `sdk`, or `None` when it installs. AOSP `computeMinSdkVersion`: a number above the
+/// platform's → `Requires newer sdk version #N (current version is #M)`; a codename on a
+/// release build → `Requires development platform X but this is a release platform.`; from
+/// Android 7 the parse failure names the staged file (`Failed parse during installPackageLI:
+/// /data/app/vmdlID.tmp/base.apk (at Binary XML file line #7): …`, rom1v/sndcpy#10 on 9,
+/// txthinking/brook#734 on 7.1, Taewan-P/gpt_mobile#126 on 11); Android 6 and older print the
+/// bare code (bk138/droidVNC-NG#23).
+fn older_sdk(sdk: u32, min: &str, package: &str) -> Option<String> {
+    let why = match min.parse::<u32>() {
+        Ok(n) if n <= sdk => return None,
+        Ok(n) => format!("Requires newer sdk version #{n} (current version is #{sdk})"),
+        Err(_) => format!("Requires development platform {min} but this is a release platform."),
+    };
+    if sdk < 24 {
+        return Some("INSTALL_FAILED_OLDER_SDK".into());
+    }
+    let id = package.bytes().fold(1_000_000_007u64, |h, b| {
+        h.wrapping_mul(31).wrapping_add(b.into())
+    }) % 2_000_000_000;
+    Some(format!("INSTALL_FAILED_OLDER_SDK: Failed parse during installPackageLI: /data/app/vmdl{id}.tmp/base.apk (at Binary XML file line #7): {why}"))
 }
 
 /// The lowest `targetSdkVersion` the package manager installs on `sdk` without

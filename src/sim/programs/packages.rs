@@ -19,7 +19,10 @@
 //! (`ApkLiteParseUtils.parseApkLite`): on a base `android:isSplitRequired="true"` and
 //! `android:requiredSplitTypes="a,b"`, on a split APK `split="NAME"` and
 //! `android:splitTypes="a"`; `android:targetSdkVersion="N"` is held against the Android 14+
-//! floor (`INSTALL_FAILED_DEPRECATED_SDK_VERSION`, lifted by `--bypass-low-target-sdk-block`). A base that requires splits installs only with a split of each
+//! floor (`INSTALL_FAILED_DEPRECATED_SDK_VERSION`, lifted by `--bypass-low-target-sdk-block`);
+//! `android:minSdkVersion="N"` (or a preview codename) against the persona's API level
+//! (`INSTALL_FAILED_OLDER_SDK`), and the `lib/<abi>/` entries against `ro.product.cpu.abilist`
+//! (`INSTALL_FAILED_NO_MATCHING_ABIS`), see `install_session.rs`. A base that requires splits installs only with a split of each
 //! required type in the same session, else `INSTALL_FAILED_MISSING_SPLIT: Missing split for PKG`
 //! (`PackageInstallerSession.validateApkInstallLocked`); see `install_session.rs`.
 
@@ -50,6 +53,37 @@ pub struct SimApk {
     /// `android:targetSdkVersion="N"`; `None` when the text has none (the sim's test APKs:
     /// no floor is checked for them).
     pub target_sdk: Option<u32>,
+    /// `android:minSdkVersion="N"` (a number, or a preview's codename); `None` when the text
+    /// has none.
+    pub min_sdk: Option<String>,
+    /// The ABIs of its `lib/<abi>/` entries (native code), AOSP's ABI names only.
+    pub native_abis: Vec<String>,
+}
+
+/// ABI names AOSP knows (`Build.SUPPORTED_ABIS` values; NDK `abi` names).
+const ABIS: &[&str] = &[
+    "armeabi",
+    "armeabi-v7a",
+    "arm64-v8a",
+    "x86",
+    "x86_64",
+    "riscv64",
+    "mips",
+    "mips64",
+];
+
+/// The ABIs named by `lib/<abi>/` in the APK's bytes (its zip entry names are stored as text).
+fn lib_abis(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for (i, _) in text.match_indices("lib/") {
+        let rest = &text[i + 4..];
+        let Some(end) = rest.find('/') else { continue };
+        let abi = &rest[..end];
+        if ABIS.contains(&abi) && !found.iter().any(|a| a == abi) {
+            found.push(abi.to_string());
+        }
+    }
+    found
 }
 
 fn attr(text: &str, key: &str) -> Option<String> {
@@ -83,6 +117,8 @@ pub fn parse_apk(bytes: &[u8]) -> Option<SimApk> {
         required_split_types: list("requiredSplitTypes=\""),
         split_types: list("splitTypes=\""),
         target_sdk: attr(&text, "targetSdkVersion=\"").and_then(|v| v.parse().ok()),
+        min_sdk: attr(&text, "minSdkVersion=\""),
+        native_abis: lib_abis(&text),
     })
 }
 

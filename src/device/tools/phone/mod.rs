@@ -30,9 +30,11 @@
 //! - [`sync_refusal`]: what a sync `FAIL` (push/pull refused by adbd) means.
 //! - [`media_index`]: asking the media store to index a pushed file.
 //! - [`apk_bundle`]: one APK or a `.apks`/`.xapk` bundle of them; [`install_session`]: installing
-//!   them (`pm install`, or one `install-create`/`-write`/`-commit` session), temp files removed.
+//!   them (`pm install`, or one `install-create`/`-write`/`-commit` session), temp files removed;
+//!   [`app_fit`]: why this phone cannot run an app it refused (API level, CPU ABIs).
 
 pub mod apk_bundle;
+pub mod app_fit;
 pub mod app_state;
 pub mod capture;
 pub mod command;
