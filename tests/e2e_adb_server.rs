@@ -63,7 +63,15 @@ async fn requests_over_an_android_6_phones_max_payload_are_split_or_refused_neve
             )
             .await;
         assert!(ack.get("error").is_none(), "{ack}");
-        assert_eq!(ack["payload"]["result"]["verified"], true, "{ack}");
+        assert_eq!(
+            ack["payload"]["result"]["verified"],
+            true,
+            "through {addr}: {ack}; the phone ran {:?}",
+            log()[before..]
+                .iter()
+                .map(|e| e["argv"].to_string().chars().take(80).collect::<String>())
+                .collect::<Vec<_>>()
+        );
         assert_eq!(sim.state()["note_text"], json!(long));
         let texts = log()[before..]
             .iter()
@@ -82,7 +90,21 @@ async fn requests_over_an_android_6_phones_max_payload_are_split_or_refused_neve
             .cloned()
             .collect();
         assert!(ran.is_empty(), "nothing started: {ran:?}");
+        let before = log().len();
         x.request("auth.logout", Some(&ch), json!({})).await;
+        // The hand-back (docs/operator.md, release) presses HOME once the binding ends; the
+        // next connector's claim of the same phone must not have it land mid-typing.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !log()[before..]
+            .iter()
+            .any(|e| e["argv"] == json!(["input", "keyevent", "KEYCODE_HOME"]))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the release pressed HOME"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
     let listed = adb.run(&["devices"]);
     assert!(listed.status.success(), "the adb server still runs");

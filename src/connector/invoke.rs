@@ -11,7 +11,6 @@ use super::{lock, CallKey, Connector, InFlightCall, Ticket};
 use crate::adb::AdbError;
 use crate::device::error::{state_refusal, unauthorized_lead};
 use crate::device::parse::devices::{DeviceState, RouteKind};
-use crate::device::policy::PhoneFacts;
 use crate::device::tools::{
     integral_floats_as_integers, registry, CallDeadline, SideEffect, ToolCtx, ToolError,
 };
@@ -146,13 +145,7 @@ impl Connector {
                 ),
             ));
         }
-        let policy = self
-            .policy_for(PhoneFacts {
-                manufacturer: phone.manufacturer.clone(),
-                model: phone.model.clone(),
-                sdk: phone.sdk,
-            })
-            .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
+        let policy = self.policy_of(&phone)?;
         let hints = self.phone_hints(&binding.serial);
         let ctx = ToolCtx {
             policy: &policy,

@@ -290,6 +290,25 @@ impl Connector {
         Ok(policy)
     }
 
+    /// The effective policy of an attached phone (its maker, model and SDK, as read by the
+    /// inventory), as a tool's error: a profile that cannot be resolved is `internal_error`.
+    pub fn policy_of(
+        &self,
+        phone: &crate::device::inventory::AttachedPhone,
+    ) -> Result<Arc<Policy>, crate::device::tools::ToolError> {
+        self.policy_for(crate::device::policy::PhoneFacts {
+            manufacturer: phone.manufacturer.clone(),
+            model: phone.model.clone(),
+            sdk: phone.sdk,
+        })
+        .map_err(|e| {
+            crate::device::tools::ToolError::new(
+                crate::protocol::ErrorCode::InternalError,
+                e.to_string(),
+            )
+        })
+    }
+
     /// The device profiles in force.
     pub fn profiles(&self) -> Profiles {
         self.profiles

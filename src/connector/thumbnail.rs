@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use super::Connector;
 use crate::device::error::state_refusal;
-use crate::device::policy::PhoneFacts;
 use crate::device::tools::{
     CallDeadline, DisplayCache, LastSeen, ReadinessCache, ToolCtx, ToolError,
 };
@@ -33,13 +32,7 @@ impl Connector {
         if let Some((code, message)) = state_refusal(&phone.state, phone.route_kind()) {
             return Err(ToolError::new(code, message));
         }
-        let policy = self
-            .policy_for(PhoneFacts {
-                manufacturer: phone.manufacturer.clone(),
-                model: phone.model.clone(),
-                sdk: phone.sdk,
-            })
-            .map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))?;
+        let policy = self.policy_of(&phone)?;
         let hints = self.phone_hints(&phone.serial);
         let (display, readiness, last_seen) = (
             DisplayCache::default(),

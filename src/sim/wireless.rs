@@ -126,6 +126,9 @@ struct ConnectPort {
     stop: CancellationToken,
     /// Full mDNS name it is announced under (`None` without mDNS).
     announced: Option<String>,
+    /// The accept loop; it drops the listener when it ends, so a move waits for it and
+    /// answers only once the old port refuses connections (as the phone's toggle has).
+    served: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// How a move of the connect port is announced (control API `POST /v1/wireless/move`).
@@ -196,6 +199,7 @@ impl Wireless {
                     port: 0,
                     stop: CancellationToken::new(),
                     announced: None,
+                    served: None,
                 }),
                 identity,
                 guid,
@@ -238,26 +242,30 @@ impl Wireless {
             }
             None => None,
         };
+        let served = tokio::spawn(serve_connect(
+            listener,
+            inner.phone.clone(),
+            inner.identity.clone(),
+            stop.clone(),
+        ));
         let old = std::mem::replace(
             &mut *lock(&inner.connect),
             ConnectPort {
                 port,
-                stop: stop.clone(),
+                stop,
                 announced: announced.clone(),
+                served: Some(served),
             },
         );
         old.stop.cancel();
+        if let Some(served) = old.served {
+            let _ = served.await;
+        }
         if let (Some(m), Some(earlier)) = (&inner.mdns, &old.announced) {
             if Some(earlier) != announced.as_ref() && !how.keep_stale {
                 m.unregister(earlier);
             }
         }
-        tokio::spawn(serve_connect(
-            listener,
-            inner.phone.clone(),
-            inner.identity.clone(),
-            stop,
-        ));
         Ok(MovedPort {
             connect_port: port,
             instance: announced.map(|_| instance),

@@ -105,18 +105,12 @@ pub(super) fn start(
     }
     tracing::info!(server = %label, phones = %forgotten.join(", "), "adb server restarted and no longer lists these `adb connect` phones: connecting them again");
     for addr in forgotten {
-        let (inv, client, label, session) = (
-            inv.clone(),
-            client.clone(),
-            label.to_string(),
-            session.clone(),
+        let (inv, client, label) = (inv.clone(), client.clone(), label.to_string());
+        tokio::spawn(
+            session.clone().run_until_cancelled_owned(async move {
+                round(&inv, &client, &label, &addr).await
+            }),
         );
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = session.cancelled() => {}
-                _ = round(&inv, &client, &label, &addr) => {}
-            }
-        });
     }
 }
 

@@ -72,19 +72,11 @@ impl StaleWifi {
             }
         }
         for (addr, stretch) in started {
-            let (me, inv, client, label, session) = (
-                self.clone(),
-                inv.clone(),
-                client.clone(),
-                label.to_string(),
-                session.clone(),
-            );
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = session.cancelled() => {}
-                    _ = me.watch(&inv, &client, &label, &addr, stretch) => {}
-                }
-            });
+            let (me, inv, client, label) =
+                (self.clone(), inv.clone(), client.clone(), label.to_string());
+            tokio::spawn(session.clone().run_until_cancelled_owned(async move {
+                me.watch(&inv, &client, &label, &addr, stretch).await
+            }));
         }
     }
 
