@@ -388,6 +388,8 @@ async fn local_claims_of_one_phone_on_two_boxes_go_to_the_earlier_revision_on_re
             .contains("fleet_binding_lost"),
         "{d}"
     );
+    let tree = loser_x.tool(loser_ch, "android_ui_tree", json!({})).await;
+    assert_eq!(code(&tree), "fleet_binding_lost", "{tree}");
     let ack = tap(winner_x, winner_ch).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
@@ -433,6 +435,9 @@ async fn a_box_cut_off_from_a_three_node_cluster_past_its_lease_is_fenced() {
         .cloned()
         .unwrap_or_default();
     assert_eq!(tap_tool["status"], "unavailable", "{d}");
+    // Its observations too: the phone is B's user's now.
+    let shot = xa.tool(&cha, "android_screenshot", json!({})).await;
+    assert_eq!(code(&shot), "fleet_binding_lost", "{shot}");
     let ack = tap(&mut xb, &chb).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
