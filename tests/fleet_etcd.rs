@@ -273,14 +273,21 @@ async fn with_etcd_down_bindings_keep_working_new_claims_wait_or_bind_locally_an
 
     etcd.members[0].kill();
     // New claims: refused and retryable on A; bound locally on C (`--fleet-claims local`).
+    // A was registered: the message says so, since when etcd has not answered, the last
+    // etcd error, and what still works.
     let refused = claim_until(&mut xa, &ch2, &p2.serial, "fleet_unavailable").await;
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("retry"),
-        "{refused}"
-    );
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    for part in [
+        "retry",
+        "box A registered in the fleet at 20",
+        "etcd has not answered since 20",
+        "last etcd error: etcd is not reachable",
+        "Still working: the phones already bound on this box",
+        "auth.logout",
+    ] {
+        assert!(message.contains(part), "{part:?}: {refused}");
+    }
+    assert!(!message.contains("not registered"), "{refused}");
     let ack = claim_when_visible(&mut xc, &chc, &p3.serial).await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
     // The binding made before keeps working (its phone is local), and so does C's.
@@ -298,6 +305,26 @@ async fn with_etcd_down_bindings_keep_working_new_claims_wait_or_bind_locally_an
     // Re-registration is automatic; C's local binding is taken fleet-wide; A claims again.
     let ack = claim_until(&mut xa, &ch2, &p2.serial, "").await;
     assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+    // ... and logged at INFO with the box's name and the etcd endpoint that answered (the
+    // same lease if etcd kept it alive, else a new one); never a key.
+    let back = |logs: &str| {
+        logs.lines().any(|l| {
+            l.contains(" INFO ")
+                && (l.contains("registered in the fleet again") || l.contains("back in the fleet"))
+                && l.contains("box_name=A")
+                && l.contains(&format!("etcd={url}"))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    while !back(&a.logs()) {
+        assert!(
+            Instant::now() < deadline,
+            "no re-registration logged:\n{}",
+            a.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!a.logs().contains("/xagent-adb/v1/"), "a key in the log");
     view_until(&url, "every binding in the store", |v| {
         rows(v, &p1.serial).iter().all(|p| p["bound_on"] == "A")
             && rows(v, &p2.serial).iter().all(|p| p["bound_on"] == "A")
@@ -361,6 +388,8 @@ async fn local_claims_of_one_phone_on_two_boxes_go_to_the_earlier_revision_on_re
             .contains("fleet_binding_lost"),
         "{d}"
     );
+    let tree = loser_x.tool(loser_ch, "android_ui_tree", json!({})).await;
+    assert_eq!(code(&tree), "fleet_binding_lost", "{tree}");
     let ack = tap(winner_x, winner_ch).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
@@ -406,6 +435,9 @@ async fn a_box_cut_off_from_a_three_node_cluster_past_its_lease_is_fenced() {
         .cloned()
         .unwrap_or_default();
     assert_eq!(tap_tool["status"], "unavailable", "{d}");
+    // Its observations too: the phone is B's user's now.
+    let shot = xa.tool(&cha, "android_screenshot", json!({})).await;
+    assert_eq!(code(&shot), "fleet_binding_lost", "{shot}");
     let ack = tap(&mut xb, &chb).await;
     assert!(ack.get("error").is_none(), "{ack}");
 }
@@ -632,4 +664,97 @@ async fn a_box_killed_and_restarted_within_its_ttl_takes_its_own_name_and_bindin
                 .any(|p| p["box"] == "A" && p["bound_on"] == "A")
         })
     });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_whose_key_another_box_took_refuses_every_tool_observations_too() {
+    let etcd = Etcd::single();
+    let url = etcd.url(0);
+    let phone = SimPhone::start_with_control("FLEETPRIV01", &[]);
+    let (da, db) = (TempDir::new("fleet-a"), TempDir::new("fleet-b"));
+    let a = start_box(&da, "A", std::slice::from_ref(&url), &[&phone], &[]);
+    let b = start_box(&db, "B", std::slice::from_ref(&url), &[&phone], &[]);
+    let (mut xa, cha) = client(&a).await;
+    claim_until(&mut xa, &cha, &phone.serial, "").await;
+    let (mut xb, chb) = client(&b).await;
+    claim_until(&mut xb, &chb, &phone.serial, "phone_bound_elsewhere").await;
+    let shot = xa.tool(&cha, "android_screenshot", json!({})).await;
+    assert!(shot.get("error").is_none(), "{shot}");
+
+    // The binding's key goes (an operator's `etcdctl del`), and box B takes the phone. A
+    // makes no side-effecting call: it learns it from its own presence rounds.
+    let key = format!(
+        "/xagent-adb/v1/bindings/{}",
+        phone
+            .serial
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    assert_eq!(etcd.delete_key(&key), 1, "A's binding key was in etcd");
+    let ack = claim_until(&mut xb, &chb, &phone.serial, "").await;
+    assert_eq!(ack["payload"]["status"], "authenticated", "{ack}");
+
+    // A's observations are refused like its side effects, with the lost-binding code.
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    let refused = loop {
+        let ack = xa.tool(&cha, "android_screenshot", json!({})).await;
+        if code(&ack) == "fleet_binding_lost" {
+            break ack;
+        }
+        assert!(
+            ack.get("error").is_none(),
+            "a screenshot either works or is refused as lost: {ack}"
+        );
+        assert!(Instant::now() < deadline, "screenshot never refused: {ack}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    // Gone, or already B's, depending on which A's round read first.
+    assert!(
+        message.starts_with("fleet_binding_lost:")
+            && (message.contains("box B holds this phone") || message.contains("is gone")),
+        "{refused}"
+    );
+    assert!(
+        !message.contains(&phone.serial),
+        "no full serial: {message}"
+    );
+    let tree = xa.tool(&cha, "android_ui_tree", json!({})).await;
+    assert_eq!(code(&tree), "fleet_binding_lost", "{tree}");
+    let tapped = tap(&mut xa, &cha).await;
+    assert_eq!(code(&tapped), "fleet_binding_lost", "{tapped}");
+    // The descriptor says every tool is unavailable.
+    let d = descriptor(&mut xa, &cha).await;
+    let tools = d["tools"].as_array().cloned().unwrap_or_default();
+    assert!(!tools.is_empty(), "{d}");
+    for t in &tools {
+        assert_eq!(t["status"], "unavailable", "{t}");
+    }
+    assert_eq!(d["connection"]["status"], "degraded", "{d}");
+    // The log names the channel and the masked serial, never the serial.
+    let logs = a.logs();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("fleet binding lost"))
+        .unwrap_or_default();
+    let hint = xagent_adb_connector::protocol::descriptor::mask_serial(&phone.serial);
+    assert!(
+        line.contains(&format!("serial_hint={hint}")) && line.contains(&format!("channel={cha}")),
+        "{logs}"
+    );
+    assert!(!line.contains(&phone.serial), "{line}");
+    // B's binding works, observations included.
+    let shot = xb.tool(&chb, "android_screenshot", json!({})).await;
+    assert!(shot.get("error").is_none(), "{shot}");
+    let ack = tap(&mut xb, &chb).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    // auth.logout still works on A, and A may claim again once B releases the phone.
+    let out = xa.request("auth.logout", Some(&cha), json!({})).await;
+    assert!(out.get("error").is_none(), "{out}");
+    let out = xb.request("auth.logout", Some(&chb), json!({})).await;
+    assert!(out.get("error").is_none(), "{out}");
+    claim_until(&mut xa, &cha, &phone.serial, "").await;
+    let shot = xa.tool(&cha, "android_screenshot", json!({})).await;
+    assert!(shot.get("error").is_none(), "{shot}");
 }

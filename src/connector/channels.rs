@@ -195,13 +195,9 @@ impl Connector {
         let status = status_of(self, binding.as_ref());
         let mut d = Descriptor::project(&connector_id, channel_id, status, view.as_ref(), ids);
         if let Some(message) = lost {
-            // The loser of a fleet conflict (issue 22): its side-effecting tools are fenced.
-            let refused = |id: &str| {
-                registry()
-                    .get(id)
-                    .is_some_and(|t| t.side_effect() != crate::device::tools::SideEffect::None)
-            };
-            d.restrict(refused, &message);
+            // A binding lost in the fleet (issue 22): every tool is refused, observations too
+            // (the phone may be another box's user's now).
+            d.restrict(|_| true, &message);
             d.target.warning = Some(message);
             return d;
         }

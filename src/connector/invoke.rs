@@ -104,6 +104,12 @@ impl Connector {
                 "no phone is bound to this channel; complete adb_device_claim first",
             )
         })?;
+        // A binding the fleet knows lost (issue 22): the phone is another box's now, or its key
+        // is gone, so nothing of it — not even a screenshot — goes to this channel. Read from
+        // the fleet's own state (fence, reconcile, presence rounds): no etcd read per call.
+        if let Some(message) = self.fleet.as_ref().and_then(|f| f.lost(&binding.serial)) {
+            return Err(ToolError::new(ErrorCode::FleetBindingLost, message));
+        }
         let phone = self.inventory.get(&binding.serial).ok_or_else(|| {
             ToolError::new(ErrorCode::DeviceOffline, "the bound phone is not attached")
         })?;

@@ -128,3 +128,37 @@ pub async fn check(
         Some(kv) => Fence::Lost(Some(holder(&kv))),
     })
 }
+
+/// Most compares in one [`check_all`] transaction (etcd's `--max-txn-ops` is 128 by default;
+/// each key takes one compare and one range).
+const CHECK_CHUNK: usize = 64;
+
+/// Whether box `me` still holds each of `held` (key, token), in one transaction per
+/// [`CHECK_CHUNK`] keys: compares only when every key is held (the steady case), the ranges
+/// of the keys when one is not. Returns the keys found lost, each with what [`check`] would
+/// say. Errors: [`EtcdError`].
+pub async fn check_all(
+    client: &EtcdClient,
+    me: &str,
+    held: &[(String, i64)],
+) -> Result<Vec<(String, Option<String>)>, EtcdError> {
+    let mut lost = Vec::new();
+    for chunk in held.chunks(CHECK_CHUNK) {
+        let compare: Vec<Value> = chunk.iter().map(|(k, t)| create_is(k, *t)).collect();
+        let failure: Vec<Value> = chunk.iter().map(|(k, _)| range(k)).collect();
+        let (all_held, _, responses) = client
+            .txn(json!({"compare": compare, "success": [], "failure": failure}))
+            .await?;
+        if all_held {
+            continue;
+        }
+        for ((key, token), response) in chunk.iter().zip(&responses) {
+            match kvs_of(&response["response_range"]).into_iter().next() {
+                None => lost.push((key.clone(), None)),
+                Some(kv) if kv.create_revision == *token && holder(&kv) == me => {}
+                Some(kv) => lost.push((key.clone(), Some(holder(&kv)))),
+            }
+        }
+    }
+    Ok(lost)
+}

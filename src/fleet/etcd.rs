@@ -56,6 +56,14 @@ impl Endpoint {
             ));
         };
         let rest = rest.strip_suffix('/').unwrap_or(rest);
+        // The endpoint is logged (re-registration); etcd's user/password authentication is not
+        // supported, so credentials in the URL would only leak.
+        if rest.contains('@') {
+            return Err(format!(
+                "{}://…@… is not supported: etcd user/password authentication is not; use TLS client certificates (--fleet-etcd-cert/--fleet-etcd-key)",
+                if tls { "https" } else { "http" }
+            ));
+        }
         if rest.is_empty() || rest.contains('/') {
             return Err(format!(
                 "{url:?} is not an etcd client URL: it must be SCHEME://HOST:PORT, with no path"
@@ -76,6 +84,15 @@ impl Endpoint {
             authority: rest.to_string(),
             host,
         })
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    /// `http://HOST:PORT` or `https://HOST:PORT` (never credentials: [`Endpoint::parse`]
+    /// refuses them).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.tls { "https" } else { "http" };
+        write!(f, "{scheme}://{}", self.authority)
     }
 }
 
@@ -241,6 +258,16 @@ impl EtcdClient {
             idle: Arc::new(Mutex::new((0..n).map(|_| Vec::new()).collect())),
             requests: Arc::default(),
         }
+    }
+
+    /// The URL of the endpoint that answered last (the first one before any answered; empty
+    /// with no endpoint).
+    pub fn answering(&self) -> String {
+        let i = *super::lock(&self.preferred);
+        self.endpoints
+            .get(i)
+            .map(ToString::to_string)
+            .unwrap_or_default()
     }
 
     /// Requests sent so far (every attempt counts).
@@ -553,12 +580,19 @@ mod tests {
             (false, "127.0.0.1:2379", "127.0.0.1")
         );
         assert!(Endpoint::parse("https://etcd-1:2379").unwrap().tls);
+        assert_eq!(
+            Endpoint::parse("https://etcd-1:2379/").unwrap().to_string(),
+            "https://etcd-1:2379"
+        );
+        let refused = Endpoint::parse("http://user:secret@h:1").unwrap_err();
+        assert!(!refused.contains("secret"), "{refused}");
         for bad in [
             "127.0.0.1:2379",
             "http://h",
             "http://h:x",
             "http://h:1/v3",
             "grpc://h:1",
+            "http://user:secret@h:1",
         ] {
             assert!(Endpoint::parse(bad).is_err(), "{bad}");
         }

@@ -20,7 +20,7 @@ pub mod view;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::protocol::ErrorCode;
 
@@ -133,9 +133,14 @@ struct Inner {
     /// Set while another live connector holds this box's name in the store
     /// ([`presence`]): the message claims are refused with (`fleet_box_name_taken`).
     name_taken: Option<String>,
-    /// Why the last exchange with etcd failed (the reason `fleet_unavailable` gives before
-    /// the first registration, e.g. a TLS handshake refused).
+    /// Why the last exchange with etcd failed (the reason `fleet_unavailable` gives, e.g. a
+    /// TLS handshake refused before the first registration).
     last_error: Option<String>,
+    /// When this box last registered in the fleet (a lease granted and its box key written);
+    /// `None` before the first registration.
+    registered_at: Option<SystemTime>,
+    /// When etcd last answered a presence round: since then it has not, while offline.
+    last_answer: Option<SystemTime>,
 }
 
 /// Why the fleet refused to bind a phone.
@@ -164,7 +169,7 @@ impl TakeRefusal {
             TakeRefusal::Unavailable(why) => (
                 ErrorCode::FleetUnavailable,
                 format!(
-                    "the fleet store (etcd) is not reachable, so the phone cannot be bound fleet-wide now ({why}); retry in a few seconds"
+                    "the fleet store (etcd) is not reachable, so the phone cannot be bound fleet-wide now: {why}; retry in a few seconds"
                 ),
             ),
             TakeRefusal::BoxNameTaken(why) => (ErrorCode::FleetBoxNameTaken, why.clone()),
@@ -250,6 +255,35 @@ impl Fleet {
         inner.name_taken = why;
     }
 
+    /// Why a claim cannot be bound fleet-wide now, `error` being the last etcd error: a box
+    /// registered before says since when etcd has not answered and what still works; one never
+    /// registered says it is not registered yet.
+    fn unavailable_reason(&self, error: Option<&str>) -> String {
+        let inner = lock(&self.inner);
+        let error = error.or(inner.last_error.as_deref());
+        let Some(registered) = inner.registered_at else {
+            return match error {
+                Some(why) => format!("this box is not registered in the fleet yet: {why}"),
+                None => "this box is not registered in the fleet yet".to_string(),
+            };
+        };
+        let at = |t: SystemTime| humantime::format_rfc3339_seconds(t).to_string();
+        let since = match inner.last_answer {
+            Some(t) => format!(
+                "etcd has not answered since {} ({} s ago)",
+                at(t),
+                t.elapsed().unwrap_or_default().as_secs()
+            ),
+            None => "etcd has not answered since".to_string(),
+        };
+        format!(
+            "box {} registered in the fleet at {}, but {since}; last etcd error: {}. Still working: the phones already bound on this box (their tools, fenced as before) and auth.logout (its release is sent to etcd when it returns); the box registers again by itself once etcd answers",
+            self.config.box_name,
+            at(registered),
+            error.unwrap_or("none recorded"),
+        )
+    }
+
     fn set_offline(&self, why: &dyn std::fmt::Display) {
         let mut inner = lock(&self.inner);
         if inner.online {
@@ -281,43 +315,32 @@ impl Fleet {
             if let Some(why) = &inner.name_taken {
                 return Err(TakeRefusal::BoxNameTaken(why.clone()));
             }
-            let not_yet = match &inner.last_error {
-                Some(why) => format!("this box is not registered in the fleet yet: {why}"),
-                None => "this box is not registered in the fleet yet".to_string(),
-            };
-            (inner.lease.filter(|_| inner.online), not_yet)
+            inner.lease.filter(|_| inner.online)
         };
-        let (lease, not_yet) = lease;
-        let outcome = match lease {
+        let token = match lease {
             Some(lease) => {
-                binding::take(
+                let taken = binding::take(
                     &self.client,
                     &binding_key(serial),
                     self.box_name(),
                     channel,
                     lease,
                 )
-                .await
-            }
-            None => Err(binding::TakeError::Store(etcd::EtcdError::Unreachable(
-                not_yet,
-            ))),
-        };
-        let token = match outcome {
-            Ok(token) => Some(token),
-            Err(binding::TakeError::Elsewhere(holder)) => {
-                return Err(TakeRefusal::BoundElsewhere(holder))
-            }
-            Err(binding::TakeError::Store(e)) => {
-                if matches!(e, etcd::EtcdError::Unreachable(_)) {
-                    self.set_offline(&e);
+                .await;
+                match taken {
+                    Ok(token) => Some(token),
+                    Err(binding::TakeError::Elsewhere(holder)) => {
+                        return Err(TakeRefusal::BoundElsewhere(holder))
+                    }
+                    Err(binding::TakeError::Store(e @ etcd::EtcdError::Unreachable(_))) => {
+                        self.set_offline(&e);
+                        self.unbound(channel, self.unavailable_reason(Some(&e.to_string())))?
+                    }
+                    Err(binding::TakeError::Store(e)) => self.unbound(channel, e.to_string())?,
                 }
-                if self.config.claims == FleetClaims::Fleet {
-                    return Err(TakeRefusal::Unavailable(e.to_string()));
-                }
-                tracing::warn!(channel, "fleet store unreachable: phone bound locally (--fleet-claims local), to be reconciled when it returns");
-                None
             }
+            // Not registered yet, or etcd did not answer the last exchange.
+            None => self.unbound(channel, self.unavailable_reason(None))?,
         };
         lock(&self.inner).held.insert(
             serial.to_string(),
@@ -328,6 +351,16 @@ impl Fleet {
             },
         );
         Ok(())
+    }
+
+    /// What a claim does when the store could not take its key (`why`): refused with
+    /// `fleet_unavailable` (`--fleet-claims fleet`), or bound locally with no token (`local`).
+    fn unbound(&self, channel: &str, why: String) -> Result<Option<i64>, TakeRefusal> {
+        if self.config.claims == FleetClaims::Fleet {
+            return Err(TakeRefusal::Unavailable(why));
+        }
+        tracing::warn!(channel, "fleet store unreachable: phone bound locally (--fleet-claims local), to be reconciled when it returns");
+        Ok(None)
     }
 
     /// Releases `serial`'s key (logout, or a local bind that failed after the take): deleted
@@ -364,29 +397,75 @@ impl Fleet {
             .and_then(|h| h.lost.clone())
     }
 
-    fn mark_lost(&self, serial: &str, holder: Option<&str>) -> String {
+    /// Marks `serial`'s binding lost (`holder`: the box whose key it is now, `None`: the key
+    /// is gone) — only while it still carries `token` when one is given, so a check that
+    /// raced a logout and a new claim never fences the new binding. Logs it once (masked
+    /// serial hint, channel) and has the descriptors pushed. Returns the message the channel's
+    /// calls are refused with, or `None` when the binding changed meanwhile.
+    fn mark_lost(&self, serial: &str, holder: Option<&str>, token: Option<i64>) -> Option<String> {
         let message = match holder {
             Some(holder) => format!(
-                "fleet_binding_lost: box {holder} holds this phone in the fleet now (its binding came first); this channel's binding is fenced: side-effecting tools are refused; auth.logout, then claim again once box {holder} releases it"
+                "fleet_binding_lost: box {holder} holds this phone in the fleet now (its binding came first); this channel's binding is fenced: every tool is refused, observations too; auth.logout, then claim again once box {holder} releases it"
             ),
-            None => "fleet_binding_lost: this box's fleet lease expired and the phone's fleet binding with it; side-effecting tools are refused; auth.logout and claim again".to_string(),
+            None => "fleet_binding_lost: this box's fleet binding of the phone is gone (its key was deleted, or went with an expired lease); every tool is refused, observations too; auth.logout and claim again".to_string(),
         };
-        if let Some(h) = lock(&self.inner).held.get_mut(serial) {
+        let channel = {
+            let mut inner = lock(&self.inner);
+            let h = inner.held.get_mut(serial)?;
+            if let Some(already) = &h.lost {
+                return Some(already.clone());
+            }
+            if token.is_some_and(|t| h.token != Some(t)) {
+                return None;
+            }
             h.lost = Some(message.clone());
-        }
+            h.channel.clone()
+        };
         tracing::warn!(
             box_holding = holder.unwrap_or("-"),
-            "fleet binding lost: side effects on it stop"
+            serial_hint = %crate::protocol::descriptor::mask_serial(serial),
+            channel = %channel,
+            "fleet binding lost: every tool on it is refused"
         );
         if let Some(f) = self.on_lost.get() {
             f();
         }
-        message
+        Some(message)
+    }
+
+    /// Checks every binding this box holds under a token against etcd (one transaction for
+    /// all: [`binding::check_all`]) and marks the lost ones, so the channel of a binding whose
+    /// key was deleted or taken over is refused every tool — observations included — without
+    /// an etcd read per call. Run by the presence loop each round ([`presence`]). An etcd
+    /// error marks the box offline and changes nothing.
+    pub async fn check_held(&self) {
+        let held: Vec<(String, String, i64)> = lock(&self.inner)
+            .held
+            .iter()
+            .filter(|(_, h)| h.lost.is_none())
+            .filter_map(|(s, h)| h.token.map(|t| (s.clone(), binding_key(s), t)))
+            .collect();
+        if held.is_empty() {
+            return;
+        }
+        let keys: Vec<(String, i64)> = held.iter().map(|(_, k, t)| (k.clone(), *t)).collect();
+        match binding::check_all(&self.client, self.box_name(), &keys).await {
+            Ok(lost) => {
+                for (key, holder) in lost {
+                    if let Some((serial, _, token)) = held.iter().find(|(_, k, _)| *k == key) {
+                        self.mark_lost(serial, holder.as_deref(), Some(*token));
+                    }
+                }
+            }
+            Err(e) => self.set_offline(&e),
+        }
     }
 
     /// The fence before a side-effecting call on `serial`: `Err(message)` when this box no
-    /// longer holds the phone's key (`fleet_binding_lost`). With etcd unreachable (or the
-    /// binding still local, waiting for it) the call goes on: bindings that exist keep working.
+    /// longer holds the phone's key (`fleet_binding_lost`), read from etcd (≤
+    /// [`FENCE_DEADLINE`]). With etcd unreachable (or the binding still local, waiting for it)
+    /// the call goes on: bindings that exist keep working. Observing calls read only
+    /// [`Fleet::lost`] (no etcd read).
     pub async fn fence(&self, serial: &str) -> Result<(), String> {
         let (token, online) = {
             let inner = lock(&self.inner);
@@ -410,7 +489,13 @@ impl Fleet {
         .await
         {
             Ok(binding::Fence::Held) => Ok(()),
-            Ok(binding::Fence::Lost(holder)) => Err(self.mark_lost(serial, holder.as_deref())),
+            Ok(binding::Fence::Lost(holder)) => {
+                match self.mark_lost(serial, holder.as_deref(), Some(token)) {
+                    Some(message) => Err(message),
+                    // Released and taken again meanwhile: that binding is checked next call.
+                    None => Ok(()),
+                }
+            }
             Err(e) => {
                 self.set_offline(&e);
                 Ok(())

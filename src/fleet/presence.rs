@@ -1,12 +1,16 @@
 //! Presence: the box registers itself (`boxes/<box>`: name, base URL, version) and its phones
 //! (`phones/<box>/<hex serial>`: serial, model, state, bound) under one lease of the fleet TTL,
 //! renewed every third of it. A phone key is written only when what it says changes, so a
-//! steady box costs one keepalive per TTL/3 and nothing per phone (`docs/fleet.md`, sizing).
+//! steady box costs one keepalive per TTL/3 and nothing per phone (`docs/fleet.md`, sizing);
+//! a box holding bindings also checks their keys each round, in one read-only transaction
+//! ([`Fleet::check_held`]), so a binding whose key was deleted or taken over is known lost
+//! (every tool refused) without an etcd read per tool call.
 //!
 //! While etcd does not answer, the loop retries every second (at most a third of the TTL); a
 //! keepalive answered with no TTL means the lease expired (the box was cut off longer than
 //! the TTL): a new lease is granted, everything is written again, and [`super::reconcile`]
-//! takes the bindings' keys again — automatic re-registration.
+//! takes the bindings' keys again — automatic re-registration, logged at `info` with the box's
+//! name and the etcd endpoint that answered (never a key).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -92,7 +96,15 @@ async fn step(
     };
     let fresh_lease = match lease {
         Some(id) => match fleet.client.lease_keepalive(id, fleet.config.ttl / 3).await {
-            Ok(ttl) if ttl > 0 => false,
+            Ok(ttl) if ttl > 0 => {
+                if !was_online {
+                    // Back after an outage shorter than the TTL: same lease, same keys.
+                    tracing::info!(box_name = %fleet.box_name(), etcd = %fleet.client.answering(),
+                        offline_secs = offline_secs(fleet),
+                        "back in the fleet: etcd answers again, lease still alive; taking the bindings' keys again");
+                }
+                false
+            }
             Ok(_) => {
                 tracing::warn!(box_name = %fleet.box_name(), "fleet lease expired while etcd was not reachable: registering again");
                 lock(&fleet.inner).lease = None;
@@ -180,9 +192,32 @@ async fn register(
     }
     written.clear();
     fleet.set_name_taken(None);
-    lock(&fleet.inner).lease = Some(id);
-    tracing::info!(box_name = %fleet.box_name(), ttl_secs = fleet.config.ttl.as_secs(), "registered in the fleet");
+    let again = {
+        let mut inner = lock(&fleet.inner);
+        inner.lease = Some(id);
+        inner
+            .registered_at
+            .replace(std::time::SystemTime::now())
+            .is_some()
+    };
+    // The endpoint is a URL without credentials (`Endpoint::parse` refuses them); no key.
+    if again {
+        tracing::info!(box_name = %fleet.box_name(), etcd = %client.answering(),
+            ttl_secs = fleet.config.ttl.as_secs(), offline_secs = offline_secs(fleet),
+            "registered in the fleet again (new lease): taking the bindings' keys again");
+    } else {
+        tracing::info!(box_name = %fleet.box_name(), etcd = %client.answering(),
+            ttl_secs = fleet.config.ttl.as_secs(), "registered in the fleet");
+    }
     Some(id)
+}
+
+/// Seconds since etcd last answered a presence round (0 before it ever did).
+fn offline_secs(fleet: &Fleet) -> u64 {
+    lock(&fleet.inner)
+        .last_answer
+        .and_then(|t| t.elapsed().ok())
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Whether box key `kv` was written by this connector's data dir (a previous process of it).
@@ -211,7 +246,9 @@ fn name_taken(fleet: &Fleet, kv: &Kv) {
     )));
 }
 
-/// Marks the box online, reconciles when it (re)joined, and writes the phones.
+/// Marks the box online, reconciles when it (re)joined — else checks that its bindings' keys
+/// are still its own ([`Fleet::check_held`]: one read a round while it holds any) — and
+/// writes the phones.
 async fn finish(
     fleet: &Arc<Fleet>,
     phones: &PhoneList,
@@ -222,9 +259,12 @@ async fn finish(
         let mut inner = lock(&fleet.inner);
         inner.online = true;
         inner.last_error = None;
+        inner.last_answer = Some(std::time::SystemTime::now());
     }
     if rejoined {
         super::reconcile::run(fleet).await;
+    } else {
+        fleet.check_held().await;
     }
     write_phones(fleet, phones, written).await
 }

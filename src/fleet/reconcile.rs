@@ -48,7 +48,7 @@ pub async fn run(fleet: &Arc<Fleet>) {
                 }
             }
             Err(TakeError::Elsewhere(holder)) => {
-                fleet.mark_lost(&serial, Some(&holder));
+                fleet.mark_lost(&serial, Some(&holder), None);
             }
             Err(TakeError::Store(e)) => {
                 fleet.set_offline(&e);

@@ -115,8 +115,9 @@ pub enum ErrorCode {
     DeviceReleasing,
     /// The phone is bound on another box of the fleet (issue 22): the message names the box.
     PhoneBoundElsewhere,
-    /// This box no longer holds the phone's fleet binding (its key is another box's, or gone
-    /// with an expired lease): side-effecting calls on the channel are fenced off.
+    /// This box no longer holds the phone's fleet binding (its key is another box's, or gone:
+    /// deleted, or with an expired lease): every tool call on the channel is refused,
+    /// observing ones too.
     FleetBindingLost,
     /// The fleet store (etcd) is not reachable, so a new binding cannot be made fleet-wide
     /// (retryable; `--fleet-claims local` binds locally instead).

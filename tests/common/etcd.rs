@@ -226,6 +226,32 @@ impl Etcd {
     pub fn url(&self, i: usize) -> String {
         self.members[i].client_url.clone()
     }
+
+    /// Deletes `key` through member 0's JSON gateway (as an operator's `etcdctl del` would);
+    /// returns how many keys went. Panics when etcd does not answer.
+    pub fn delete_key(&self, key: &str) -> u64 {
+        use base64::Engine as _;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(5)))
+            .build()
+            .into();
+        let body = serde_json::json!({
+            "key": base64::engine::general_purpose::STANDARD.encode(key.as_bytes())
+        });
+        let text = agent
+            .post(&format!("{}/v3/kv/deleterange", self.url(0)))
+            .header("Content-Type", "application/json")
+            .send(body.to_string().as_bytes())
+            .expect("etcd deleterange")
+            .body_mut()
+            .read_to_string()
+            .expect("deleterange answer");
+        let answer: serde_json::Value = serde_json::from_str(&text).expect("deleterange JSON");
+        answer["deleted"]
+            .as_str()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
 }
 
 /// PEM files of a test PKI made with `rcgen` (`TlsFiles::issue`): a CA, etcd's server
