@@ -1,5 +1,5 @@
 //! Peers comparison (outside `cargo test` and CI; run `bash benches/peers/compare.sh [--realistic
-//! LINK] [--calls N]`, which installs the pinned mobile-mcp and runs this bench binary).
+//! LINK] [--calls N] [--touchscreen NAME]`, which installs the pinned mobile-mcp and runs this bench binary).
 //!
 //! One simulated phone behind one private Google adb 34 server; the same operations through
 //! * the connector (`serve --adb-server`, WebSocket tool calls),
@@ -120,6 +120,13 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
+    // `--touchscreen NAME`: the sim's touchscreen capture (`sim --touchscreen`), so the
+    // connector taps through evdev; without it every peer, the connector too, uses `input`.
+    let touchscreen = args
+        .iter()
+        .position(|a| a == "--touchscreen")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -133,10 +140,14 @@ fn main() {
                 .map_or("instant".into(), |l| format!("realistic over {l}")),
             load()
         );
-        let timing: Vec<&str> = match &realistic {
+        let mut timing: Vec<&str> = match &realistic {
             Some(l) => vec!["--timing", "realistic", "--link", l.as_str()],
             None => vec![],
         };
+        if let Some(t) = &touchscreen {
+            timing.extend(["--touchscreen", t.as_str()]);
+        }
+        let mut tap_backend = Value::Null;
         let sim = SimPhone::start_background_with("PEERS0001", &timing);
         let adb = AdbServer::start(AdbFlavor::Google34);
         adb.connect(&sim.addr);
@@ -250,6 +261,7 @@ fn main() {
                 ack.get("error").is_none(),
                 None,
             );
+            tap_backend = ack["payload"]["result"]["backend"].clone();
             tokio::time::sleep(pause).await;
             for (name, m) in [("mobile-mcp", &mut mcp), ("mobile-mcp legacy", &mut legacy)] {
                 let r = m.call(
@@ -333,6 +345,10 @@ fn main() {
                 println!("   {k:<34} {w}");
             }
         }
+        println!(
+            "connector tap backend: {tap_backend} (touchscreen: {}); mobile-mcp's mobilecli cannot run its phone-side helper on the sim, so its taps go through `input`",
+            touchscreen.as_deref().unwrap_or("none")
+        );
         println!("ratios connector ÷ peer (p50):");
         for op in ["screenshot", "tap", "ui tree"] {
             let ours = if op == "screenshot" {
