@@ -35,9 +35,11 @@ fn channel_of<'a>(
         return Some(Some(id));
     }
     let unidentified = p.serial == p.transport && p.state != DeviceState::Device;
-    let unmatched = bound
-        .keys()
-        .any(|serial| !phones.iter().any(|q| &q.serial == serial));
+    // A bound phone no survey found is listed `missing`; it may be this one.
+    let unmatched = phones.iter().any(|q| q.missing.is_some())
+        || bound
+            .keys()
+            .any(|serial| !phones.iter().any(|q| &q.serial == serial));
     if unidentified && unmatched {
         None
     } else {
@@ -74,8 +76,8 @@ pub fn to_json(
                     "transport_id": p.transport_id,
                     "warning": p.warning,
                     "model": (!p.model.is_empty()).then_some(p.model.as_str()),
-                    "state": p.state.as_str(),
-                    "transport": p.transport,
+                    "state": p.state_word(),
+                    "transport": (!p.transport.is_empty()).then_some(p.transport.as_str()),
                     "adb_server": p.adb_server,
                     "connector_channel_id": channel.flatten(),
                     "connector_channel_known": channel.is_some(),
@@ -121,8 +123,8 @@ pub fn to_table(
         rows.push([
             p.serial.clone(),
             or_dash(&p.model),
-            p.state.as_str().to_string(),
-            p.transport.clone(),
+            p.state_word().to_string(),
+            or_dash(&p.transport),
             or_dash(p.adb_server.as_deref().unwrap_or("")),
             match channel_of(p, phones, bound) {
                 Some(channel) => or_dash(channel.unwrap_or("")),
