@@ -295,8 +295,9 @@ pub fn report(
 }
 
 /// The phones' hand-backs (`[release]`): a phone being released is a note (claimable once it
-/// finished), a failed step of the last release a problem with its fix. Returns whether none
-/// failed.
+/// finished), a failed step of the last release a problem with its fix and time — for
+/// [`crate::connector::release::FAILURE_SHOWN`], then a note (a later release replaces it).
+/// Returns whether none is a problem.
 pub fn release_lines(
     out: &mut String,
     releases: &std::collections::HashMap<String, crate::connector::release::ReleaseView>,
@@ -312,16 +313,34 @@ pub fn release_lines(
                 v.serial
             );
         }
+        let current = v.failure_current(crate::protocol::now_ms());
+        let at = v
+            .finished_ms
+            .map(crate::server::console::view::when)
+            .unwrap_or_else(|| "at an unknown time".into());
         for step in &v.failed_steps {
+            let why = step.message.as_deref().unwrap_or("no reason given");
+            if !current {
+                // Aged out: said with its time, no longer a problem (no release since).
+                let _ = writeln!(
+                    out,
+                    "note     phone {}: release step {} failed {at}, more than {} h ago with no \
+                     release since (no longer counted a problem): {why}",
+                    v.serial,
+                    step.step,
+                    crate::connector::release::FAILURE_SHOWN.as_secs() / 3600
+                );
+                continue;
+            }
             ok = false;
             let _ = writeln!(
                 out,
-                "PROBLEM  phone {}: release step {} failed after the last binding: {}
-         fix: undo it by hand (or with adb), or set [release].{} = false in the device profile; the phone is claimable",
+                "PROBLEM  phone {}: release step {} failed after the last binding, {at}: {why}
+         fix: undo it by hand (or with adb), or set [release].{} = false in the device profile; the phone is claimable (the next release, or {} h, clears this)",
                 v.serial,
                 step.step,
-                step.message.as_deref().unwrap_or("no reason given"),
-                step.step
+                step.step,
+                crate::connector::release::FAILURE_SHOWN.as_secs() / 3600
             );
         }
     }
