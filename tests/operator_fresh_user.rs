@@ -567,3 +567,47 @@ async fn unknown_serials_are_not_wrong_codes_and_case_finds_the_phone() {
         conn.logs()
     );
 }
+
+/// The state `adb devices` lists for `addr` on `adb` (empty when not listed).
+fn listed_state(adb: &AdbServer, addr: &str) -> String {
+    let out = adb.run(&["devices"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix(addr).map(|r| r.trim().to_string()))
+        .unwrap_or_default()
+}
+
+/// A bound `adb connect` phone its adb server lists `offline` (its connection lost: the sim's
+/// transport `stalled`, adb's re-dial never answered) is listed under its name, with its model
+/// and channel, from the running connector's last reading — not as a bare address with `-`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offline_phone_behind_an_adb_server_keeps_the_running_connectors_reading() {
+    const SERIAL: &str = "SIMOFFSEEN0001";
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let sim = SimPhone::start_with_control(SERIAL, &[]);
+    adb.connect(&sim.addr);
+    let dir = TempDir::new("fresh-offline-seen");
+    let mut flags = base_flags(dir.path());
+    flags.extend(["--adb-server".into(), adb.addr()]);
+    let _conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let (_x, ch) = claimed_channel(&_conn.addr, SERIAL).await;
+    assert_eq!(
+        sim.control_post("/v1/transport", json!({"state": "stalled"})),
+        200
+    );
+    for _ in 0..300 {
+        if listed_state(&adb, &sim.addr) == "offline" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(listed_state(&adb, &sim.addr), "offline");
+    let (code, out, err) = with("devices", &flags, &["--json"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let row = row_of(&out, SERIAL);
+    assert_eq!(row["state"], "offline", "{out}");
+    assert_eq!(row["transport"], sim.addr.as_str(), "{out}");
+    assert_eq!(row["model"], "Pixel 8", "{out}");
+    assert_eq!(row["connector_channel_id"], ch.as_str(), "{out}");
+    assert_eq!(row["adb_server"], adb.addr().as_str(), "{out}");
+}
