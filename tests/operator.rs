@@ -108,6 +108,7 @@ async fn json_and_text_logs_carry_no_secrets() {
         let mut x = connect(&conn.addr).await;
         x.hello("").await;
         let (ch, _) = x.open(None).await;
+        common::scenario::until_code_asked(&mut x, &ch, &sim.serial).await;
         let wrong = "guess-LOGFMT-000000";
         let e = x.request("auth.start", Some(&ch), json!({"flow_id": "adb_device_claim", "input": {"serial": sim.serial, "claim_code": wrong}})).await;
         assert_eq!(code(&e), "auth_failed", "{e}");
