@@ -59,7 +59,9 @@ fn channel_of<'a>(
 /// transport that may be a bound one: [`channel_of`]; `connector_channel_id` is then null), and `"release"`: the phone's hand-back after its last
 /// binding (`{"state": "releasing"|"clean"|"failed", "finished_ms", "failed_steps": [{"step",
 /// "ok", "message"}]}`, `[release]` of the device profile), null when it was never released
-/// or unknown (no data dir).
+/// or unknown (no data dir). `state` is adb's word, `missing` for a bound phone the survey did
+/// not find ([`PhoneRow::missing`]; `transport` null when no reading says where it was) or
+/// `unknown` when the connector's key could not be used ([`PhoneRow::unknown_why`]).
 pub fn to_json(
     phones: &[PhoneRow],
     bound: Option<&HashMap<String, String>>,
@@ -96,7 +98,8 @@ pub fn to_json(
 /// The table form: a header and one line per phone, columns padded to their widest cell;
 /// `-` for no value. The last column, `WI-FI PAIRED`, says `yes` for a phone paired over Wi-Fi
 /// (the JSON's `paired_over_wifi`); `CHANNEL` reads `unknown` when which channel holds the
-/// phone is unknown ([`channel_of`]: no data dir, or a phone that may be a bound one); `RELEASE` is the last hand-back ([`release_cell`]).
+/// phone is unknown ([`channel_of`]: no data dir, or a phone that may be a bound one); `RELEASE` is the last hand-back ([`release_cell`]);
+/// `STATE` as in [`to_json`] (`missing`, `unknown` included).
 pub fn to_table(
     phones: &[PhoneRow],
     bound: Option<&HashMap<String, String>>,
