@@ -232,9 +232,16 @@ pub fn report(
                 if p.transport.is_empty() {
                     "nowhere this check knows".to_string()
                 } else {
+                    // A USB transport is named by the phone's serial: masked as the serial is.
+                    let transport = match p.route_kind() {
+                        RouteKind::UsbAdbServer => {
+                            crate::protocol::descriptor::mask_serial(&p.transport)
+                        }
+                        _ => p.transport.clone(),
+                    };
                     match &p.adb_server {
-                        Some(s) => format!("as {} via adb server {s}", p.transport),
-                        None => format!("at {}", p.transport),
+                        Some(s) => format!("as {transport} via adb server {s}"),
+                        None => format!("at {transport}"),
                     }
                 },
                 p.fix().unwrap_or_default()
