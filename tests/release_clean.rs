@@ -334,6 +334,26 @@ async fn an_opted_out_step_is_not_run_and_a_failed_step_shows_in_devices_and_che
     // A failed step does not hold the phone back.
     let again = x.claim(&ch, &rig.sim.serial).await;
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
+    // The next release (a tap: HOME only) replaces the failed record: no problem any more.
+    ok(&x.tool(&ch, "android_tap", json!({"x": 5, "y": 5})).await);
+    logout(&mut x, &ch).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while rig.row().await["release"]["state"] != "clean" {
+        assert!(
+            Instant::now() < deadline,
+            "no clean release: {}",
+            rig.row().await
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let data = rig.dir.path().to_str().unwrap().to_string();
+    let adb = rig.adb.addr();
+    let (_, out, _) = tokio::task::spawn_blocking(move || {
+        run_cli(&["check", "--data-dir", &data, "--adb-server", &adb])
+    })
+    .await
+    .unwrap();
+    assert!(!out.contains("release step"), "{out}");
 }
 
 /// A binding whose tools changed nothing `[release]` undoes (a tap) still ends with HOME
