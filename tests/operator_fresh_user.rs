@@ -372,6 +372,51 @@ async fn without_the_data_dir_a_trusted_phone_is_unknown_not_unauthorized() {
     assert_eq!(rows.len(), 1, "{out}");
     assert_eq!(rows[0]["state"], "unknown", "{out}");
 
+    // A data dir this user cannot read (the service's is 0700): unknown too, saying why.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            bin(),
+        ])
+        .args([
+            "check",
+            "--config",
+            "/dev/null",
+            "--adb-server",
+            "",
+            "--device",
+            &device,
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .expect("setpriv");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .skip_while(|l| !l.contains(&device))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        line.starts_with(&format!(
+            "note     phone {device}: state unknown (the connector's adb key"
+        )),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        line.contains("cannot be read") && line.contains("service user or root"),
+        "{text}"
+    );
+    assert!(!text.contains("RSA key prompt"), "{text}");
+
     // With the data dir, the connector's key: the phone answers.
     let flags = base_flags(dir.path());
     let (_, out, err) = with(
