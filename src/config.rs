@@ -1096,7 +1096,8 @@ operator_key_file = "/etc/xagent-adb-connector/operator_key"
 # fleet_etcd_key = "/etc/xagent-adb-connector/etcd/box-key.pem"
 #
 # Tables last: every key after a [table] header belongs to that table.
-# [claim_codes]                       # serial = code; prefer the hashed form:
+# [claim_codes]                       # serial = code; prefer the hashed form (under "code"
+#                                     # with none, no phone can be claimed: `check` says so):
 # R58N12ABCDEF = "sha256:<64 hex digits>"   # from `xagent-adb-connector hash-claim-code`
 "#;
 

@@ -86,11 +86,25 @@ pub async fn serve_on(
         reload::spawn(&lifecycle, reloader, &config, targets)
             .context("cannot install the SIGHUP handler")?;
     }
+    // Said before the address line, which tests and scripts wait for.
+    if tls.is_none() && !addr.ip().is_loopback() {
+        let console = if config.operator_key.is_some() {
+            " and the operator console's password (HTTP Basic auth on /console)"
+        } else {
+            ""
+        };
+        tracing::warn!(%addr, "plain HTTP on a non-loopback address: the API key{console} and all traffic cross the network in clear; serve TLS with --tls-cert/--tls-key, or put the box behind a VPN");
+    }
+    if crate::connector::claim_policy::no_claim_codes(config.claim_policy, config.claim_codes.len())
+    {
+        tracing::warn!(
+            "{}; fix: {}",
+            crate::connector::claim_policy::NO_CLAIM_CODES,
+            crate::connector::claim_policy::NO_CLAIM_CODES_FIX
+        );
+    }
     println!("listening on {scheme}://{addr}");
     tracing::info!(%addr, tls = tls.is_some(), "connector listening");
-    if tls.is_none() && !addr.ip().is_loopback() {
-        tracing::warn!(%addr, "plain HTTP on a non-loopback address: the API key and all traffic cross the network in clear; serve TLS with --tls-cert/--tls-key, or put the box behind a VPN");
-    }
     // systemd (Type=notify): bound and store open = ready; watchdog pings; STOPPING on drain.
     crate::service_notify::start(addr, &lifecycle).await;
     let app = router(state);

@@ -366,14 +366,17 @@ async fn pair(code: Vec<String>, connect: Option<String>, data_dir: PathBuf) -> 
         // (AOSP packages/apps/Settings `WirelessDebuggingFragment`, WIRELESS_STATUS_FAIL), so
         // the code typed is dead: a retry needs a new dialog (new code and port).
         PairWithPhoneError::Pairing(PairingError::WrongPassword) => anyhow::anyhow!(
-            "{e}; the phone closes its pairing dialog after a failed attempt: tap \"Pair \
-             device with pairing code\" again and run `pair --code` with the new port and code"
+            "pairing with {addr} failed: {e}; the phone closes its pairing dialog after a \
+             failed attempt: tap \"Pair device with pairing code\" again and run `pair --code` \
+             with the new port and code"
         ),
-        e => e.into(),
+        e => anyhow::anyhow!("pairing with {addr} failed: {e}"),
     })?;
     println!("paired with {}", guid.as_str());
     if let Some(connect) = connect {
-        print_paired_serial(&connect, key_file).await?;
+        print_paired_serial(&connect, key_file).await.map_err(|e| {
+            anyhow::anyhow!("paired, but reading the serial at {connect} failed: {e}")
+        })?;
     }
     Ok(())
 }

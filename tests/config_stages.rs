@@ -493,17 +493,20 @@ fn numeric_settings_out_of_range_are_refused_by_name_with_the_range() {
          upload_max_bytes = 68719476736\nfile_cache_max_bytes = 1099511627776\n",
     )
     .unwrap();
-    let (code, out) = run("check");
-    assert_eq!(code, Some(0), "{out}");
+    // Valid: the config is not a problem (whether a connector runs on this machine's default
+    // port is `check`'s concern, not this test's).
+    let (_, out) = run("check");
     assert!(out.starts_with("ok       config valid"), "{out}");
+    assert!(!out.contains("PROBLEM  config: --"), "{out}");
     std::fs::write(
         &file,
         "qr_ttl_secs = 1\nfile_ttl_secs = 1\nlease_grace = \"1s\"\n\
          upload_max_bytes = 1\nfile_cache_max_bytes = 1\n",
     )
     .unwrap();
-    let (code, out) = run("check");
-    assert_eq!(code, Some(0), "{out}");
+    let (_, out) = run("check");
+    assert!(out.starts_with("ok       config valid"), "{out}");
+    assert!(!out.contains("PROBLEM  config: --"), "{out}");
 
     // On SIGHUP: refused, logged by name with the range, and the running one stays.
     let conn = common::procs::ConnectorProc::start_with(

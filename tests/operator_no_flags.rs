@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use common::adb_server::{AdbFlavor, AdbServer};
-use common::procs::{bin, run_cli as run, SimPhone, TempDir};
+use common::procs::{bin, run_cli as run, ConnectorProc, Phones, SimPhone, TempDir};
 use common::API_KEY;
 
 const SERIAL: &str = "SIMNOFLAGS0001";
@@ -115,17 +115,35 @@ fn on_the_box_check_and_devices_run_with_no_flags() {
     std::fs::create_dir_all(&work).unwrap();
     // The packaged file's shape (`print-default-config`: data dir and key path set), with this
     // test's paths and adb server.
+    // A box where claims need no code (`check` calls policy `code` without `[claim_codes]` a
+    // problem).
     let config = format!(
-        "data_dir = {:?}\napi_key_file = {:?}\nadb_server = {:?}\n",
+        "data_dir = {:?}\napi_key_file = {:?}\nadb_server = {:?}\nclaim_policy = \"open\"\n\
+         listen = \"127.0.0.1:{}\"\n",
         data.display().to_string(),
         key.display().to_string(),
-        adb.addr()
+        adb.addr(),
+        common::adb_server::free_port()
     );
     std::fs::write(upper.join("xagent-adb-connector/config.toml"), config).unwrap();
 
+    // The service is not running yet: `check` says so, with the command that starts it.
+    let (code, out, err) = run_with_packaged_config(&upper, &work, &["check"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.starts_with("ok       config valid"), "{out}");
+    assert!(out.contains(&format!("ok       phone {SERIAL}")), "{out}");
+    assert!(
+        out.contains("PROBLEM  connector not running")
+            && out.contains("systemctl start xagent-adb-connector"),
+        "{out}"
+    );
+    assert_eq!(out.matches("PROBLEM").count(), 1, "{out}");
+
+    // Running (on the packaged data dir): all is well.
+    let _conn = ConnectorProc::start(&data, Phones::AdbServer(adb.addr()));
     let (code, out, err) = run_with_packaged_config(&upper, &work, &["check"]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.starts_with("ok       config valid"), "{out}");
+    assert!(out.contains("ok       connector running"), "{out}");
     assert!(out.contains(&format!("ok       phone {SERIAL}")), "{out}");
 
     let (code, out, err) = run_with_packaged_config(&upper, &work, &["devices", "--json"]);

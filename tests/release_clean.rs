@@ -334,6 +334,26 @@ async fn an_opted_out_step_is_not_run_and_a_failed_step_shows_in_devices_and_che
     // A failed step does not hold the phone back.
     let again = x.claim(&ch, &rig.sim.serial).await;
     assert_eq!(again["payload"]["status"], "authenticated", "{again}");
+    // The next release (a tap: HOME only) replaces the failed record: no problem any more.
+    ok(&x.tool(&ch, "android_tap", json!({"x": 5, "y": 5})).await);
+    logout(&mut x, &ch).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while rig.row().await["release"]["state"] != "clean" {
+        assert!(
+            Instant::now() < deadline,
+            "no clean release: {}",
+            rig.row().await
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let data = rig.dir.path().to_str().unwrap().to_string();
+    let adb = rig.adb.addr();
+    let (_, out, _) = tokio::task::spawn_blocking(move || {
+        run_cli(&["check", "--data-dir", &data, "--adb-server", &adb])
+    })
+    .await
+    .unwrap();
+    assert!(!out.contains("release step"), "{out}");
 }
 
 /// A binding whose tools changed nothing `[release]` undoes (a tap) still ends with HOME
@@ -492,4 +512,81 @@ async fn lease_expiry_after_a_restart_still_hands_the_phone_back() {
     );
     let logs = rig.conn.logs();
     assert!(logs.contains("connector lease expired"), "{logs}");
+}
+
+/// A failed step is a problem with its time, not for ever: once it is older than
+/// `FAILURE_SHOWN` (24 h; the store's record is aged here, the connector stopped) with no
+/// release since, `check` says it as a note with that time and no longer fails for it; a
+/// later clean release replaces it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_release_step_ages_out_of_check_with_its_time() {
+    let mut rig = Rig::start("SIMRELEASE009", &[], &[]);
+    let (mut x, ch) = rig.bound().await;
+    let apk = upload(
+        &rig.conn,
+        &ch,
+        "r.apk",
+        &sim_apk("com.example.agesout", "1.0"),
+    );
+    ok(&x
+        .tool(&ch, "android_app_install", json!({"file_ref": apk}))
+        .await);
+    let refuse = json!({"command_regex": "^pm uninstall", "stdout": "Failure [DELETE_FAILED_INTERNAL_ERROR]\n", "exit_code": 1});
+    assert_eq!(rig.sim.control_post("/v1/script", refuse), 200);
+    logout(&mut x, &ch).await;
+    assert_eq!(rig.finished_release().await["state"], "failed");
+    drop(x);
+    rig.conn.kill();
+    let data = rig.dir.path().to_path_buf();
+    let check = |data: std::path::PathBuf, adb: String| async move {
+        tokio::task::spawn_blocking(move || {
+            let key = data.join("api_key.txt");
+            run_cli(&[
+                "check",
+                "--data-dir",
+                data.to_str().unwrap(),
+                "--api-key-file",
+                key.to_str().unwrap(),
+                "--adb-server",
+                &adb,
+                "--claim-policy",
+                "open",
+            ])
+        })
+        .await
+        .unwrap()
+    };
+    let (_, out, _) = check(data.clone(), rig.adb.addr()).await;
+    let line = out
+        .lines()
+        .find(|l| l.contains("release step uninstall_apps failed"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.starts_with("PROBLEM  phone SIMRELEASE009"), "{out}");
+    // Its time: `YYYY-MM-DDTHH:MM:SSZ (N ago)`.
+    assert!(
+        line.contains("Z (") && line.contains(" ago)") || line.contains("just now"),
+        "{line}"
+    );
+
+    // 25 h later (the record aged in the store): a note with its time, not a problem.
+    let db = data.join(xagent_adb_connector::store::data_dir::DB_FILE);
+    let aged = rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE release_outcomes SET finished_ms = finished_ms - 90000000",
+            [],
+        )
+        .unwrap();
+    assert_eq!(aged, 1);
+    let (_, out, _) = check(data.clone(), rig.adb.addr()).await;
+    let line = out
+        .lines()
+        .find(|l| l.contains("release step uninstall_apps failed"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.starts_with("note     phone SIMRELEASE009"), "{out}");
+    assert!(
+        line.contains("ago") && line.contains("no longer counted a problem"),
+        "{line}"
+    );
+    assert!(!out.contains("PROBLEM  phone SIMRELEASE009"), "{out}");
 }

@@ -76,6 +76,11 @@ impl Connector {
         if serial.trim().is_empty() {
             return Err(super::form::missing("serial", SERIAL));
         }
+        // adb serials are byte-exact on the wire, but one typed by a person may differ in
+        // case: an unknown serial that matches one known phone's name (or serial) but for
+        // ASCII case is that phone (two that match: the exact spelling is needed).
+        let folded = self.case_folded(serial);
+        let serial = folded.as_deref().unwrap_or(serial);
         if serial.len() > 128 {
             return Err(refuse(
                 ErrorCode::AuthFailed,
@@ -102,6 +107,12 @@ impl Connector {
             }
             // Reported below, after the code check, exactly as the store's UNIQUE refusal.
             Ok(false) | Err(BindRefusal::PhoneBound) | Err(BindRefusal::UnknownChannel) => {}
+        }
+        // No phone by that name: said as such under either policy, before any code is
+        // compared — never counted as a wrong code, and the same words whether or not a code
+        // exists for the serial.
+        if self.inventory.get(&names[0]).is_none() {
+            return Err(self.unknown_serial());
         }
         if self.claim_policy() == ClaimPolicy::Code {
             if let Some(wait) = self.claim_guard.blocked_for(&guard, now_ms()) {
@@ -155,6 +166,31 @@ impl Connector {
             }
         }
         self.bind_phone(channel_id, &serial, &phone.model).await
+    }
+
+    /// The one known name (`ro.serialno`, `ro.serialno#N`) `serial` spells but for ASCII case,
+    /// when no phone has `serial` exactly; `None` when one has it, none matches, or several do.
+    fn case_folded(&self, serial: &str) -> Option<String> {
+        if self.inventory.get(serial).is_some() || !self.inventory.sharing(serial).is_empty() {
+            return None;
+        }
+        let mut matches: Vec<String> = self
+            .inventory
+            .list()
+            .into_iter()
+            .flat_map(|p| {
+                let serialno = p.identified.then_some(p.serialno);
+                [Some(p.serial), serialno]
+            })
+            .flatten()
+            .filter(|name| name.eq_ignore_ascii_case(serial))
+            .collect();
+        matches.sort();
+        matches.dedup();
+        match matches.len() {
+            1 => matches.pop(),
+            _ => None,
+        }
     }
 
     /// The refusal of a claim whose serial no phone has. When a direct phone refuses the

@@ -35,6 +35,23 @@ impl std::fmt::Display for ClaimPolicy {
     }
 }
 
+/// Whether `policy` with `codes` claim codes lets no phone be claimed: policy `code` (the
+/// default) with an empty `[claim_codes]` (`check` calls it a problem, `serve` warns at start
+/// and on SIGHUP, and still starts: a reload adding codes makes the box usable).
+pub fn no_claim_codes(policy: ClaimPolicy, codes: usize) -> bool {
+    policy == ClaimPolicy::Code && codes == 0
+}
+
+/// What is wrong when [`no_claim_codes`] holds (`check`'s PROBLEM line, `serve`'s warning).
+pub const NO_CLAIM_CODES: &str =
+    "claim_policy is \"code\" (the default) and [claim_codes] is empty: no phone can be claimed";
+
+/// The fix of [`NO_CLAIM_CODES`].
+pub const NO_CLAIM_CODES_FIX: &str = "give each phone a code at the end of the config file \
+     (`[claim_codes]`, then `SERIAL = \"sha256:…\"` from `echo -n CODE | xagent-adb-connector \
+     hash-claim-code`) and reload (`systemctl reload xagent-adb-connector`), or set \
+     claim_policy = \"open\" (--claim-policy open) on a trusted network";
+
 /// Wrong claim codes allowed per serial before a pause.
 pub const CLAIM_FAILURES_ALLOWED: u32 = 5;
 /// Pause after too many wrong codes; doubles with each further failure, up to [`CLAIM_PAUSE_MAX`].

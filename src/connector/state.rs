@@ -290,6 +290,11 @@ impl State {
             .collect()
     }
 
+    /// Every binding (the operator socket lists them with the model seen at the claim).
+    pub fn binding_records(&self) -> Vec<BindingRecord> {
+        self.bindings.values().cloned().collect()
+    }
+
     /// Bindings as (channel, serial) pairs (tests compare them with the store).
     pub fn binding_pairs(&self) -> HashSet<(String, String)> {
         self.bindings

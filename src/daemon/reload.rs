@@ -79,6 +79,16 @@ pub fn spawn(
                 tls = targets.tls.is_some(),
                 "SIGHUP: configuration reloaded (API key, claim policy, claim codes, device profiles, QR TTL)"
             );
+            if crate::connector::claim_policy::no_claim_codes(
+                config.claim_policy,
+                config.claim_codes.len(),
+            ) {
+                tracing::warn!(
+                    "SIGHUP: {}; fix: {}",
+                    crate::connector::claim_policy::NO_CLAIM_CODES,
+                    crate::connector::claim_policy::NO_CLAIM_CODES_FIX
+                );
+            }
         }
     });
     Ok(())

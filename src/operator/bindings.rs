@@ -10,7 +10,9 @@
 //! `{"bindings":[{"connector_channel_id":…,"serial":…},…],"paired":[{"serial":…,"addr":…},…]}`
 //! and closes (`paired` is absent from older connectors' answers: none then; so is
 //! `releases`, the phones' hand-backs: [`crate::connector::release::ReleaseView`], and
-//! `direct`, the names of the direct phones the connector has seen: [`DirectName`]).
+//! `direct`, the names of the direct phones the connector has seen: [`DirectName`], and
+//! `seen`, the phones behind adb servers it has identified: [`SeenPhone`]; each binding
+//! carries the `model` seen at its claim).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -32,11 +34,31 @@ pub const SOCKET_DEADLINE: Duration = Duration::from_secs(5);
 /// Largest answer read from the socket (bytes): 4096 channels × ~100 bytes fit.
 const MAX_ANSWER: u64 = 1024 * 1024;
 
-/// One binding on the wire.
+/// One binding on the wire (`model`: `ro.product.model` at the claim, absent from older
+/// connectors' answers).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Binding {
     connector_channel_id: String,
     serial: String,
+    #[serde(default)]
+    model: String,
+}
+
+/// A phone behind an adb server that the running connector has identified (online once),
+/// whatever its state now: a survey that finds it `offline` (listed by its transport, no
+/// model) still names it, with its model and so its binding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenPhone {
+    /// The adb server's label.
+    pub adb_server: String,
+    /// adb's serial of the transport (`R58N…`, `127.0.0.1:5555`).
+    pub transport: String,
+    /// Its name (`ro.serialno`, or `ro.serialno#N`).
+    pub serial: String,
+    /// `ro.serialno`.
+    pub serialno: String,
+    /// `ro.product.model` at the last reading.
+    pub model: String,
 }
 
 /// A phone paired over Wi-Fi, as remembered: its `ro.serialno` and the last `HOST:PORT` of
@@ -78,6 +100,10 @@ struct Answer {
     /// The direct phones the connector has identified (absent from older connectors).
     #[serde(default)]
     direct: Vec<DirectName>,
+    /// The phones behind adb servers the connector has identified (absent from older
+    /// connectors).
+    #[serde(default)]
+    seen: Vec<SeenPhone>,
 }
 
 /// What [`read`] found.
@@ -85,6 +111,8 @@ struct Answer {
 pub struct Remembered {
     /// serial → bound channel id.
     pub bound: HashMap<String, String>,
+    /// serial → `ro.product.model` at the claim, of the bound phones (may be empty).
+    pub bound_models: HashMap<String, String>,
     /// Phones paired over Wi-Fi, sorted by serial.
     pub paired: Vec<PairedPhone>,
     /// The recorded names of phones sharing a serial (field bug 50), so the survey names
@@ -95,6 +123,8 @@ pub struct Remembered {
     /// The direct phones a running connector has identified (none from the store, which
     /// keeps no address of a `--device` phone).
     pub direct: Vec<DirectName>,
+    /// The phones behind adb servers a running connector has identified (none from the store).
+    pub seen: Vec<SeenPhone>,
 }
 
 fn releases_by_serial(views: Vec<ReleaseView>) -> HashMap<String, ReleaseView> {
@@ -149,17 +179,19 @@ pub fn spawn(
                 },
             };
             let mut bindings: Vec<Binding> = connector
-                .inspect(|s| s.binding_pairs())
+                .inspect(|s| s.binding_records())
                 .into_iter()
-                .map(|(connector_channel_id, serial)| Binding {
-                    connector_channel_id,
-                    serial,
+                .map(|b| Binding {
+                    connector_channel_id: b.channel_id,
+                    serial: b.serial,
+                    model: b.model,
                 })
                 .collect();
             bindings.sort_by(|a, b| a.serial.cmp(&b.serial));
             let names = connector.inventory().names().all();
             let releases = connector.release_views();
             let direct = direct_names(&connector);
+            let seen = seen_phones(&connector);
             let store = connector.store().clone();
             tasks.spawn(async move {
                 // The store's queue answers in order; a failed read lists no paired phone.
@@ -174,6 +206,7 @@ pub fn spawn(
                     names,
                     releases,
                     direct,
+                    seen,
                 })
                 .unwrap_or_default();
                 let _ = tokio::time::timeout(SOCKET_DEADLINE, stream.write_all(&body)).await;
@@ -200,6 +233,26 @@ fn direct_names(connector: &Connector) -> Vec<DirectName> {
         .collect()
 }
 
+/// The phones behind adb servers `connector`'s inventory has identified, whatever their
+/// state now.
+fn seen_phones(connector: &Connector) -> Vec<SeenPhone> {
+    connector
+        .inventory()
+        .list()
+        .iter()
+        .filter(|p| p.identified)
+        .filter_map(|p| {
+            Some(SeenPhone {
+                adb_server: p.adb_server.clone()?,
+                transport: p.transport.clone(),
+                serial: p.serial.clone(),
+                serialno: p.serialno.clone(),
+                model: p.model.clone(),
+            })
+        })
+        .collect()
+}
+
 /// The bound channels and the paired phones, from the running connector's socket, else from
 /// the store in `data_dir` (none when it does not exist yet). Errors: a connector holds the
 /// store but its socket does not answer, or the store cannot be read.
@@ -219,6 +272,11 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
         .map_err(|e| err(&e))?;
         let answer: Answer = serde_json::from_slice(&body).map_err(|e| err(&e))?;
         return Ok(Remembered {
+            bound_models: answer
+                .bindings
+                .iter()
+                .map(|b| (b.serial.clone(), b.model.clone()))
+                .collect(),
             bound: answer
                 .bindings
                 .into_iter()
@@ -228,6 +286,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             names: answer.names,
             releases: releases_by_serial(answer.releases),
             direct: answer.direct,
+            seen: answer.seen,
         });
     }
     let db = data_dir.join(crate::store::data_dir::DB_FILE);
@@ -249,11 +308,22 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             .prepare(crate::store::sql::BINDING_ALL)
             .map_err(|e| err(&e))?;
         let rows = st
-            .query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, String>(0)?)))
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(1)?,
+                    (r.get::<_, String>(0)?, r.get::<_, String>(2)?),
+                ))
+            })
             .map_err(|e| err(&e))?;
+        let rows = rows.collect::<Result<Vec<_>, _>>().map_err(|e| err(&e))?;
+        let bound_models = rows
+            .iter()
+            .map(|(serial, (_, model))| (serial.clone(), model.clone()))
+            .collect();
         let bound = rows
-            .collect::<Result<HashMap<_, _>, _>>()
-            .map_err(|e| err(&e))?;
+            .into_iter()
+            .map(|(serial, (channel, _))| (serial, channel))
+            .collect();
         let mut st = conn
             .prepare(crate::store::sql::WIRELESS_ALL)
             .map_err(|e| err(&e))?;
@@ -272,8 +342,10 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             bound,
             paired: paired_of(records),
             names: stored_names(&conn),
+            bound_models,
             releases: releases_by_serial(stored_releases(&conn)),
             direct: Vec::new(),
+            seen: Vec::new(),
         })
     })
     .await

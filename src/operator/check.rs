@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::config::{ConfigError, ServeConfig, Settings};
+use crate::connector::claim_policy;
 use crate::device::parse::devices::{DeviceState, RouteKind};
 
 use super::{survey, Survey};
@@ -99,6 +100,31 @@ pub fn dialled_problem(p: &super::PhoneRow, dialled: &super::Dialled) -> (String
     (seen, fix)
 }
 
+/// The fix for a bound phone the survey did not find ([`super::PhoneRow::missing`]): bring it
+/// back the way it was reached, or end its binding.
+pub fn missing_fix(p: &super::PhoneRow) -> String {
+    let back = match p.route_kind() {
+        RouteKind::UsbAdbServer => "plug it back in (check the cable and the hub's power)".to_string(),
+        RouteKind::WifiAdbServer => format!(
+            "reconnect it (`adb connect {}`; on the phone, Wireless debugging or adb over TCP/IP on)",
+            p.transport
+        ),
+        RouteKind::WifiPaired => {
+            "turn Developer options → Wireless debugging on, on the phone's network".to_string()
+        }
+        RouteKind::Direct if !p.transport.is_empty() => format!(
+            "make sure it is on and reachable at {} (--device)",
+            p.transport.strip_prefix("tcp:").unwrap_or(&p.transport)
+        ),
+        _ => "attach it again (USB, `adb connect`, or its --device address)".to_string(),
+    };
+    format!(
+        "{back}; or, if it is gone for good, end the binding (auth.logout on channel {}) so the \
+         channel is free",
+        p.missing.as_deref().unwrap_or("-")
+    )
+}
+
 /// The report of `check` for a loaded configuration (or every problem found in it:
 /// [`Settings::resolve_all`]) and what the survey saw (`None`: the settings do not say where
 /// the phones are); returns (text, all fine).
@@ -116,13 +142,18 @@ pub fn report(
                 "ok       config valid (listen {scheme}://{})",
                 c.listen
             );
-            // The key itself was read and checked by the resolve; never printed.
+            // The key itself was read and checked by the resolve; never printed. A wildcard
+            // listen address is no URL a browser opens: the box's addresses are printed.
             let _ = match &c.operator_key {
                 Some(_) => writeln!(
                     out,
-                    "ok       operator console at {scheme}://{}/console (user operator, the \
-                     operator key file's first line as password)",
-                    c.listen
+                    "ok       operator console at {} (user operator, the operator key file's \
+                     first line as password)",
+                    super::reach::reachable(c.listen)
+                        .iter()
+                        .map(|a| format!("{scheme}://{a}/console"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 None => writeln!(
                     out,
@@ -130,6 +161,10 @@ pub fn report(
                      /console is off"
                 ),
             };
+            if let Some(problem) = claim_code_problem(c) {
+                ok = false;
+                let _ = writeln!(out, "{problem}");
+            }
         }
         Err(problems) => {
             for e in problems {
@@ -186,6 +221,44 @@ pub fn report(
             Some(dialled) => format!(" ({})", dialled_problem(p, dialled).0),
             None => String::new(),
         };
+        if let Some(channel) = &p.missing {
+            ok = false;
+            let _ = writeln!(
+                out,
+                "PROBLEM  phone {} bound to channel {channel}: {} (no adb server lists it and no \
+                 address reaches it; last seen {})\n         fix: {}",
+                crate::protocol::descriptor::mask_serial(&p.serial),
+                super::MISSING,
+                if p.transport.is_empty() {
+                    "nowhere this check knows".to_string()
+                } else {
+                    // A USB transport is named by the phone's serial: masked as the serial is.
+                    let transport = match p.route_kind() {
+                        RouteKind::UsbAdbServer => {
+                            crate::protocol::descriptor::mask_serial(&p.transport)
+                        }
+                        _ => p.transport.clone(),
+                    };
+                    match &p.adb_server {
+                        Some(s) => format!("as {transport} via adb server {s}"),
+                        None => format!("at {transport}"),
+                    }
+                },
+                p.fix().unwrap_or_default()
+            );
+            continue;
+        }
+        if let Some(why) = &p.unknown_why {
+            // Not said a problem: the phone may well trust the connector's key.
+            let _ = writeln!(
+                out,
+                "note     phone {via}: state {} ({why}; it refused this check's own key)\n         \
+                 fix: {}",
+                super::UNKNOWN,
+                p.fix().unwrap_or_default()
+            );
+            continue;
+        }
         let fix = p.fix();
         match fix {
             None => {
@@ -229,8 +302,9 @@ pub fn report(
 }
 
 /// The phones' hand-backs (`[release]`): a phone being released is a note (claimable once it
-/// finished), a failed step of the last release a problem with its fix. Returns whether none
-/// failed.
+/// finished), a failed step of the last release a problem with its fix and time — for
+/// [`crate::connector::release::FAILURE_SHOWN`], then a note (a later release replaces it).
+/// Returns whether none is a problem.
 pub fn release_lines(
     out: &mut String,
     releases: &std::collections::HashMap<String, crate::connector::release::ReleaseView>,
@@ -246,20 +320,52 @@ pub fn release_lines(
                 v.serial
             );
         }
+        let current = v.failure_current(crate::protocol::now_ms());
+        let at = v
+            .finished_ms
+            .map(crate::server::console::view::when)
+            .unwrap_or_else(|| "at an unknown time".into());
         for step in &v.failed_steps {
+            let why = step.message.as_deref().unwrap_or("no reason given");
+            if !current {
+                // Aged out: said with its time, no longer a problem (no release since).
+                let _ = writeln!(
+                    out,
+                    "note     phone {}: release step {} failed {at}, more than {} h ago with no \
+                     release since (no longer counted a problem): {why}",
+                    v.serial,
+                    step.step,
+                    crate::connector::release::FAILURE_SHOWN.as_secs() / 3600
+                );
+                continue;
+            }
             ok = false;
             let _ = writeln!(
                 out,
-                "PROBLEM  phone {}: release step {} failed after the last binding: {}
-         fix: undo it by hand (or with adb), or set [release].{} = false in the device profile; the phone is claimable",
+                "PROBLEM  phone {}: release step {} failed after the last binding, {at}: {why}
+         fix: undo it by hand (or with adb), or set [release].{} = false in the device profile; the phone is claimable (the next release, or {} h, clears this)",
                 v.serial,
                 step.step,
-                step.message.as_deref().unwrap_or("no reason given"),
-                step.step
+                step.step,
+                crate::connector::release::FAILURE_SHOWN.as_secs() / 3600
             );
         }
     }
     ok
+}
+
+/// Policy `code` (the default) with no `[claim_codes]`: no phone can be claimed (a claim
+/// needs its phone's code), so `check` calls it a problem and `serve` warns at start and on
+/// SIGHUP (it still starts: a SIGHUP adding codes makes the box usable without a restart).
+/// Returns the PROBLEM line with its fix, `None` when claims can succeed.
+pub fn claim_code_problem(c: &ServeConfig) -> Option<String> {
+    claim_policy::no_claim_codes(c.claim_policy, c.claim_codes.len()).then(|| {
+        format!(
+            "PROBLEM  config: {}\n         fix: {}",
+            claim_policy::NO_CLAIM_CODES,
+            claim_policy::NO_CLAIM_CODES_FIX
+        )
+    })
 }
 
 /// What is invalid, on one line whatever the cause (a TOML error spans several):
@@ -331,6 +437,12 @@ pub async fn run(stacked: Settings) -> (String, bool) {
     let seen = survey(&phones_at, &remembered).await;
     let (mut text, mut ok) = report(&config, Some(&seen));
     ok &= release_lines(&mut text, &remembered.releases);
+    if let Ok(c) = &config {
+        let running = super::running::probe(Some(&data_dir), c.listen, c.tls.is_some()).await;
+        let (line, up) = super::running::report(&running);
+        text.push_str(&line);
+        ok &= up;
+    }
     if let Some(fault) = db_problem {
         ok = false;
         let _ = writeln!(

@@ -35,9 +35,11 @@ fn channel_of<'a>(
         return Some(Some(id));
     }
     let unidentified = p.serial == p.transport && p.state != DeviceState::Device;
-    let unmatched = bound
-        .keys()
-        .any(|serial| !phones.iter().any(|q| &q.serial == serial));
+    // A bound phone no survey found is listed `missing`; it may be this one.
+    let unmatched = phones.iter().any(|q| q.missing.is_some())
+        || bound
+            .keys()
+            .any(|serial| !phones.iter().any(|q| &q.serial == serial));
     if unidentified && unmatched {
         None
     } else {
@@ -57,7 +59,9 @@ fn channel_of<'a>(
 /// transport that may be a bound one: [`channel_of`]; `connector_channel_id` is then null), and `"release"`: the phone's hand-back after its last
 /// binding (`{"state": "releasing"|"clean"|"failed", "finished_ms", "failed_steps": [{"step",
 /// "ok", "message"}]}`, `[release]` of the device profile), null when it was never released
-/// or unknown (no data dir).
+/// or unknown (no data dir). `state` is adb's word, `missing` for a bound phone the survey did
+/// not find ([`PhoneRow::missing`]; `transport` null when no reading says where it was) or
+/// `unknown` when the connector's key could not be used ([`PhoneRow::unknown_why`]).
 pub fn to_json(
     phones: &[PhoneRow],
     bound: Option<&HashMap<String, String>>,
@@ -74,8 +78,8 @@ pub fn to_json(
                     "transport_id": p.transport_id,
                     "warning": p.warning,
                     "model": (!p.model.is_empty()).then_some(p.model.as_str()),
-                    "state": p.state.as_str(),
-                    "transport": p.transport,
+                    "state": p.state_word(),
+                    "transport": (!p.transport.is_empty()).then_some(p.transport.as_str()),
                     "adb_server": p.adb_server,
                     "connector_channel_id": channel.flatten(),
                     "connector_channel_known": channel.is_some(),
@@ -94,7 +98,8 @@ pub fn to_json(
 /// The table form: a header and one line per phone, columns padded to their widest cell;
 /// `-` for no value. The last column, `WI-FI PAIRED`, says `yes` for a phone paired over Wi-Fi
 /// (the JSON's `paired_over_wifi`); `CHANNEL` reads `unknown` when which channel holds the
-/// phone is unknown ([`channel_of`]: no data dir, or a phone that may be a bound one); `RELEASE` is the last hand-back ([`release_cell`]).
+/// phone is unknown ([`channel_of`]: no data dir, or a phone that may be a bound one); `RELEASE` is the last hand-back ([`release_cell`]);
+/// `STATE` as in [`to_json`] (`missing`, `unknown` included).
 pub fn to_table(
     phones: &[PhoneRow],
     bound: Option<&HashMap<String, String>>,
@@ -121,8 +126,8 @@ pub fn to_table(
         rows.push([
             p.serial.clone(),
             or_dash(&p.model),
-            p.state.as_str().to_string(),
-            p.transport.clone(),
+            p.state_word().to_string(),
+            or_dash(&p.transport),
             or_dash(p.adb_server.as_deref().unwrap_or("")),
             match channel_of(p, phones, bound) {
                 Some(channel) => or_dash(channel.unwrap_or("")),

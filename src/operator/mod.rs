@@ -14,6 +14,8 @@
 pub mod bindings;
 pub mod check;
 pub mod devices;
+pub mod reach;
+pub mod running;
 pub mod table;
 
 use std::time::Duration;
@@ -61,7 +63,22 @@ pub struct PhoneRow {
     /// For a direct or paired phone the survey could not use (`offline`): what its address
     /// did when dialled again ([`dial`]); `None` otherwise.
     pub dialled: Option<Dialled>,
+    /// Bound to a channel, but no adb server lists it and no direct or paired address reaches
+    /// it now: listed from its binding (state [`MISSING`]), with what the binding and the last
+    /// reading know (model, transport, adb server): the channel it is bound to. `None` for a
+    /// phone the survey found.
+    pub missing: Option<String>,
+    /// Why the state is unknown: the phone refused a key, but the connector's own adb key
+    /// (which the phone may trust) could not be used — no data dir, or it cannot be read.
+    /// `None` when the state is what the phone said.
+    pub unknown_why: Option<String>,
 }
+
+/// The state word of a phone whose state is unknown ([`PhoneRow::unknown_why`]).
+pub const UNKNOWN: &str = "unknown";
+
+/// The state word of a bound phone the survey did not find ([`PhoneRow::missing`]).
+pub const MISSING: &str = "missing";
 
 impl PhoneRow {
     /// The row of a phone a running connector sees (its inventory's preferred route): what
@@ -78,6 +95,19 @@ impl PhoneRow {
             adb_server: p.adb_server.clone(),
             paired: p.wifi_paired,
             dialled: None,
+            missing: None,
+            unknown_why: None,
+        }
+    }
+
+    /// The state as `devices` and `check` print it: adb's word, or [`MISSING`].
+    pub fn state_word(&self) -> &str {
+        if self.missing.is_some() {
+            MISSING
+        } else if self.unknown_why.is_some() {
+            UNKNOWN
+        } else {
+            self.state.as_str()
         }
     }
 
@@ -93,6 +123,16 @@ impl PhoneRow {
     /// PROBLEM line ([`check::dialled_problem`] when its address was dialled again, else
     /// [`check::fix_for`]).
     pub fn fix(&self) -> Option<String> {
+        if self.missing.is_some() {
+            return Some(check::missing_fix(self));
+        }
+        if self.unknown_why.is_some() {
+            return Some(
+                "run check with the connector's data dir (--data-dir, as the service user or \
+                 root) to learn whether the phone trusts the connector's key"
+                    .into(),
+            );
+        }
         match &self.dialled {
             Some(dialled) => Some(check::dialled_problem(self, dialled).1),
             None => check::fix_for(&self.state, self.route_kind()),
@@ -189,8 +229,8 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
             Err(e) => Err(e.to_string()),
         };
         if version.is_ok() {
-            match tokio::time::timeout(SURVEY_DEADLINE, server_phones(&inv, &client, &source)).await
-            {
+            let phones = server_phones(&inv, &client, &source, remembered);
+            match tokio::time::timeout(SURVEY_DEADLINE, phones).await {
                 Ok(Ok(rows)) => out.phones.extend(rows),
                 Ok(Err(e)) => tracing::warn!(server = %spec.name, error = %e, "device list failed"),
                 Err(_) => tracing::warn!(server = %spec.name, "device list timed out"),
@@ -201,13 +241,9 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
             version,
         });
     }
-    let key = config
-        .data_dir
-        .as_ref()
-        .map(|dir| HostKeyFile::new(dir.join(crate::daemon::ADB_KEY_FILE)));
-    let key = key.as_ref();
+    let key = key_access(config.data_dir.as_deref()).await;
     for addr in &config.direct_devices {
-        let mut row = direct_phone(&inv, addr, key).await;
+        let mut row = direct_phone(&inv, addr, &key).await;
         if row.state != DeviceState::Device {
             // Not answering: the name the running connector knows it by beats the address
             // (its binding is kept under that name).
@@ -226,7 +262,7 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
         .iter()
         .filter(|p| !config.direct_devices.contains(&p.addr))
     {
-        let mut row = direct_phone(&inv, &phone.addr, key).await;
+        let mut row = direct_phone(&inv, &phone.addr, &key).await;
         if row.state != DeviceState::Device {
             // Not answering: the name remembered at pairing beats the address.
             row.serial = phone.serial.clone();
@@ -234,9 +270,59 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
         row.paired = true;
         out.phones.push(row);
     }
+    out.phones.extend(missing_phones(&out.phones, remembered));
     out.phones
         .sort_by(|a, b| (&a.serial, &a.adb_server).cmp(&(&b.serial, &b.adb_server)));
     warn_shared_serials(&mut out.phones);
+    out
+}
+
+/// The bound phones no row of `found` names: gone from every adb server and address
+/// ([`PhoneRow::missing`]), listed from the binding with the model seen at the claim and,
+/// when the running connector saw it, its last transport and adb server.
+fn missing_phones(found: &[PhoneRow], remembered: &bindings::Remembered) -> Vec<PhoneRow> {
+    let mut out: Vec<PhoneRow> = remembered
+        .bound
+        .keys()
+        .filter(|serial| !found.iter().any(|p| &&p.serial == serial))
+        .map(|serial| {
+            let seen = remembered.seen.iter().find(|p| &p.serial == serial);
+            let direct = remembered.direct.iter().find(|p| &p.serial == serial);
+            let paired = remembered.paired.iter().find(|p| &p.serial == serial);
+            let transport = match (seen, direct, paired) {
+                (Some(p), _, _) => p.transport.clone(),
+                (None, Some(d), _) => d.transport.clone(),
+                (None, None, Some(p)) => format!("tcp:{}", p.addr),
+                (None, None, None) => String::new(),
+            };
+            let model = match remembered.bound_models.get(serial) {
+                Some(m) if !m.is_empty() => m.clone(),
+                _ => seen.map(|p| p.model.clone()).unwrap_or_default(),
+            };
+            let serialno = seen
+                .map(|p| p.serialno.clone())
+                .or_else(|| direct.map(|d| d.serialno.clone()))
+                .unwrap_or_else(|| match serial.rsplit_once('#') {
+                    Some((base, n)) if n.chars().all(|c| c.is_ascii_digit()) => base.to_string(),
+                    _ => serial.clone(),
+                });
+            PhoneRow {
+                serial: serial.clone(),
+                serialno,
+                transport_id: None,
+                warning: None,
+                model,
+                state: DeviceState::Gone,
+                transport,
+                adb_server: seen.map(|p| p.adb_server.clone()),
+                paired: paired.is_some(),
+                dialled: None,
+                missing: remembered.bound.get(serial).cloned(),
+                unknown_why: None,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.serial.cmp(&b.serial));
     out
 }
 
@@ -272,6 +358,7 @@ async fn server_phones(
     inv: &Inventory,
     client: &AdbServerClient,
     source: &inventory::Source,
+    remembered: &bindings::Remembered,
 ) -> Result<Vec<PhoneRow>, AdbError> {
     let list = client.devices_l().await?;
     inventory::refresh_once(inv, client, source, &list).await;
@@ -286,14 +373,28 @@ async fn server_phones(
                     && p.identified
                     && p.state == DeviceState::Device
             });
-            let (serial, serialno, model) = match found {
-                Some(p) => (p.serial.clone(), p.serialno.clone(), p.model.clone()),
-                None => (
+            // Not answering now (`offline`: adb lists the transport, no model): the running
+            // connector's last reading names it, so its model and binding show.
+            let last = remembered
+                .seen
+                .iter()
+                .find(|p| p.adb_server == source.label && p.transport == e.serial);
+            let (serial, serialno, mut model) = match (found, last) {
+                (Some(p), _) => (p.serial.clone(), p.serialno.clone(), p.model.clone()),
+                (None, Some(p)) => (p.serial.clone(), p.serialno.clone(), p.model.clone()),
+                (None, None) => (
                     e.serial.clone(),
                     e.serial.clone(),
                     e.model.clone().unwrap_or_default(),
                 ),
             };
+            if model.is_empty() {
+                model = remembered
+                    .bound_models
+                    .get(&serial)
+                    .cloned()
+                    .unwrap_or_default();
+            }
             PhoneRow {
                 serial,
                 serialno,
@@ -305,20 +406,55 @@ async fn server_phones(
                 adb_server: Some(source.label.clone()),
                 paired: false,
                 dialled: None,
+                missing: None,
+                unknown_why: None,
             }
         })
         .collect())
 }
 
+/// The connector's adb key as a survey may use it.
+enum KeyAccess {
+    /// The key file, readable.
+    Usable(HostKeyFile),
+    /// The data dir holds no key yet (the connector never dialled a phone from it): no phone
+    /// can trust it, so a refusal is what the phone says.
+    Absent,
+    /// The key cannot be used, and a phone refusing the survey's throwaway key may well trust
+    /// it: why (no data dir, permission denied).
+    Unknown(String),
+}
+
+/// How the connector's adb key in `data_dir` can be used (opened once, never created).
+async fn key_access(data_dir: Option<&std::path::Path>) -> KeyAccess {
+    let Some(dir) = data_dir else {
+        return KeyAccess::Unknown(
+            "no data dir configured (--data-dir), where the connector keeps the adb key the \
+             phone may trust"
+                .into(),
+        );
+    };
+    let path = dir.join(crate::daemon::ADB_KEY_FILE);
+    match tokio::fs::File::open(&path).await {
+        Ok(_) => KeyAccess::Usable(HostKeyFile::new(path)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => KeyAccess::Absent,
+        Err(e) => KeyAccess::Unknown(format!(
+            "the connector's adb key {} cannot be read ({e})",
+            path.display()
+        )),
+    }
+}
+
 /// A direct-transport phone: identity when it answers; `unauthorized` when it refuses the
 /// connector's key; `offline` otherwise, with what its address does when [`dial`]led again.
 /// The connector's adb key (in the data dir, when one is configured) is used only if it
-/// exists (a survey never creates it).
-async fn direct_phone(inv: &Inventory, addr: &str, key: Option<&HostKeyFile>) -> PhoneRow {
+/// exists (a survey never creates it); a refusal while it cannot be used is an unknown state
+/// ([`PhoneRow::unknown_why`]), never `unauthorized` with the prompt's fix.
+async fn direct_phone(inv: &Inventory, addr: &str, key: &KeyAccess) -> PhoneRow {
     let transport = format!("tcp:{addr}");
-    let link = match key.filter(|key| key.exists()) {
-        Some(key) => DeviceLink::direct_with_key(addr, key.clone()),
-        None => DeviceLink::direct(addr),
+    let link = match key {
+        KeyAccess::Usable(key) => DeviceLink::direct_with_key(addr, key.clone()),
+        KeyAccess::Absent | KeyAccess::Unknown(_) => DeviceLink::direct(addr),
     };
     let state = match tokio::time::timeout(
         SURVEY_DEADLINE,
@@ -338,6 +474,8 @@ async fn direct_phone(inv: &Inventory, addr: &str, key: Option<&HostKeyFile>) ->
                 adb_server: None,
                 paired: false,
                 dialled: None,
+                missing: None,
+                unknown_why: None,
             }
         }
         Ok(Err(AdbError::DeviceUnauthorized | AdbError::NotPaired)) => DeviceState::Unauthorized,
@@ -345,6 +483,10 @@ async fn direct_phone(inv: &Inventory, addr: &str, key: Option<&HostKeyFile>) ->
     };
     let dialled = match state {
         DeviceState::Offline => Some(dial(addr).await),
+        _ => None,
+    };
+    let unknown_why = match (&state, key) {
+        (DeviceState::Unauthorized, KeyAccess::Unknown(why)) => Some(why.clone()),
         _ => None,
     };
     PhoneRow {
@@ -358,6 +500,8 @@ async fn direct_phone(inv: &Inventory, addr: &str, key: Option<&HostKeyFile>) ->
         adb_server: None,
         paired: false,
         dialled,
+        missing: None,
+        unknown_why,
     }
 }
 
@@ -384,7 +528,8 @@ pub async fn run_check(
 /// included) and their bound channels on stdout. Needs no API key and no data dir: without
 /// one the bound channels (and the phones paired over Wi-Fi, which the store remembers) are
 /// unknown, said on stderr and in the listing ([`devices::to_table`], [`devices::to_json`]).
-/// Errors: the config is invalid, or the bound channels cannot be read.
+/// Errors (exit status 1): the config is invalid, the bound channels cannot be read, or no
+/// configured adb server answered (the listing, printed first, then lacks their phones).
 pub async fn run_devices(
     config_file: Option<&std::path::Path>,
     settings: crate::config::Settings,
@@ -436,6 +581,14 @@ pub async fn run_devices(
                 "the serial is not unique: several phones report it; they are listed as the serial and the serial followed by #2, #3 …, told apart by their Android ID"
             );
         }
+        if let Some(channel) = &p.missing {
+            tracing::warn!(
+                serial_hint = %crate::protocol::descriptor::mask_serial(&p.serial),
+                channel = %channel,
+                "a bound phone is missing: no adb server lists it and no address reaches it; fix: {}",
+                p.fix().unwrap_or_default()
+            );
+        }
         if let Some(dialled) = &p.dialled {
             let (what, fix) = check::dialled_problem(p, dialled);
             tracing::warn!("phone {} is offline: {what}; fix: {fix}", p.transport);
@@ -445,6 +598,20 @@ pub async fn run_devices(
         println!("{:#}", devices::to_json(&seen.phones, bound, &releases));
     } else {
         print!("{}", devices::to_table(&seen.phones, bound, &releases));
+    }
+    // Every adb server down: the listing lacks their phones, which an empty table would hide
+    // from a script (exit status 1, as any error).
+    let down: Vec<String> = seen
+        .servers
+        .iter()
+        .filter_map(|s| s.version.as_ref().err().map(|e| format!("{}: {e}", s.name)))
+        .collect();
+    if !seen.servers.is_empty() && down.len() == seen.servers.len() {
+        anyhow::bail!(
+            "no adb server answered ({}); their phones are not listed: start the adb server \
+             (`adb -P PORT start-server`, or the adb-server service), or correct --adb-server",
+            down.join("; ")
+        );
     }
     Ok(())
 }

@@ -784,7 +784,9 @@ pub async fn start(
     state: ControlState,
     shutdown: CancellationToken,
 ) -> std::io::Result<SocketAddr> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| crate::bind_error(e, "--control", addr))?;
     let bound = listener.local_addr()?;
     let app = router(state);
     tokio::spawn(async move {

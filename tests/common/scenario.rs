@@ -142,7 +142,31 @@ pub async fn code_gated_sim(serial: &str, claim_code: &str) -> DirectSim {
         claim_code,
         &[],
     );
-    open_channel_on(sim, conn, dir).await
+    let mut phone = open_channel_on(sim, conn, dir).await;
+    until_code_asked(&mut phone.x, &phone.ch, &phone.sim.serial).await;
+    phone
+}
+
+/// Waits (≤ 15 s) until the connector sees `serial` under claim policy `code`: until then a
+/// claim is "no attached phone" (never a counted wrong code), so a test counting wrong codes
+/// waits first, with code-less claims — a form error, which counts nothing either.
+pub async fn until_code_asked(x: &mut XAgent, ch: &str, serial: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let e = x
+            .request(
+                "auth.start",
+                Some(ch),
+                json!({"flow_id": "adb_device_claim", "input": {"serial": serial}}),
+            )
+            .await;
+        let message = e["error"]["message"].as_str().unwrap_or_default();
+        if message.contains("`claim_code` is required") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the phone never showed: {e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A client on `conn`: hello as a new connector, one new channel; nothing claimed.

@@ -55,6 +55,23 @@ pub struct ReleaseView {
     pub failed_steps: Vec<StepOutcome>,
 }
 
+/// How long the failed steps of a phone's last release stay a problem in `check` (exit
+/// status 1): a later release replaces them (clean, or its own failures); with none, after
+/// this they are a note with their time, not a problem for ever.
+pub const FAILURE_SHOWN: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+impl ReleaseView {
+    /// Whether the failed steps are a problem at `now_ms` (Unix ms): some failed, within
+    /// [`FAILURE_SHOWN`] of when the release finished.
+    pub fn failure_current(&self, now_ms: i64) -> bool {
+        let shown = i64::try_from(FAILURE_SHOWN.as_millis()).unwrap_or(i64::MAX);
+        !self.failed_steps.is_empty()
+            && self
+                .finished_ms
+                .is_some_and(|at| now_ms.saturating_sub(at) < shown)
+    }
+}
+
 /// The releases of one connector; cheap to clone.
 #[derive(Clone)]
 pub struct Releases {
