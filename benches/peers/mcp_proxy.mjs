@@ -34,7 +34,9 @@ for await (const line of rl) {
     const txt = (r.content || []).find((c) => c.type === "text");
     out = {
       ms,
-      ok: !r.isError,
+      // mobile-mcp answers some failures as plain text ("Error: Device … not found") without
+      // isError: those are errors too.
+      ok: !r.isError && !(txt && /^Error\b/.test(txt.text)),
       mime: img ? img.mimeType : null,
       bytes: img ? Buffer.from(img.data, "base64").length : 0,
       text: txt ? txt.text.slice(0, 200) : "",
