@@ -758,3 +758,108 @@ async fn a_binding_whose_key_another_box_took_refuses_every_tool_observations_to
     let shot = xa.tool(&cha, "android_screenshot", json!({})).await;
     assert!(shot.get("error").is_none(), "{shot}");
 }
+
+/// Whether the phone was sent `input keyevent KEYCODE_HOME` after log entry `since` (run, or
+/// answered by a script: the log then holds the raw line, docs/sim.md).
+fn home_pressed_since(phone: &SimPhone, since: usize) -> bool {
+    let log = phone.state()["command_log"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    log.iter()
+        .skip(since)
+        .any(|e| e["argv"].to_string().contains("KEYCODE_HOME"))
+}
+
+fn log_len(phone: &SimPhone) -> usize {
+    phone.state()["command_log"].as_array().map_or(0, Vec::len)
+}
+
+/// The hand-back (`[release]`) and the fleet: a binding found lost hands nothing back on the
+/// phone another box's user now holds, and a phone being handed back stays bound in the fleet
+/// (other boxes refuse it) until its release ends, then is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_binding_hands_nothing_back_and_a_phone_being_handed_back_stays_bound() {
+    let etcd = Etcd::single();
+    let url = etcd.url(0);
+    let phone = SimPhone::start_with_control("FLEETREL01", &[]);
+    let (da, db) = (TempDir::new("fleet-rel-a"), TempDir::new("fleet-rel-b"));
+    let a = start_box(&da, "A", std::slice::from_ref(&url), &[&phone], &[]);
+    let b = start_box(&db, "B", std::slice::from_ref(&url), &[&phone], &[]);
+    let (mut xa, cha) = client(&a).await;
+    claim_until(&mut xa, &cha, &phone.serial, "").await;
+    let ack = tap(&mut xa, &cha).await;
+    assert!(
+        ack.get("error").is_none(),
+        "a side effect to hand back: {ack}"
+    );
+    // A's key goes, B takes the phone and acts on it.
+    let key = format!(
+        "/xagent-adb/v1/bindings/{}",
+        phone
+            .serial
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    assert_eq!(etcd.delete_key(&key), 1, "A's binding key was in etcd");
+    let (mut xb, chb) = client(&b).await;
+    claim_until(&mut xb, &chb, &phone.serial, "").await;
+    tap_until(&mut xa, &cha, "fleet_binding_lost").await;
+    let ack = tap(&mut xb, &chb).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    // A's user leaves: nothing of A's hand-back may land in B's user's session.
+    let since = log_len(&phone);
+    let out = xa.request("auth.logout", Some(&cha), json!({})).await;
+    assert!(out.get("error").is_none(), "{out}");
+    let deadline = Instant::now() + Duration::from_secs(BOUND);
+    while !a.logs().contains("release skipped") {
+        assert!(
+            Instant::now() < deadline,
+            "A skipped its release: {}",
+            a.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        !home_pressed_since(&phone, since),
+        "A pressed HOME on B's phone"
+    );
+    let ack = tap(&mut xb, &chb).await;
+    assert!(
+        ack.get("error").is_none(),
+        "B's binding is untouched: {ack}"
+    );
+
+    // B hands the phone back slowly (its HOME takes 3 s): meanwhile A is refused as
+    // bound elsewhere, never bound before the hand-back ran.
+    assert_eq!(
+        phone.control_post(
+            "/v1/script",
+            json!({"command_regex": "keyevent", "delay_ms": 3000, "times": 1})
+        ),
+        200
+    );
+    let since = log_len(&phone);
+    let out = xb.request("auth.logout", Some(&chb), json!({})).await;
+    assert!(out.get("error").is_none(), "{out}");
+    let early = xa.claim(&cha, &phone.serial).await;
+    assert_eq!(code(&early), "phone_bound_elsewhere", "{early}");
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("box B"),
+        "{early}"
+    );
+    claim_until(&mut xa, &cha, &phone.serial, "").await;
+    assert!(
+        home_pressed_since(&phone, since),
+        "B's hand-back ran before A got the phone: {}",
+        b.logs()
+            .lines()
+            .filter(|l| l.contains("release") || l.contains("logout"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

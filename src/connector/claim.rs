@@ -362,7 +362,9 @@ impl Connector {
             self.releases.begin(serial, &profiles);
         }
         self.state().unbind(channel_id);
-        if let (Some(serial), Some(fleet)) = (&bound, &self.fleet) {
+        // A phone being handed back keeps its fleet key until the release ends (it gives the
+        // key back then): other boxes see it bound meanwhile.
+        if let (Some(serial), Some(fleet), None) = (&bound, &self.fleet, release) {
             fleet.release(serial).await;
         }
         match released {

@@ -83,7 +83,7 @@ impl Connector {
         }
         cascade?;
         if let Some(fleet) = &self.fleet {
-            fleet.release_all().await;
+            fleet.release_all_but(&serials).await;
         }
         self.files.revoke_channel(None).await?;
         tracing::info!(

@@ -209,6 +209,7 @@ impl Connector {
         fleet.set_instance(&self.connector_id());
         let inventory = self.inventory.clone();
         fleet.on_lost(Box::new(move || inventory.announce()));
+        self.releases.set_fleet(Arc::clone(&fleet));
         self.fleet = Some(fleet);
         self
     }

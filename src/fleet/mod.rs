@@ -381,9 +381,15 @@ impl Fleet {
         }
     }
 
-    /// Releases every binding (the connector's lease expired and dropped them all).
-    pub async fn release_all(&self) {
-        let serials: Vec<String> = lock(&self.inner).held.keys().cloned().collect();
+    /// Releases every binding but those of `releasing` (the connector's lease expired and
+    /// dropped them all; a phone being handed back gives its key back when its release ends).
+    pub async fn release_all_but(&self, releasing: &[String]) {
+        let serials: Vec<String> = lock(&self.inner)
+            .held
+            .keys()
+            .filter(|s| !releasing.contains(s))
+            .cloned()
+            .collect();
         for serial in serials {
             self.release(&serial).await;
         }

@@ -88,6 +88,9 @@ struct Inner {
     pending: Mutex<HashSet<String>>,
     /// serial → its last release.
     outcomes: Mutex<HashMap<String, ReleaseOutcome>>,
+    /// The fleet this box is a member of: a release runs only while this box still holds the
+    /// phone's fleet key ([`crate::fleet::Fleet::fence`]) and gives the key back when it ends.
+    fleet: std::sync::OnceLock<Arc<crate::fleet::Fleet>>,
 }
 
 impl Releases {
@@ -122,8 +125,17 @@ impl Releases {
                 changes: Mutex::new(changes),
                 pending: Mutex::new(pending),
                 outcomes: Mutex::new(outcomes),
+                fleet: std::sync::OnceLock::new(),
             }),
         })
+    }
+
+    /// Makes releases fleet-aware (`--fleet-etcd`): a binding's fleet key is kept while its
+    /// release runs, so other boxes see the phone bound (not free mid-hand-back), and a
+    /// release whose key another box took (the binding was lost) runs no step on that box's
+    /// phone. Set once, by [`super::Connector::with_fleet`].
+    pub fn set_fleet(&self, fleet: Arc<crate::fleet::Fleet>) {
+        let _ = self.inner.fleet.set(fleet);
     }
 
     /// Starts the releases a restart found pending.
@@ -271,7 +283,15 @@ impl Releases {
             .get(serial)
             .cloned()
             .unwrap_or_default();
-        let plan = steps::plan(&policy, &changes);
+        let mut plan = steps::plan(&policy, &changes);
+        let fleet = self.inner.fleet.get();
+        if let Some(fleet) = fleet {
+            if fleet.fence(serial).await.is_err() {
+                // Another box holds the phone now: its user's session is not ours to clean.
+                tracing::warn!(serial_hint = %hint, "release skipped: the fleet binding was lost, another box holds the phone");
+                plan.clear();
+            }
+        }
         tracing::info!(serial_hint = %hint, steps = plan.len(), "release started");
         let outcome = ReleaseOutcome {
             serial: serial.to_string(),
@@ -289,6 +309,9 @@ impl Releases {
         lock(&self.inner.changes).remove(serial);
         lock(&self.inner.outcomes).insert(serial.to_string(), outcome);
         lock(&self.inner.pending).remove(serial);
+        if let Some(fleet) = fleet {
+            fleet.release(serial).await;
+        }
         if failed == 0 {
             tracing::info!(serial_hint = %hint, "release finished: phone handed back clean");
         } else {
