@@ -656,3 +656,58 @@ async fn an_offline_phone_behind_an_adb_server_keeps_the_running_connectors_read
     assert_eq!(row["connector_channel_id"], ch.as_str(), "{out}");
     assert_eq!(row["adb_server"], adb.addr().as_str(), "{out}");
 }
+
+/// A `[claim_codes]` key typed in another case than the phone's serial is that phone's entry
+/// (claims fold case the same way): the right code claims it, spelled either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_code_keyed_in_lower_case_opens_the_phone() {
+    let sim = SimPhone::start("SIMCASEKEY01");
+    let dir = TempDir::new("fresh-case-key");
+    let claim_code = "claim-KEYED-271828";
+    let conn = ConnectorProc::start_with_claim_code(
+        dir.path(),
+        Phones::Direct(vec![sim.addr.clone()]),
+        &sim.serial.to_lowercase(),
+        claim_code,
+        &[],
+    );
+    let mut x = connect(&conn.addr).await;
+    x.hello("").await;
+    let (ch, _) = x.open(None).await;
+    let claim = |serial: &str, code: &str| json!({"flow_id": "adb_device_claim", "input": {"serial": serial, "claim_code": code}});
+    let mut ok = Value::Null;
+    for _ in 0..75 {
+        ok = x
+            .request("auth.start", Some(&ch), claim(&sim.serial, claim_code))
+            .await;
+        if ok["payload"]["status"] == "authenticated" {
+            break;
+        }
+        let message = ok["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("no attached phone has this serial"),
+            "{ok}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+    let out = x.request("auth.logout", Some(&ch), json!({})).await;
+    assert!(out.get("error").is_none(), "{out}");
+    // A wrong code is still wrong.
+    let e = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            claim(&sim.serial, "claim-WRONG-000000"),
+        )
+        .await;
+    assert_eq!(e["error"]["code"], "auth_failed", "{e}");
+    let ok = x
+        .request(
+            "auth.start",
+            Some(&ch),
+            claim(&sim.serial.to_lowercase(), claim_code),
+        )
+        .await;
+    assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
+}

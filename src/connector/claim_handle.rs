@@ -57,11 +57,11 @@ impl Connector {
     /// Whether `code` opens the phone `name`: its own `[claim_codes]` entry, else its
     /// serial's.
     pub(super) fn claim_code_opens(&self, name: &str, code: &str) -> bool {
-        let own = self
-            .claim_codes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(name);
+        let own = super::code_entry(
+            &self.claim_codes.read().unwrap_or_else(|e| e.into_inner()),
+            name,
+        )
+        .is_some();
         let serialno = self.claim_guard_key(name);
         if own || serialno == name {
             self.claim_code_matches(name, code)

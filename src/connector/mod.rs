@@ -322,11 +322,11 @@ impl Connector {
     pub(crate) fn claim_code_matches(&self, serial: &str, code: &str) -> bool {
         use subtle::ConstantTimeEq;
         let hash = crate::secret::hash_claim_code(code);
-        self.claim_codes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(serial)
-            .is_some_and(|h| bool::from(h.ct_eq(&hash)))
+        code_entry(
+            &self.claim_codes.read().unwrap_or_else(|e| e.into_inner()),
+            serial,
+        )
+        .is_some_and(|h| bool::from(h.ct_eq(&hash)))
     }
 
     /// Replaces the claim policy, the claim codes, the device profiles and the QR codes'
@@ -394,4 +394,23 @@ impl Connector {
 /// `android_shell` only when `[shell].enabled` (Device Profile §7: no arbitrary shell by default).
 pub fn card_tools_for(policy: &Policy) -> Vec<&'static str> {
     registry().card_ids(policy)
+}
+
+/// The `[claim_codes]` entry of `serial`: its own key, else the one key equal to it but for
+/// ASCII case (an operator typing `r58n12abcdef` for `R58N12ABCDEF`, as claims already
+/// fold case); two keys that differ only in case need the exact spelling.
+pub(crate) fn code_entry<'a>(
+    codes: &'a HashMap<String, CodeHash>,
+    serial: &str,
+) -> Option<&'a CodeHash> {
+    codes.get(serial).or_else(|| {
+        let mut folded = codes
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(serial))
+            .map(|(_, h)| h);
+        match (folded.next(), folded.next()) {
+            (Some(h), None) => Some(h),
+            _ => None,
+        }
+    })
 }
