@@ -711,3 +711,48 @@ async fn a_claim_code_keyed_in_lower_case_opens_the_phone() {
         .await;
     assert_eq!(ok["payload"]["status"], "authenticated", "{ok}");
 }
+
+/// A bound phone whose adb server stopped is not gone: `devices` and `check` say its state is
+/// unknown because its server did not answer, with the server's fix, never `missing` with
+/// "end the binding".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bound_phone_behind_a_stopped_adb_server_is_unknown_not_missing() {
+    const SERIAL: &str = "SIMSRVDOWN0001";
+    let adb = AdbServer::start(AdbFlavor::Google34);
+    let phone = SimPhone::start(SERIAL);
+    adb.connect(&phone.addr);
+    let dir = TempDir::new("fresh-server-down");
+    let mut flags = base_flags(dir.path());
+    flags.extend([
+        "--adb-server".into(),
+        adb.addr(),
+        "--claim-policy".into(),
+        "open".into(),
+    ]);
+    let conn = ConnectorProc::start(dir.path(), Phones::AdbServer(adb.addr()));
+    let (_x, ch) = claimed_channel(&conn.addr, SERIAL).await;
+    adb.stop();
+
+    let (_, out, _) = with("devices", &flags, &["--json"]);
+    let row = row_of(&out, SERIAL);
+    assert_eq!(row["state"], "unknown", "{out}");
+    assert_eq!(row["connector_channel_id"], ch.as_str(), "{out}");
+
+    let (code, out, _) = with("check", &flags, &["--listen", &conn.addr]);
+    assert_eq!(code, Some(1), "the adb server is a problem: {out}");
+    let masked = format!("SIM…{}", &SERIAL[SERIAL.len() - 4..]);
+    let note = out
+        .lines()
+        .skip_while(|l| !l.starts_with(&format!("note     bound phone {masked}: state unknown")))
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        note.contains(&format!("its adb server {} did not answer", adb.addr()))
+            && note.contains("start-server"),
+        "{out}"
+    );
+    assert!(!out.contains("missing"), "not gone: {out}");
+    assert!(!out.contains("end the binding"), "{out}");
+    assert!(!out.contains(SERIAL), "masked: {out}");
+}

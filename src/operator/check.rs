@@ -248,6 +248,18 @@ pub fn report(
             );
             continue;
         }
+        if let Some(servers) = &p.server_down {
+            // The server's own PROBLEM line says what is wrong; the phone is not gone.
+            let _ = writeln!(
+                out,
+                "note     bound phone {}: state {} (its adb server {servers} did not answer)\n         \
+                 fix: {}",
+                crate::protocol::descriptor::mask_serial(&p.serial),
+                super::UNKNOWN,
+                p.fix().unwrap_or_default()
+            );
+            continue;
+        }
         if let Some(why) = &p.unknown_why {
             // Not said a problem: the phone may well trust the connector's key.
             let _ = writeln!(

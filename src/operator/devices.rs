@@ -61,7 +61,8 @@ fn channel_of<'a>(
 /// "ok", "message"}]}`, `[release]` of the device profile), null when it was never released
 /// or unknown (no data dir). `state` is adb's word, `missing` for a bound phone the survey did
 /// not find ([`PhoneRow::missing`]; `transport` null when no reading says where it was) or
-/// `unknown` when the connector's key could not be used ([`PhoneRow::unknown_why`]).
+/// `unknown` when the connector's key could not be used ([`PhoneRow::unknown_why`]) or the adb
+/// server carrying a bound phone did not answer ([`PhoneRow::server_down`]).
 pub fn to_json(
     phones: &[PhoneRow],
     bound: Option<&HashMap<String, String>>,

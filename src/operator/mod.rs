@@ -72,6 +72,10 @@ pub struct PhoneRow {
     /// (which the phone may trust) could not be used — no data dir, or it cannot be read.
     /// `None` when the state is what the phone said.
     pub unknown_why: Option<String>,
+    /// A bound phone not listed because the adb server that carries it (or, when no reading
+    /// says which, every configured one that is down) did not answer: its state is unknown,
+    /// not gone (the names of those servers). Its binding is kept; the fix is the server's.
+    pub server_down: Option<String>,
 }
 
 /// The state word of a phone whose state is unknown ([`PhoneRow::unknown_why`]).
@@ -97,6 +101,7 @@ impl PhoneRow {
             dialled: None,
             missing: None,
             unknown_why: None,
+            server_down: None,
         }
     }
 
@@ -104,7 +109,7 @@ impl PhoneRow {
     pub fn state_word(&self) -> &str {
         if self.missing.is_some() {
             MISSING
-        } else if self.unknown_why.is_some() {
+        } else if self.unknown_why.is_some() || self.server_down.is_some() {
             UNKNOWN
         } else {
             self.state.as_str()
@@ -125,6 +130,12 @@ impl PhoneRow {
     pub fn fix(&self) -> Option<String> {
         if self.missing.is_some() {
             return Some(check::missing_fix(self));
+        }
+        if let Some(servers) = &self.server_down {
+            return Some(format!(
+                "start adb server {servers} again (`adb -P PORT start-server`, or the service \
+                 that runs it); the binding is kept and the phone is listed once it answers"
+            ));
         }
         if self.unknown_why.is_some() {
             return Some(
@@ -270,7 +281,14 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
         row.paired = true;
         out.phones.push(row);
     }
-    out.phones.extend(missing_phones(&out.phones, remembered));
+    let down: Vec<String> = out
+        .servers
+        .iter()
+        .filter(|r| r.version.is_err())
+        .map(|r| r.name.clone())
+        .collect();
+    out.phones
+        .extend(missing_phones(&out.phones, remembered, &down));
     out.phones
         .sort_by(|a, b| (&a.serial, &a.adb_server).cmp(&(&b.serial, &b.adb_server)));
     warn_shared_serials(&mut out.phones);
@@ -280,7 +298,11 @@ pub async fn survey(config: &SurveyConfig, remembered: &bindings::Remembered) ->
 /// The bound phones no row of `found` names: gone from every adb server and address
 /// ([`PhoneRow::missing`]), listed from the binding with the model seen at the claim and,
 /// when the running connector saw it, its last transport and adb server.
-fn missing_phones(found: &[PhoneRow], remembered: &bindings::Remembered) -> Vec<PhoneRow> {
+fn missing_phones(
+    found: &[PhoneRow],
+    remembered: &bindings::Remembered,
+    down: &[String],
+) -> Vec<PhoneRow> {
     let mut out: Vec<PhoneRow> = remembered
         .bound
         .keys()
@@ -306,6 +328,17 @@ fn missing_phones(found: &[PhoneRow], remembered: &bindings::Remembered) -> Vec<
                     Some((base, n)) if n.chars().all(|c| c.is_ascii_digit()) => base.to_string(),
                     _ => serial.clone(),
                 });
+            // Carried by a server that did not answer (the one the connector saw it on; with
+            // no reading, any down server unless the phone has its own address): not gone.
+            let server_down = match (seen, direct.is_some() || paired.is_some()) {
+                (Some(p), _) => down.contains(&p.adb_server).then(|| p.adb_server.clone()),
+                (None, false) if !down.is_empty() => Some(down.join(", ")),
+                _ => None,
+            };
+            let missing = match server_down {
+                Some(_) => None,
+                None => remembered.bound.get(serial).cloned(),
+            };
             PhoneRow {
                 serial: serial.clone(),
                 serialno,
@@ -317,8 +350,9 @@ fn missing_phones(found: &[PhoneRow], remembered: &bindings::Remembered) -> Vec<
                 adb_server: seen.map(|p| p.adb_server.clone()),
                 paired: paired.is_some(),
                 dialled: None,
-                missing: remembered.bound.get(serial).cloned(),
+                missing,
                 unknown_why: None,
+                server_down,
             }
         })
         .collect();
@@ -408,6 +442,7 @@ async fn server_phones(
                 dialled: None,
                 missing: None,
                 unknown_why: None,
+                server_down: None,
             }
         })
         .collect())
@@ -476,6 +511,7 @@ async fn direct_phone(inv: &Inventory, addr: &str, key: &KeyAccess) -> PhoneRow 
                 dialled: None,
                 missing: None,
                 unknown_why: None,
+                server_down: None,
             }
         }
         Ok(Err(AdbError::DeviceUnauthorized | AdbError::NotPaired)) => DeviceState::Unauthorized,
@@ -502,6 +538,7 @@ async fn direct_phone(inv: &Inventory, addr: &str, key: &KeyAccess) -> PhoneRow 
         dialled,
         missing: None,
         unknown_why,
+        server_down: None,
     }
 }
 

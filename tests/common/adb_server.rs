@@ -143,7 +143,7 @@ impl AdbServer {
     /// Stops the server by its port: `adb -P PORT kill-server` (≤ 10 s; adb 34 has been seen
     /// to hang in it while a transport sits in an AUTH loop), then SIGKILL to whatever process
     /// still listens on 127.0.0.1:PORT.
-    fn stop(&self) {
+    pub fn stop(&self) {
         let mut cmd = Command::new(self.flavor.binary());
         cmd.arg("-P")
             .arg(self.port.to_string())
