@@ -221,9 +221,18 @@ impl Settings {
     }
 
     /// The fleet settings of `serve`, `None` without `--fleet-etcd`. Errors: those of
-    /// [`Settings::fleet_store`], no or a bad `--box`, a TTL out of range.
+    /// [`Settings::fleet_store`], no or a bad `--box`, `--box` without `--fleet-etcd`, a TTL
+    /// out of range.
     pub fn fleet_config(&self) -> Result<Option<crate::fleet::FleetConfig>, ConfigError> {
         let Some((endpoints, tls)) = self.fleet_store()? else {
+            // A box name with no fleet is a forgotten `--fleet-etcd`, not a plain box.
+            if self.box_name.is_some() {
+                return Err(ConfigError::Missing(
+                    "--box (box, env XAGENT_ADB_BOX) names this box in a fleet, but no \
+                     --fleet-etcd (fleet_etcd, env XAGENT_ADB_FLEET_ETCD) is given: add the \
+                     fleet's etcd, or drop --box",
+                ));
+            }
             return Ok(None);
         };
         let box_name = self.box_name.clone().ok_or(ConfigError::Missing(
@@ -1288,6 +1297,26 @@ mod tests {
         assert_eq!(merged.claim_policy, Some(ClaimPolicy::Open));
         assert_eq!(merged.devices, ["tcp:h:1", "tcp:h:2"]);
         assert_eq!(merged.lease_grace.as_deref(), Some("5s"));
+    }
+
+    #[test]
+    fn a_box_name_and_a_fleet_store_go_together() {
+        let lone_box = Settings {
+            box_name: Some("rack1-pi3".into()),
+            ..Default::default()
+        };
+        let err = lone_box.fleet_config().unwrap_err().to_string();
+        assert!(
+            err.contains("--box") && err.contains("no --fleet-etcd"),
+            "{err}"
+        );
+        let lone_store = Settings {
+            fleet_etcd: vec!["http://127.0.0.1:2379".into()],
+            ..Default::default()
+        };
+        let err = lone_store.fleet_config().unwrap_err().to_string();
+        assert!(err.contains("--box") && err.contains("required"), "{err}");
+        assert!(Settings::default().fleet_config().unwrap().is_none());
     }
 
     #[test]
