@@ -808,6 +808,50 @@ async fn a_lost_binding_hands_nothing_back_and_a_phone_being_handed_back_stays_b
     tap_until(&mut xa, &cha, "fleet_binding_lost").await;
     let ack = tap(&mut xb, &chb).await;
     assert!(ack.get("error").is_none(), "{ack}");
+    // A's operator sees it: `check` calls it a problem with the fix, `devices` warns.
+    let data_dir = da.path().display().to_string();
+    let key_dir = TempDir::new("fleet-rel-key");
+    let key_file = key_dir.path().join("api_key.txt");
+    std::fs::write(&key_file, format!("{}\n", common::API_KEY)).unwrap();
+    let key_file = key_file.display().to_string();
+    let device = format!("tcp:{}", phone.addr);
+    let masked = xagent_adb_connector::protocol::descriptor::mask_serial(&phone.serial);
+    let (status, out, _) = run_cli(&[
+        "check",
+        "--config",
+        "/dev/null",
+        "--data-dir",
+        &data_dir,
+        "--api-key-file",
+        &key_file,
+        "--adb-server",
+        "",
+        "--device",
+        &device,
+        "--listen",
+        &a.addr,
+    ]);
+    assert_eq!(status, Some(1), "{out}");
+    assert!(
+        out.contains(&format!(
+            "PROBLEM  phone {masked} bound to channel {cha}: binding lost in the fleet"
+        )) && out.contains(&format!("fix: auth.logout on channel {cha}")),
+        "{out}"
+    );
+    let (_, _, err) = run_cli(&[
+        "devices",
+        "--config",
+        "/dev/null",
+        "--data-dir",
+        &data_dir,
+        "--adb-server",
+        "",
+        "--device",
+        &device,
+    ]);
+    assert!(err.contains("a binding is lost in the fleet"), "{err}");
+    // The listing names the phones (the operator's own); the log line is masked.
+    assert!(!err.contains(&phone.serial), "masked in the log: {err}");
     // A's user leaves: nothing of A's hand-back may land in B's user's session.
     let since = log_len(&phone);
     let out = xa.request("auth.logout", Some(&cha), json!({})).await;

@@ -12,7 +12,7 @@
 //! `releases`, the phones' hand-backs: [`crate::connector::release::ReleaseView`], and
 //! `direct`, the names of the direct phones the connector has seen: [`DirectName`], and
 //! `seen`, the phones behind adb servers it has identified: [`SeenPhone`]; each binding
-//! carries the `model` seen at its claim).
+//! carries the `model` seen at its claim, and `fleet_lost` when the fleet fenced it).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -42,6 +42,10 @@ struct Binding {
     serial: String,
     #[serde(default)]
     model: String,
+    /// Why the fleet fenced this binding (`fleet_binding_lost`: another box holds the phone,
+    /// or its key went), absent while it holds (and from older connectors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fleet_lost: Option<String>,
 }
 
 /// A phone behind an adb server that the running connector has identified (online once),
@@ -125,6 +129,9 @@ pub struct Remembered {
     pub direct: Vec<DirectName>,
     /// The phones behind adb servers a running connector has identified (none from the store).
     pub seen: Vec<SeenPhone>,
+    /// serial → why the fleet fenced its binding (`fleet_binding_lost`), from a running
+    /// connector (none from the store: a stopped box re-checks its keys when it starts).
+    pub fleet_lost: HashMap<String, String>,
 }
 
 fn releases_by_serial(views: Vec<ReleaseView>) -> HashMap<String, ReleaseView> {
@@ -182,6 +189,7 @@ pub fn spawn(
                 .inspect(|s| s.binding_records())
                 .into_iter()
                 .map(|b| Binding {
+                    fleet_lost: connector.fleet().and_then(|f| f.lost(&b.serial)),
                     connector_channel_id: b.channel_id,
                     serial: b.serial,
                     model: b.model,
@@ -272,6 +280,11 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
         .map_err(|e| err(&e))?;
         let answer: Answer = serde_json::from_slice(&body).map_err(|e| err(&e))?;
         return Ok(Remembered {
+            fleet_lost: answer
+                .bindings
+                .iter()
+                .filter_map(|b| Some((b.serial.clone(), b.fleet_lost.clone()?)))
+                .collect(),
             bound_models: answer
                 .bindings
                 .iter()
@@ -346,6 +359,7 @@ pub async fn read(data_dir: &Path) -> Result<Remembered, BindingsError> {
             releases: releases_by_serial(stored_releases(&conn)),
             direct: Vec::new(),
             seen: Vec::new(),
+            fleet_lost: HashMap::new(),
         })
     })
     .await

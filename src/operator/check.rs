@@ -313,6 +313,25 @@ pub fn report(
     (out, ok)
 }
 
+/// Bindings the fleet fenced (`fleet_binding_lost`, docs/fleet.md): each a problem naming the
+/// channel and the masked serial, with the fix (end the binding: every tool on it is refused).
+/// Returns whether there was none.
+pub fn fleet_lost_lines(out: &mut String, remembered: &super::bindings::Remembered) -> bool {
+    let mut lost: Vec<_> = remembered.fleet_lost.iter().collect();
+    lost.sort();
+    for (serial, why) in &lost {
+        let channel = remembered.bound.get(*serial).map_or("-", String::as_str);
+        let _ = writeln!(
+            out,
+            "PROBLEM  phone {} bound to channel {channel}: binding lost in the fleet ({})\n         \
+             fix: auth.logout on channel {channel} (every tool on it is refused)",
+            crate::protocol::descriptor::mask_serial(serial),
+            why.strip_prefix("fleet_binding_lost: ").unwrap_or(why)
+        );
+    }
+    lost.is_empty()
+}
+
 /// The phones' hand-backs (`[release]`): a phone being released is a note (claimable once it
 /// finished), a failed step of the last release a problem with its fix and time — for
 /// [`crate::connector::release::FAILURE_SHOWN`], then a note (a later release replaces it).
@@ -449,6 +468,7 @@ pub async fn run(stacked: Settings) -> (String, bool) {
     let seen = survey(&phones_at, &remembered).await;
     let (mut text, mut ok) = report(&config, Some(&seen));
     ok &= release_lines(&mut text, &remembered.releases);
+    ok &= fleet_lost_lines(&mut text, &remembered);
     if let Ok(c) = &config {
         let running = super::running::probe(Some(&data_dir), c.listen, c.tls.is_some()).await;
         let (line, up) = super::running::report(&running);

@@ -609,6 +609,17 @@ pub async fn run_devices(
             tracing::warn!(server = %s.name, error = %e, "adb server not reachable; its phones are not listed");
         }
     }
+    if let Some(r) = &remembered {
+        let mut lost: Vec<_> = r.fleet_lost.keys().collect();
+        lost.sort();
+        for serial in lost {
+            tracing::warn!(
+                serial_hint = %crate::protocol::descriptor::mask_serial(serial),
+                channel = %r.bound.get(serial).map_or("-", String::as_str),
+                "a binding is lost in the fleet (another box holds the phone, or its key went): every tool on it is refused; fix: auth.logout on that channel"
+            );
+        }
+    }
     let mut warned = std::collections::HashSet::new();
     for p in &seen.phones {
         // Logs never carry a whole serial; the listing below names the phones.
