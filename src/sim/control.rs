@@ -786,7 +786,7 @@ pub async fn start(
 ) -> std::io::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| crate::bind_error(e, "--control", addr))?;
+        .map_err(|e| crate::transport::bind_error(e, "--control", addr))?;
     let bound = listener.local_addr()?;
     let app = router(state);
     tokio::spawn(async move {

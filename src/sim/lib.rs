@@ -160,12 +160,6 @@ fn write_android_id(path: &std::path::Path) -> std::io::Result<String> {
     Ok(id)
 }
 
-/// A failed bind of `addr` (given by `flag`) as the OS said it, naming both ("Address already
-/// in use" alone does not say which of the sim's addresses).
-pub fn bind_error(e: std::io::Error, flag: &str, addr: std::net::SocketAddr) -> std::io::Error {
-    std::io::Error::new(e.kind(), format!("cannot listen on {addr} ({flag}): {e}"))
-}
-
 /// Binds, spawns the serving tasks on the current tokio runtime, returns the bound addresses.
 /// Errors: unknown persona or a blank serial (`InvalidInput`), a non-loopback control address
 /// (`PermissionDenied`), an unreadable `state_dir`, bind failures.
@@ -237,7 +231,7 @@ pub async fn start_with_phone(
     });
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
-        .map_err(|e| bind_error(e, "--listen", opts.listen))?;
+        .map_err(|e| transport::bind_error(e, "--listen", opts.listen))?;
     let adb_addr = listener.local_addr()?;
     let wireless = match opts.wireless {
         true => Some(

@@ -511,6 +511,12 @@ impl Conn {
     }
 }
 
+/// A failed bind of `addr` (given by `flag`) as the OS said it, naming both ("Address already
+/// in use" alone does not say which of the sim's addresses).
+pub fn bind_error(e: std::io::Error, flag: &str, addr: std::net::SocketAddr) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("cannot listen on {addr} ({flag}): {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
